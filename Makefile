@@ -1,0 +1,32 @@
+# The one test command (README.md): formatting, vet, the Go tests under the
+# race detector, short fuzzing of the request decoders, the Python client.
+GO ?= go
+PYTHON ?= python3
+
+.PHONY: test fmt-check vet gotest fuzz pytest run bench
+
+test: fmt-check vet gotest fuzz pytest
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+gotest:
+	$(GO) test -race -count=1 ./...
+
+fuzz:
+	@for t in $$($(GO) test -list '^Fuzz' ./internal/httpapi/ 2>/dev/null | grep '^Fuzz'); do \
+		echo "fuzz $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s ./internal/httpapi/ || exit 1; \
+	done
+
+pytest:
+	@if [ -d clients/python/tests ]; then cd clients/python && $(PYTHON) -m unittest discover -s tests -v; fi
+
+run:
+	$(GO) run ./cmd/server
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...

@@ -1,0 +1,190 @@
+// Package binenc is the small exact binary encoding that the algorithm
+// packages persist their state with: little-endian fixed-width integers,
+// float64 bit patterns (so every value round-trips exactly, NaN payloads
+// included), length-prefixed slices, a magic tag, a schema version and a
+// CRC-32 trailer so that a corrupted or foreign blob is refused whole.
+package binenc
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+)
+
+// Writer appends values to a byte slice.
+type Writer struct{ buf []byte }
+
+// NewWriter starts a blob with its magic tag and schema version.
+func NewWriter(magic string, version uint32) *Writer {
+	w := &Writer{buf: make([]byte, 0, 1024)}
+	w.String(magic)
+	w.Uint32(version)
+	return w
+}
+
+func (w *Writer) Uint32(v uint32) { w.buf = binary.LittleEndian.AppendUint32(w.buf, v) }
+func (w *Writer) Uint64(v uint64) { w.buf = binary.LittleEndian.AppendUint64(w.buf, v) }
+func (w *Writer) Int(v int)       { w.Uint64(uint64(int64(v))) }
+func (w *Writer) Float(v float64) { w.Uint64(math.Float64bits(v)) }
+func (w *Writer) Bool(v bool)     { w.buf = append(w.buf, boolByte(v)) }
+func (w *Writer) Bytes(v []byte)  { w.Int(len(v)); w.buf = append(w.buf, v...) }
+func (w *Writer) String(v string) { w.Int(len(v)); w.buf = append(w.buf, v...) }
+func (w *Writer) Floats(v []float64) {
+	w.Int(len(v))
+	for _, x := range v {
+		w.Float(x)
+	}
+}
+func (w *Writer) Ints(v []int) {
+	w.Int(len(v))
+	for _, x := range v {
+		w.Int(x)
+	}
+}
+
+// Finish appends the CRC-32 (IEEE) of everything written and returns the blob.
+func (w *Writer) Finish() []byte {
+	return binary.LittleEndian.AppendUint32(w.buf, crc32.ChecksumIEEE(w.buf))
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// ErrCorrupt is wrapped by every decoding error.
+var ErrCorrupt = errors.New("corrupt or foreign state")
+
+// Reader reads values back in the order they were written. The first error
+// sticks: later reads return zero values, and Err reports it.
+type Reader struct {
+	buf []byte
+	off int
+	err error
+}
+
+// NewReader checks the trailer, the magic tag and the version, and returns a
+// Reader positioned after them. maxLen bounds every slice length read.
+func NewReader(blob []byte, magic string, version uint32) (*Reader, error) {
+	if len(blob) < 4 {
+		return nil, fmt.Errorf("binenc: %w: %d bytes", ErrCorrupt, len(blob))
+	}
+	body, sum := blob[:len(blob)-4], binary.LittleEndian.Uint32(blob[len(blob)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil, fmt.Errorf("binenc: %w: checksum mismatch", ErrCorrupt)
+	}
+	r := &Reader{buf: body}
+	if m := r.String(); m != magic {
+		return nil, fmt.Errorf("binenc: %w: tag %q, want %q", ErrCorrupt, m, magic)
+	}
+	if v := r.Uint32(); v != version {
+		return nil, fmt.Errorf("binenc: %w: %s schema version %d, want %d", ErrCorrupt, magic, v, version)
+	}
+	return r, r.err
+}
+
+func (r *Reader) need(k int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if k < 0 || len(r.buf)-r.off < k {
+		r.err = fmt.Errorf("binenc: %w: truncated at byte %d", ErrCorrupt, r.off)
+		return nil
+	}
+	b := r.buf[r.off : r.off+k]
+	r.off += k
+	return b
+}
+
+func (r *Reader) Uint32() uint32 {
+	if b := r.need(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+func (r *Reader) Uint64() uint64 {
+	if b := r.need(8); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+func (r *Reader) Int() int       { return int(int64(r.Uint64())) }
+func (r *Reader) Float() float64 { return math.Float64frombits(r.Uint64()) }
+func (r *Reader) Bool() bool {
+	b := r.need(1)
+	if b == nil {
+		return false
+	}
+	if b[0] > 1 {
+		r.fail("bool byte %d", b[0])
+	}
+	return b[0] == 1
+}
+
+// length reads a slice length whose elements take size bytes each.
+func (r *Reader) length(size int) int {
+	n := r.Int()
+	if r.err == nil && (n < 0 || n > (len(r.buf)-r.off)/size) {
+		r.fail("length %d exceeds the blob", n)
+		return 0
+	}
+	return n
+}
+
+func (r *Reader) Bytes() []byte {
+	n := r.length(1)
+	return append([]byte(nil), r.need(n)...)
+}
+
+func (r *Reader) String() string { return string(r.need(r.length(1))) }
+
+func (r *Reader) Floats() []float64 {
+	n := r.length(8)
+	if r.err != nil {
+		return nil
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = r.Float()
+	}
+	return v
+}
+
+func (r *Reader) Ints() []int {
+	n := r.length(8)
+	if r.err != nil {
+		return nil
+	}
+	v := make([]int, n)
+	for i := range v {
+		v[i] = r.Int()
+	}
+	return v
+}
+
+func (r *Reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("binenc: %w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+}
+
+// Fail records a semantic error found by the caller (a length that does not
+// match the dimension, say).
+func (r *Reader) Fail(format string, args ...any) { r.fail(format, args...) }
+
+// Err reports the first error met so far.
+func (r *Reader) Err() error { return r.err }
+
+// Done reports the first error, or one if bytes are left over.
+func (r *Reader) Done() error {
+	if r.err == nil && r.off != len(r.buf) {
+		r.fail("%d trailing bytes", len(r.buf)-r.off)
+	}
+	return r.err
+}

@@ -1,0 +1,50 @@
+package cmaes
+
+import "math"
+
+// Box constraints by pycma's BoxConstraintsLinQuadTransformation
+// (cma/transformations.py): the ES samples unconstrained genotypes x; the
+// points handed out are their images under a map that is the identity well
+// inside [l, u], quadratic in a margin a_l (a_u) at each bound and periodic
+// (mirrored) beyond, so it is continuous, onto [l, u], and smooth inside.
+// The update uses the untransformed points, as pycma does.
+//
+// Margins: a_l = min((u − l)/2, (1 + |l|)/20), a_u = min((u − l)/2, (1 + |u|)/20).
+
+func margins(lo, up float64) (al, au float64) {
+	al = math.Min((up-lo)/2, (1+math.Abs(lo))/20)
+	au = math.Min((up-lo)/2, (1+math.Abs(up))/20)
+	return al, au
+}
+
+// transform1 maps one coordinate x into [lo, up].
+func transform1(x, lo, up float64) float64 {
+	al, au := margins(lo, up)
+	// Shift by whole periods, then mirror, into [lo − al, up + au].
+	if x < lo-2*al-(up-lo)/2 || x > up+2*au+(up-lo)/2 {
+		r := 2 * (up - lo + al + au)
+		s := lo - 2*al - (up-lo)/2
+		x -= r * math.Floor((x-s)/r)
+	}
+	if x > up+au {
+		x -= 2 * (x - up - au)
+	}
+	if x < lo-al {
+		x += 2 * (lo - al - x)
+	}
+	switch {
+	case x < lo+al:
+		x = lo + (x-(lo-al))*(x-(lo-al))/(4*al)
+	case x > up-au:
+		x = up - (x-(up+au))*(x-(up+au))/(4*au)
+	}
+	// Rounding may leave a point an ulp outside; clamp so that every point
+	// handed out lies inside.
+	return math.Min(math.Max(x, lo), up)
+}
+
+func transformInto(dst, x []float64, b *Bounds) {
+	for i, v := range x {
+		dst[i] = transform1(v, b.Lower[i], b.Upper[i])
+	}
+}

@@ -1,0 +1,251 @@
+package cmaes
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/selfcma/selfcma/internal/binenc"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The state's encoding: a tag, a schema version, the fields in a fixed
+// order, a CRC-32. Bump stateVersion with any change of the layout.
+const (
+	stateMagic   = "selfcma/cmaes"
+	stateVersion = 1
+)
+
+// MarshalBinary encodes the whole state of the ES, the random stream and
+// the pending batch included, so that a restored ES continues bit for bit.
+// The kept Step is not encoded: LastStep is nil after a restore.
+func (e *ES) MarshalBinary() ([]byte, error) {
+	w := binenc.NewWriter(stateMagic, stateVersion)
+	e.encode(w)
+	return w.Finish(), nil
+}
+
+func (e *ES) encode(w *binenc.Writer) {
+	rng, err := e.src.MarshalBinary()
+	if err != nil {
+		panic(err) // PCG.MarshalBinary never fails
+	}
+	// Config.
+	c := e.cfg
+	w.Floats(c.X0)
+	w.Float(c.Sigma0)
+	w.Int(c.Lambda)
+	w.Uint64(c.Seed)
+	w.Bool(c.Bounds != nil)
+	if c.Bounds != nil {
+		w.Floats(c.Bounds.Lower)
+		w.Floats(c.Bounds.Upper)
+	}
+	t := c.Termination
+	w.Int(t.MaxEvaluations)
+	w.Bool(t.HasTarget)
+	w.Float(t.TargetFitness)
+	for _, v := range []float64{t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma} {
+		w.Float(v)
+	}
+	for _, v := range []bool{t.NoEffectAxis, t.NoEffectCoord, t.NoStagnation, t.NoEqualFunVal} {
+		w.Bool(v)
+	}
+	w.Bool(c.Restarts.IPOP)
+	w.Int(c.Restarts.Max)
+
+	// Run and distribution.
+	w.Bytes(rng)
+	w.Int(e.p.Lambda)
+	w.Float(e.hyp.C1)
+	w.Float(e.hyp.CMu)
+	w.Float(e.hyp.Cc)
+	w.Floats(e.mean)
+	w.Float(e.sigma)
+	w.Floats(symData(e.c))
+	w.Floats(e.b.RawMatrix().Data)
+	w.Floats(e.d)
+	w.Floats(e.pSigma)
+	w.Floats(e.pc)
+	w.Int(e.t)
+	w.Int(e.generation)
+	w.Int(e.evaluations)
+	w.Int(e.run)
+	w.Int(len(e.runEnds))
+	for _, r := range e.runEnds {
+		w.Int(r.Generation)
+		w.Int(r.Lambda)
+		encodeReasons(w, r.Reasons)
+	}
+	w.Floats(e.arx.RawMatrix().Data)
+	w.Bool(e.hasBest)
+	w.Floats(e.best.X)
+	w.Float(e.best.F)
+	w.Int(e.best.Generation)
+
+	// Termination histories.
+	w.Floats(e.funHist)
+	w.Int(e.funPos)
+	w.Int(e.funN)
+	w.Floats(e.stagBest)
+	w.Floats(e.stagMed)
+	w.Ints(e.flatGens)
+	w.Int(e.flatPos)
+	w.Int(e.flatN)
+	encodeReasons(w, e.stopWhy)
+}
+
+func encodeReasons(w *binenc.Writer, rs []StopReason) {
+	w.Int(len(rs))
+	for _, r := range rs {
+		w.String(r.Name)
+		w.Float(r.Value)
+	}
+}
+
+func decodeReasons(r *binenc.Reader) []StopReason {
+	k := r.Int()
+	if k < 0 || k > 64 {
+		r.Fail("%d stop reasons", k)
+		return nil
+	}
+	var rs []StopReason
+	for range k {
+		rs = append(rs, StopReason{Name: r.String(), Value: r.Float()})
+	}
+	return rs
+}
+
+// symData returns the full n×n row-major data of a symmetric matrix.
+func symData(c *mat.SymDense) []float64 {
+	n := c.SymmetricDim()
+	out := make([]float64, n*n)
+	for i := range n {
+		for j := range n {
+			out[i*n+j] = c.At(i, j)
+		}
+	}
+	return out
+}
+
+// Unmarshal decodes a state written by MarshalBinary. A corrupted, truncated
+// or foreign blob, or one whose contents are inconsistent, gives an error
+// and no ES.
+func Unmarshal(blob []byte) (*ES, error) {
+	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	if err != nil {
+		return nil, fmt.Errorf("cmaes: decode state: %w", err)
+	}
+	e, err := decode(r)
+	if err == nil {
+		err = r.Done()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cmaes: decode state: %w", err)
+	}
+	return e, nil
+}
+
+// UnmarshalFrom and MarshalTo let a wrapping package (selfcma) embed an ES
+// in its own encoding.
+func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w) }
+
+// UnmarshalFrom decodes an ES embedded with MarshalTo.
+func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r) }
+
+func decode(r *binenc.Reader) (*ES, error) {
+	var c Config
+	c.X0 = r.Floats()
+	c.Sigma0 = r.Float()
+	c.Lambda = r.Int()
+	c.Seed = r.Uint64()
+	if r.Bool() {
+		c.Bounds = &Bounds{Lower: r.Floats(), Upper: r.Floats()}
+	}
+	t := &c.Termination
+	t.MaxEvaluations = r.Int()
+	t.HasTarget = r.Bool()
+	t.TargetFitness = r.Float()
+	t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma = r.Float(), r.Float(), r.Float(), r.Float()
+	t.NoEffectAxis, t.NoEffectCoord, t.NoStagnation, t.NoEqualFunVal = r.Bool(), r.Bool(), r.Bool(), r.Bool()
+	c.Restarts.IPOP = r.Bool()
+	c.Restarts.Max = r.Int()
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	n := len(c.X0)
+	e := &ES{cfg: c, term: c.Termination.resolved(c.Sigma0), src: &rand.PCG{}}
+	if err := e.src.UnmarshalBinary(r.Bytes()); err != nil {
+		return nil, fmt.Errorf("random stream: %w", err)
+	}
+	e.rnd = rand.New(e.src)
+	lambda := r.Int()
+	if r.Err() != nil || lambda < 2 || lambda > 1<<24 {
+		return nil, fmt.Errorf("population size %d: %w", lambda, binenc.ErrCorrupt)
+	}
+	if err := e.startRun(lambda); err != nil {
+		return nil, err
+	}
+	e.hyp = Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
+	e.mean = r.Floats()
+	e.sigma = r.Float()
+	cData, bData := r.Floats(), r.Floats()
+	e.d, e.pSigma, e.pc = r.Floats(), r.Floats(), r.Floats()
+	e.t, e.generation, e.evaluations, e.run = r.Int(), r.Int(), r.Int(), r.Int()
+	k := r.Int()
+	if k < 0 || k > 1<<20 {
+		r.Fail("%d run ends", k)
+	}
+	for range k {
+		if r.Err() != nil {
+			break
+		}
+		e.runEnds = append(e.runEnds, RunEnd{Generation: r.Int(), Lambda: r.Int(), Reasons: decodeReasons(r)})
+	}
+	arx := r.Floats()
+	e.hasBest = r.Bool()
+	e.best = Best{X: r.Floats(), F: r.Float(), Generation: r.Int()}
+	funHist := r.Floats()
+	e.funPos, e.funN = r.Int(), r.Int()
+	e.stagBest, e.stagMed = r.Floats(), r.Floats()
+	flat := r.Ints()
+	e.flatPos, e.flatN = r.Int(), r.Int()
+	e.stopWhy = decodeReasons(r)
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	// Every length must match the dimension and λ.
+	switch {
+	case !e.hyp.Valid():
+		return nil, fmt.Errorf("hyper-parameters out of range: %w", binenc.ErrCorrupt)
+	case len(e.mean) != n || len(e.d) != n || len(e.pSigma) != n || len(e.pc) != n,
+		len(cData) != n*n || len(bData) != n*n || len(arx) != lambda*n,
+		e.hasBest && len(e.best.X) != n,
+		len(funHist) != len(e.funHist) || len(flat) != len(e.flatGens),
+		len(e.stagBest) != len(e.stagMed) || len(e.stagBest) > stagMax,
+		e.funPos < 0 || e.funPos >= len(funHist) || e.funN < 0 || e.funN > len(funHist),
+		e.flatPos < 0 || e.flatPos >= len(flat) || e.flatN < 0 || e.flatN > len(flat),
+		!(e.sigma > 0), e.t < 0, e.generation < 0, e.evaluations < 0, e.run < 0:
+		return nil, fmt.Errorf("inconsistent lengths or counters: %w", binenc.ErrCorrupt)
+	}
+	for i := range n {
+		for j := range n {
+			if cData[i*n+j] != cData[j*n+i] {
+				return nil, fmt.Errorf("C not symmetric: %w", binenc.ErrCorrupt)
+			}
+		}
+	}
+	e.c = mat.NewSymDense(n, cData)
+	e.b = mat.NewDense(n, n, bData)
+	e.arx = mat.NewDense(lambda, n, arx)
+	e.funHist, e.flatGens = funHist, flat
+	if e.pheno != nil {
+		ph := e.pheno.RawMatrix()
+		for k := range lambda {
+			transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], arx[k*n:(k+1)*n], e.cfg.Bounds)
+		}
+	}
+	return e, nil
+}

@@ -1,0 +1,154 @@
+package cmaes
+
+import (
+	"fmt"
+	"math"
+)
+
+// Config says how an ES starts and when it stops. The zero value of every
+// optional field selects its documented default.
+type Config struct {
+	X0     []float64 // initial mean m^0 (required); inside Bounds when set
+	Sigma0 float64   // initial step size σ^0 > 0 (required)
+	Lambda int       // population size λ ≥ 2; 0 = DefaultLambda(n)
+	Seed   uint64    // seed of the random stream; the run is a pure function of it and the told values
+
+	// Bounds, when not nil, keeps every candidate handed out inside
+	// [Lower, Upper] by pycma's piecewise linear-quadratic transformation;
+	// the update uses the untransformed points (see bounds.go).
+	Bounds *Bounds
+
+	Termination Termination
+	Restarts    Restarts
+}
+
+// Restarts configures IPOP restarts (PAPER_NOTES.md section 1): on any
+// termination criterion but MaxEvaluations or TargetFitness the ES starts
+// again from X0 and Sigma0 with λ doubled, C = I and zero paths, keeping the
+// best point found.
+type Restarts struct {
+	IPOP bool // restart with doubled λ; false = stop at the first criterion
+	Max  int  // at most this many restarts; 0 with IPOP = 9
+}
+
+// DefaultMaxRestarts is the number of IPOP restarts when Restarts.Max is 0.
+const DefaultMaxRestarts = 9
+
+// Termination holds the criteria of PAPER_NOTES.md section 1 (defaults of
+// the BIPOP-CMA-ES paper and pycma). For the tolerances, 0 selects the
+// default and a negative value disables the criterion.
+type Termination struct {
+	MaxEvaluations int     // stop once this many points were told; 0 = no limit
+	HasTarget      bool    // TargetFitness is set
+	TargetFitness  float64 // stop once the best told value is ≤ this
+
+	TolFun        float64 // range of the recent best values and of the current generation; default 1e-12
+	TolX          float64 // all σ√C_ii and σ|p_c,i| below it; default 1e-12·σ0
+	ConditionCov  float64 // condition number of C above it; default 1e14
+	TolUpSigma    float64 // σ/σ0 above it times √(max eigenvalue of C); default 1e20
+	NoEffectAxis  bool    // set to disable NoEffectAxis
+	NoEffectCoord bool    // set to disable NoEffectCoord
+	NoStagnation  bool    // set to disable Stagnation
+	NoEqualFunVal bool    // set to disable EqualFunValues
+}
+
+// The names of the termination criteria, as reported in StopReason.
+const (
+	StopMaxEvaluations = "max_evaluations"
+	StopTargetFitness  = "target_fitness"
+	StopTolFun         = "tol_fun"
+	StopTolX           = "tol_x"
+	StopNoEffectAxis   = "no_effect_axis"
+	StopNoEffectCoord  = "no_effect_coord"
+	StopConditionCov   = "condition_cov"
+	StopStagnation     = "stagnation"
+	StopEqualFunValues = "equal_fun_values"
+	StopTolUpSigma     = "tol_up_sigma"
+	StopNumerical      = "numerical_error" // a non-finite value would have entered the state
+)
+
+// StopReason is a criterion that fired, with the value that made it fire.
+type StopReason struct {
+	Name  string
+	Value float64
+}
+
+// Defaults of Termination.
+const (
+	DefaultTolFun       = 1e-12
+	DefaultTolXFactor   = 1e-12 // times σ0
+	DefaultConditionCov = 1e14
+	DefaultTolUpSigma   = 1e20
+)
+
+// Bounds is a box: Lower[i] < Upper[i] for every coordinate.
+type Bounds struct {
+	Lower, Upper []float64
+}
+
+func (c *Config) validate() error {
+	n := len(c.X0)
+	if n < 1 {
+		return fmt.Errorf("cmaes: x0 is empty")
+	}
+	for i, v := range c.X0 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("cmaes: x0[%d] is not finite", i)
+		}
+	}
+	if !(c.Sigma0 > 0) || math.IsInf(c.Sigma0, 0) {
+		return fmt.Errorf("cmaes: sigma0 %v, want a finite value > 0", c.Sigma0)
+	}
+	if c.Lambda != 0 && c.Lambda < 2 {
+		return fmt.Errorf("cmaes: population size %d, want at least 2", c.Lambda)
+	}
+	if c.Restarts.Max < 0 {
+		return fmt.Errorf("cmaes: restarts max %d, want at least 0", c.Restarts.Max)
+	}
+	if c.Termination.MaxEvaluations < 0 {
+		return fmt.Errorf("cmaes: max evaluations %d, want at least 0", c.Termination.MaxEvaluations)
+	}
+	t := c.Termination
+	for _, v := range []float64{t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma, t.TargetFitness} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("cmaes: termination values must be finite")
+		}
+	}
+	if b := c.Bounds; b != nil {
+		if len(b.Lower) != n || len(b.Upper) != n {
+			return fmt.Errorf("cmaes: bounds have %d and %d values, want %d", len(b.Lower), len(b.Upper), n)
+		}
+		for i := range n {
+			lo, up := b.Lower[i], b.Upper[i]
+			if math.IsNaN(lo) || math.IsNaN(up) || math.IsInf(lo, 0) || math.IsInf(up, 0) {
+				return fmt.Errorf("cmaes: bounds[%d] not finite", i)
+			}
+			if !(lo < up) {
+				return fmt.Errorf("cmaes: bounds[%d]: lower %v is not below upper %v", i, lo, up)
+			}
+			if c.X0[i] < lo || c.X0[i] > up {
+				return fmt.Errorf("cmaes: x0[%d] = %v is outside the bounds [%v, %v]", i, c.X0[i], lo, up)
+			}
+		}
+	}
+	return nil
+}
+
+// resolved returns the tolerances with defaults filled in; a disabled one is
+// returned as 0 (never fires).
+func (t Termination) resolved(sigma0 float64) Termination {
+	pick := func(v, def float64) float64 {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	t.TolFun = pick(t.TolFun, DefaultTolFun)
+	t.TolX = pick(t.TolX, DefaultTolXFactor*sigma0)
+	t.ConditionCov = pick(t.ConditionCov, DefaultConditionCov)
+	t.TolUpSigma = pick(t.TolUpSigma, DefaultTolUpSigma)
+	return t
+}

@@ -1,0 +1,541 @@
+package cmaes
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Numerical safeguards (PAPER_NOTES.md section 1, after Hansen's cmaes.m).
+const (
+	// maxCondition bounds the condition number of C: beyond it, or with an
+	// eigenvalue ≤ 0, (max eigenvalue/maxCondition − max(min eigenvalue, 0))·I
+	// is added to C.
+	maxCondition = 1e14
+	// maxSigmaOverD bounds σ/max(D): beyond it the scale moves from σ into C
+	// and p_c exactly.
+	maxSigmaOverD = 1e10
+)
+
+// ErrStopped is returned by Tell once a termination criterion has stopped
+// the ES.
+var ErrStopped = errors.New("cmaes: stopped")
+
+// Best is the best point told so far (as handed out, inside the bounds).
+type Best struct {
+	X          []float64
+	F          float64
+	Generation int
+}
+
+// Record describes one told generation (the service's history and the
+// paper's plots read it).
+type Record struct {
+	Generation  int     // the generation told, counted over all restarts from 0
+	Run         int     // 0 for the first run, then one more per IPOP restart
+	Lambda      int     // λ of the generation
+	Evaluations int     // points told so far, this generation included
+	Best        float64 // best value of the generation; NaN if every evaluation failed
+	Median      float64 // median of the generation's finite values; NaN if none
+	BestSoFar   float64 // best value told so far (NaN before any finite one)
+	Sigma       float64 // σ after the update
+	Hyper       Hyper   // learning rates the update used
+	AxisRatio   float64 // √(max/min eigenvalue of C) after the update
+	Restarted   bool    // this generation ended a run and the next one started
+	Stop        []StopReason
+}
+
+// RunEnd records why a run ended in an IPOP restart.
+type RunEnd struct {
+	Generation int // last generation of the run
+	Lambda     int
+	Reasons    []StopReason
+}
+
+// ES is a CMA-ES with an ask/tell interface. It is not safe for concurrent
+// use.
+type ES struct {
+	cfg  Config
+	term Termination // resolved tolerances
+	p    Params
+	hyp  Hyper // rates for the next update
+
+	src *rand.PCG
+	rnd *rand.Rand
+
+	// The distribution, Algorithm 1 line 2.
+	mean   []float64
+	sigma  float64
+	c      *mat.SymDense
+	b      *mat.Dense // eigenvectors of C, as columns
+	d      []float64  // square roots of the eigenvalues of C
+	pSigma []float64
+	pc     []float64
+	t      int // generations of the current run (t of Algorithm 1)
+
+	generation  int // generations told over all runs; id of the pending batch
+	evaluations int
+	run         int
+	runEnds     []RunEnd
+
+	// The pending batch: λ×n genotypes (row k is x_k of line 4) and, with
+	// bounds, the phenotypes handed out.
+	arx   *mat.Dense
+	pheno *mat.Dense
+
+	best    Best
+	hasBest bool
+
+	// Histories of the termination criteria.
+	funHist   []float64 // best of each recent generation (ring, newest at funPos−1)
+	funPos    int
+	funN      int
+	stagBest  []float64 // best and median of each generation of the run, ≤ stagMax
+	stagMed   []float64
+	flatGens  []int // generations whose best and ⌈λ/4⌉-th values were equal (ring)
+	flatPos   int
+	flatN     int
+	stopWhy   []StopReason
+	lastStep  Step
+	stepValid bool
+
+	scratch scratch
+}
+
+// scratch holds buffers reused every generation (not part of the state).
+type scratch struct {
+	z      *mat.Dense
+	y      *mat.Dense
+	order  []int
+	ymu    *mat.Dense
+	cNew   *mat.SymDense
+	eig    mat.EigenSym
+	vec    []float64
+	vec2   []float64
+	sorted []float64
+}
+
+// New returns an ES with its first batch sampled.
+func New(cfg Config) (*ES, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg.X0 = append([]float64(nil), cfg.X0...)
+	if cfg.Bounds != nil {
+		cfg.Bounds = &Bounds{Lower: append([]float64(nil), cfg.Bounds.Lower...), Upper: append([]float64(nil), cfg.Bounds.Upper...)}
+	}
+	if cfg.Restarts.IPOP && cfg.Restarts.Max == 0 {
+		cfg.Restarts.Max = DefaultMaxRestarts
+	}
+	e := &ES{cfg: cfg, term: cfg.Termination.resolved(cfg.Sigma0)}
+	e.src = rand.NewPCG(cfg.Seed, 0x5e1fc3a)
+	e.rnd = rand.New(e.src)
+	if err := e.startRun(cfg.Lambda); err != nil {
+		return nil, err
+	}
+	e.sample()
+	return e, nil
+}
+
+// startRun sets the distribution to its initial state (Algorithm 1, line 2)
+// for population size lambda.
+func (e *ES) startRun(lambda int) error {
+	n := len(e.cfg.X0)
+	p, err := NewParams(n, lambda)
+	if err != nil {
+		return err
+	}
+	e.p = p
+	e.hyp = p.Hyper()
+	e.mean = append(e.mean[:0], e.cfg.X0...)
+	e.sigma = e.cfg.Sigma0
+	e.c = mat.NewSymDense(n, nil)
+	e.b = mat.NewDense(n, n, nil)
+	e.d = make([]float64, n)
+	for i := range n {
+		e.c.SetSym(i, i, 1)
+		e.b.Set(i, i, 1)
+		e.d[i] = 1
+	}
+	e.pSigma = make([]float64, n)
+	e.pc = make([]float64, n)
+	e.t = 0
+	e.funHist = make([]float64, 10+int(math.Ceil(30*float64(n)/float64(p.Lambda))))
+	e.funPos, e.funN = 0, 0
+	e.stagBest, e.stagMed = e.stagBest[:0], e.stagMed[:0]
+	e.flatGens = make([]int, 10+n)
+	e.flatPos, e.flatN = 0, 0
+	e.stepValid = false
+	e.allocScratch()
+	return nil
+}
+
+func (e *ES) allocScratch() {
+	n, l := e.p.N, e.p.Lambda
+	e.arx = mat.NewDense(l, n, nil)
+	if e.cfg.Bounds != nil {
+		e.pheno = mat.NewDense(l, n, nil)
+	} else {
+		e.pheno = nil
+	}
+	e.scratch = scratch{
+		z:      mat.NewDense(l, n, nil),
+		y:      mat.NewDense(l, n, nil),
+		order:  make([]int, l),
+		ymu:    mat.NewDense(n, e.p.Mu, nil),
+		cNew:   mat.NewSymDense(n, nil),
+		vec:    make([]float64, n),
+		vec2:   make([]float64, n),
+		sorted: make([]float64, 0, l),
+	}
+	e.lastStep = newStep(n, l)
+}
+
+// sample draws the batch of the current generation: x_k = m + σ B D z_k,
+// z_k ~ N(0, I) (Algorithm 1, line 4), drawn point by point, coordinate by
+// coordinate from the ES's own stream.
+func (e *ES) sample() {
+	n, l := e.p.N, e.p.Lambda
+	z := e.scratch.z.RawMatrix()
+	for k := range l {
+		row := z.Data[k*z.Stride : k*z.Stride+n]
+		for i := range row {
+			row[i] = e.rnd.NormFloat64() * e.d[i]
+		}
+	}
+	// Row k of Y is (B D z_k)ᵀ = (D z_k)ᵀ Bᵀ.
+	e.scratch.y.Mul(e.scratch.z, e.b.T())
+	y, x := e.scratch.y.RawMatrix(), e.arx.RawMatrix()
+	for k := range l {
+		yr, xr := y.Data[k*y.Stride:k*y.Stride+n], x.Data[k*x.Stride:k*x.Stride+n]
+		for i := range xr {
+			xr[i] = e.mean[i] + e.sigma*yr[i]
+		}
+	}
+	if e.pheno != nil {
+		ph := e.pheno.RawMatrix()
+		for k := range l {
+			transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], x.Data[k*x.Stride:k*x.Stride+n], e.cfg.Bounds)
+		}
+	}
+}
+
+// Ask returns the points of the pending generation, as fresh slices: the
+// same points until the generation is told.
+func (e *ES) Ask() [][]float64 {
+	src := e.arx
+	if e.pheno != nil {
+		src = e.pheno
+	}
+	return rows(src)
+}
+
+// Genotypes returns the untransformed points of the pending generation (the
+// points the update uses; equal to Ask without bounds).
+func (e *ES) Genotypes() [][]float64 { return rows(e.arx) }
+
+func rows(m *mat.Dense) [][]float64 {
+	r, c := m.Dims()
+	out := make([][]float64, r)
+	flat := make([]float64, r*c)
+	for k := range r {
+		out[k] = flat[k*c : (k+1)*c : (k+1)*c]
+		copy(out[k], m.RawRowView(k))
+	}
+	return out
+}
+
+// SetHyper sets the learning rates c_1, c_μ, c_c of the next update
+// (self-CMA-ES changes them every generation). It returns an error, and
+// changes nothing, unless each is in [0, 1] and c_1 + c_μ ≤ 1.
+func (e *ES) SetHyper(h Hyper) error {
+	if !h.Valid() {
+		return fmt.Errorf("cmaes: hyper-parameters %+v out of range", h)
+	}
+	e.hyp = h
+	return nil
+}
+
+// Tell takes one value per point of the pending generation, in the order
+// Ask returned them; NaN marks a failed evaluation, which ranks worst. It
+// updates the distribution (Algorithm 1, lines 8–14), checks termination,
+// restarts if configured, and samples the next batch. A generation whose
+// values are all NaN leaves the distribution unchanged and is sampled anew.
+func (e *ES) Tell(fitness []float64) (Record, error) {
+	if len(e.stopWhy) > 0 {
+		return Record{}, ErrStopped
+	}
+	if len(fitness) != e.p.Lambda {
+		return Record{}, fmt.Errorf("cmaes: %d fitness values, want λ = %d", len(fitness), e.p.Lambda)
+	}
+	rec := Record{Generation: e.generation, Run: e.run, Lambda: e.p.Lambda, Hyper: e.hyp}
+	order := e.rank(fitness)
+	nFinite := 0
+	for _, f := range fitness {
+		if !math.IsNaN(f) {
+			nFinite++
+		}
+	}
+	e.stepValid = false
+	if nFinite > 0 {
+		e.recordBest(fitness, order)
+		if !e.update(order) {
+			e.stopWhy = append(e.stopWhy, StopReason{Name: StopNumerical, Value: float64(e.generation)})
+		}
+	}
+	e.generation++
+	e.evaluations += e.p.Lambda
+	rec.Evaluations = e.evaluations
+	rec.Best, rec.Median = genStats(fitness, order, nFinite, &e.scratch.sorted)
+	rec.BestSoFar = math.NaN()
+	if e.hasBest {
+		rec.BestSoFar = e.best.F
+	}
+	if nFinite > 0 && len(e.stopWhy) == 0 {
+		e.checkStop(fitness, order, rec.Best, rec.Median)
+	}
+	rec.Sigma, rec.AxisRatio = e.sigma, e.AxisRatio()
+	if len(e.stopWhy) > 0 && e.mayRestart() {
+		e.runEnds = append(e.runEnds, RunEnd{Generation: rec.Generation, Lambda: e.p.Lambda, Reasons: e.stopWhy})
+		e.stopWhy = nil
+		e.run++
+		if err := e.startRun(2 * e.p.Lambda); err != nil {
+			return Record{}, err
+		}
+		rec.Restarted = true
+	}
+	rec.Stop = append([]StopReason(nil), e.stopWhy...)
+	if len(e.stopWhy) == 0 {
+		e.sample()
+	}
+	return rec, nil
+}
+
+// rank returns the indices of the points sorted by fitness, NaN last, ties
+// by index.
+func (e *ES) rank(fitness []float64) []int {
+	order := e.scratch.order
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		fa, fb := fitness[order[a]], fitness[order[b]]
+		if math.IsNaN(fb) {
+			return !math.IsNaN(fa)
+		}
+		return fa < fb
+	})
+	return order
+}
+
+func (e *ES) recordBest(fitness []float64, order []int) {
+	k := order[0]
+	if f := fitness[k]; !e.hasBest || f < e.best.F {
+		src := e.arx
+		if e.pheno != nil {
+			src = e.pheno
+		}
+		e.best = Best{X: append(e.best.X[:0:0], src.RawRowView(k)...), F: f, Generation: e.generation}
+		e.hasBest = true
+	}
+}
+
+// genStats returns the best value and the median of the finite values.
+func genStats(fitness []float64, order []int, nFinite int, buf *[]float64) (best, median float64) {
+	if nFinite == 0 {
+		return math.NaN(), math.NaN()
+	}
+	s := (*buf)[:0]
+	for _, k := range order[:nFinite] {
+		s = append(s, fitness[k])
+	}
+	*buf = s
+	if nFinite%2 == 1 {
+		return s[0], s[nFinite/2]
+	}
+	return s[0], (s[nFinite/2-1] + s[nFinite/2]) / 2
+}
+
+// update performs Algorithm 1, lines 8–14, on the ranked batch. It returns
+// false, leaving the state as it was, if a non-finite value would enter it.
+func (e *ES) update(order []int) bool {
+	p, n := e.p, e.p.N
+	st := &e.lastStep
+	x := e.arx.RawMatrix()
+
+	// Keep what a replay of this update needs (Algorithm 3, line 3).
+	st.C.CopySym(e.c)
+	copy(st.PC, e.pc)
+	copy(st.Mean, e.mean)
+	st.X.Copy(e.arx)
+	copy(st.Order, order)
+	st.Hyper, st.MuW, st.Sigma = e.hyp, p.MuW, e.sigma
+
+	// Line 8: m' = Σ w_i x_{i:λ}; y_w = (m' − m)/σ.
+	mNew := e.scratch.vec
+	for i := range mNew {
+		mNew[i] = 0
+	}
+	for i, w := range p.Weights {
+		xr := x.Data[order[i]*x.Stride : order[i]*x.Stride+n]
+		for j := range mNew {
+			mNew[j] += w * xr[j]
+		}
+	}
+	for j := range st.Yw {
+		st.Yw[j] = (mNew[j] - e.mean[j]) / e.sigma
+	}
+
+	// Line 9: p_σ ← (1 − c_σ) p_σ + √(c_σ(2 − c_σ) μ_w) C^{−1/2} y_w,
+	// with C^{−1/2} = B D^{−1} Bᵀ.
+	bty := e.scratch.vec2
+	bm := e.b.RawMatrix()
+	for k := range n {
+		bty[k] = 0
+	}
+	for i := range n {
+		row := bm.Data[i*bm.Stride : i*bm.Stride+n]
+		yi := st.Yw[i]
+		for k := range n {
+			bty[k] += row[k] * yi
+		}
+	}
+	for k := range n {
+		bty[k] /= e.d[k]
+	}
+	cs := math.Sqrt(p.CSigma * (2 - p.CSigma) * p.MuW)
+	var psNorm2 float64
+	psNew := st.PSigma // reuse as scratch for the new p_σ
+	for i := range n {
+		row := bm.Data[i*bm.Stride : i*bm.Stride+n]
+		var s float64
+		for k := range n {
+			s += row[k] * bty[k]
+		}
+		psNew[i] = (1-p.CSigma)*e.pSigma[i] + cs*s
+		psNorm2 += psNew[i] * psNew[i]
+	}
+	psNorm := math.Sqrt(psNorm2)
+
+	// Line 10: h_σ.
+	st.HSigma = 0
+	if psNorm < math.Sqrt(1-math.Pow(1-p.CSigma, 2*float64(e.t+1)))*(1.4+2/float64(n+1))*p.ChiN {
+		st.HSigma = 1
+	}
+
+	// Line 12: C_μ = Σ w_i y_i y_iᵀ, y_i = (x_{i:λ} − m)/σ, formed as
+	// Yᵀ Y with the columns of Y scaled by √w_i.
+	ym := e.scratch.ymu.RawMatrix()
+	for i, w := range p.Weights {
+		xr := x.Data[order[i]*x.Stride : order[i]*x.Stride+n]
+		sw := math.Sqrt(w)
+		for j := range n {
+			ym.Data[j*ym.Stride+i] = sw * (xr[j] - e.mean[j]) / e.sigma
+		}
+	}
+	st.CMu.SymOuterK(1, e.scratch.ymu)
+
+	// Lines 11 and 13: p_c and C, through the same code as a replay.
+	pcNew := e.scratch.vec2
+	st.Replay(e.hyp, pcNew, e.scratch.cNew)
+
+	// Line 14: σ ← σ exp((c_σ/d_σ)(‖p_σ‖/E‖N(0, I)‖ − 1)).
+	sigmaNew := e.sigma * math.Exp(p.CSigma/p.DSigma*(psNorm/p.ChiN-1))
+
+	if !finite(mNew) || !finite(psNew) || !finite(pcNew) || !finiteSym(e.scratch.cNew) || math.IsInf(sigmaNew, 0) || math.IsNaN(sigmaNew) || sigmaNew <= 0 {
+		return false
+	}
+	if !e.decompose(e.scratch.cNew) {
+		return false
+	}
+	copy(e.mean, mNew)
+	copy(e.pSigma, psNew)
+	copy(e.pc, pcNew)
+	e.c.CopySym(e.scratch.cNew)
+	e.sigma = sigmaNew
+	e.safeguard()
+	e.t++
+	e.stepValid = true
+	return true
+}
+
+// decompose sets B and D from the eigendecomposition of c, leaving them as
+// they were and returning false if it fails.
+func (e *ES) decompose(c *mat.SymDense) bool {
+	if !e.scratch.eig.Factorize(c, true) {
+		return false
+	}
+	vals := e.scratch.eig.RawValues()
+	if !finite(vals) {
+		return false
+	}
+	e.scratch.eig.VectorsTo(e.b)
+	for i, v := range vals {
+		e.d[i] = math.Sqrt(math.Max(v, 0))
+	}
+	return true
+}
+
+// safeguard keeps C positive definite with a bounded condition number and σ
+// bounded relative to D (PAPER_NOTES.md section 1).
+func (e *ES) safeguard() {
+	n := e.p.N
+	lo, hi := e.d[0]*e.d[0], e.d[n-1]*e.d[n-1] // EigenSym sorts ascending
+	if lo <= 0 || hi > maxCondition*lo {
+		add := hi/maxCondition - math.Max(lo, 0)
+		for i := range n {
+			e.c.SetSym(i, i, e.c.At(i, i)+add)
+			e.d[i] = math.Sqrt(e.d[i]*e.d[i] + add)
+		}
+	}
+	if maxD := e.d[n-1]; e.sigma > maxSigmaOverD*maxD {
+		s := e.sigma / maxD
+		e.sigma /= s
+		for i := range n {
+			e.pc[i] *= s
+			e.d[i] *= s
+		}
+		cm := e.c.RawSymmetric()
+		for i := range n {
+			for j := i; j < n; j++ {
+				cm.Data[i*cm.Stride+j] *= s * s
+			}
+		}
+	}
+}
+
+func finite(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func finiteSym(c *mat.SymDense) bool {
+	r := c.RawSymmetric()
+	for i := range r.N {
+		if !finite(r.Data[i*r.Stride+i : i*r.Stride+r.N]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *ES) mayRestart() bool {
+	if !e.cfg.Restarts.IPOP || e.run >= e.cfg.Restarts.Max {
+		return false
+	}
+	for _, r := range e.stopWhy {
+		switch r.Name {
+		case StopMaxEvaluations, StopTargetFitness, StopNumerical:
+			return false
+		}
+	}
+	return true
+}

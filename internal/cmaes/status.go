@@ -1,0 +1,62 @@
+package cmaes
+
+import "gonum.org/v1/gonum/mat"
+
+// Accessors. Slices returned are copies.
+
+// Dim returns n.
+func (e *ES) Dim() int { return e.p.N }
+
+// Params returns the strategy parameters of the current run.
+func (e *ES) Params() Params { p := e.p; p.Weights = append([]float64(nil), p.Weights...); return p }
+
+// Hyper returns the learning rates the next update will use.
+func (e *ES) Hyper() Hyper { return e.hyp }
+
+// Config returns the configuration the ES was created with.
+func (e *ES) Config() Config { return e.cfg }
+
+// Generation returns the number of generations told, over all runs; it is
+// also the number of the pending generation.
+func (e *ES) Generation() int { return e.generation }
+
+// Evaluations returns the number of points told.
+func (e *ES) Evaluations() int { return e.evaluations }
+
+// Run returns 0 for the first run and one more for each IPOP restart.
+func (e *ES) Run() int { return e.run }
+
+// RunEnds returns why each run before the current one ended.
+func (e *ES) RunEnds() []RunEnd { return append([]RunEnd(nil), e.runEnds...) }
+
+// Mean returns m.
+func (e *ES) Mean() []float64 { return append([]float64(nil), e.mean...) }
+
+// Sigma returns σ.
+func (e *ES) Sigma() float64 { return e.sigma }
+
+// C returns a copy of the covariance matrix.
+func (e *ES) C() *mat.SymDense {
+	c := mat.NewSymDense(e.p.N, nil)
+	c.CopySym(e.c)
+	return c
+}
+
+// Best returns the best point told so far and whether there is one.
+func (e *ES) Best() (Best, bool) {
+	b := e.best
+	b.X = append([]float64(nil), b.X...)
+	return b, e.hasBest
+}
+
+// Stopped returns the criteria that stopped the ES, or nil while it runs.
+func (e *ES) Stopped() []StopReason { return append([]StopReason(nil), e.stopWhy...) }
+
+// AxisRatio returns √(max/min eigenvalue of C) = max(D)/min(D).
+func (e *ES) AxisRatio() float64 { return e.d[len(e.d)-1] / e.d[0] }
+
+// Eigen returns copies of B (eigenvectors as columns) and D (square roots
+// of the eigenvalues, ascending).
+func (e *ES) Eigen() (*mat.Dense, []float64) {
+	return mat.DenseCopyOf(e.b), append([]float64(nil), e.d...)
+}

@@ -1,0 +1,207 @@
+package cmaes
+
+import "math"
+
+// stagMax bounds the stagnation histories (BIPOP-CMA-ES: at most 20000
+// generations).
+const stagMax = 20000
+
+// checkStop appends every termination criterion that fires after a told
+// generation (PAPER_NOTES.md section 1) to e.stopWhy, each with its value.
+func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
+	n, t := e.p.N, e.term
+	add := func(name string, v float64) { e.stopWhy = append(e.stopWhy, StopReason{Name: name, Value: v}) }
+
+	// Histories.
+	e.funHist[e.funPos] = best
+	e.funPos = (e.funPos + 1) % len(e.funHist)
+	if e.funN < len(e.funHist) {
+		e.funN++
+	}
+	if len(e.stagBest) == stagMax {
+		copy(e.stagBest, e.stagBest[1:])
+		copy(e.stagMed, e.stagMed[1:])
+		e.stagBest, e.stagMed = e.stagBest[:stagMax-1], e.stagMed[:stagMax-1]
+	}
+	e.stagBest = append(e.stagBest, best)
+	e.stagMed = append(e.stagMed, median)
+
+	if t.MaxEvaluations > 0 && e.evaluations >= t.MaxEvaluations {
+		add(StopMaxEvaluations, float64(e.evaluations))
+	}
+	if t.HasTarget && e.hasBest && e.best.F <= t.TargetFitness {
+		add(StopTargetFitness, e.best.F)
+	}
+
+	// TolFun: range of the best values of the last 10 + ⌈30n/λ⌉ generations
+	// and of all finite values of this one.
+	if t.TolFun > 0 && e.funN == len(e.funHist) {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, v := range e.funHist {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+		for _, k := range order {
+			if v := fitness[k]; !math.IsNaN(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+		if hi-lo < t.TolFun {
+			add(StopTolFun, hi-lo)
+		}
+	}
+
+	// TolX: σ√C_ii and σ|p_c,i| below TolX for every i.
+	if t.TolX > 0 {
+		var worst float64
+		for i := range n {
+			worst = math.Max(worst, e.sigma*math.Max(math.Sqrt(e.c.At(i, i)), math.Abs(e.pc[i])))
+		}
+		if worst < t.TolX {
+			add(StopTolX, worst)
+		}
+	}
+
+	// NoEffectAxis: adding 0.1σ times the principal axis t mod n leaves m
+	// unchanged.
+	if !t.NoEffectAxis {
+		i := e.t % n
+		same := true
+		for j := range n {
+			if e.mean[j]+0.1*e.sigma*e.d[i]*e.b.At(j, i) != e.mean[j] {
+				same = false
+				break
+			}
+		}
+		if same {
+			add(StopNoEffectAxis, float64(i))
+		}
+	}
+
+	// NoEffectCoord: adding 0.2σ√C_ii to m_i leaves it unchanged.
+	if !t.NoEffectCoord {
+		for i := range n {
+			if e.mean[i]+0.2*e.sigma*math.Sqrt(e.c.At(i, i)) == e.mean[i] {
+				add(StopNoEffectCoord, float64(i))
+				break
+			}
+		}
+	}
+
+	// ConditionCov: condition number of C (before the safeguard's fix).
+	if t.ConditionCov > 0 {
+		if cond := e.conditionBeforeFix(); cond > t.ConditionCov {
+			add(StopConditionCov, cond)
+		}
+	}
+
+	// Stagnation (BIPOP-CMA-ES): over the last max(120 + 30n/λ, 0.2t)
+	// generations, the median of the newest 30 % of the best and of the
+	// median values is no better than that of the oldest 30 %.
+	if !t.NoStagnation {
+		minLen := 120 + int(math.Ceil(30*float64(n)/float64(e.p.Lambda)))
+		h := len(e.stagBest)
+		if h >= minLen {
+			l := max(minLen, min(h, int(0.2*float64(e.t))))
+			k := int(0.3 * float64(l))
+			bb, mm := e.stagBest[h-l:], e.stagMed[h-l:]
+			buf := &e.scratch.sorted
+			if medianOf(bb[l-k:], buf) >= medianOf(bb[:k], buf) && medianOf(mm[l-k:], buf) >= medianOf(mm[:k], buf) {
+				add(StopStagnation, float64(l))
+			}
+		}
+	}
+
+	// EqualFunValues (cmaes.m): the best and the ⌈0.1 + λ/4⌉-th value were
+	// equal in 10 + n of the last 3(10 + n) generations.
+	if !t.NoEqualFunVal {
+		k := int(math.Ceil(0.1+float64(e.p.Lambda)/4)) - 1
+		if v := fitness[order[k]]; v == fitness[order[0]] {
+			e.flatGens[e.flatPos] = e.t
+			e.flatPos = (e.flatPos + 1) % len(e.flatGens)
+			if e.flatN < len(e.flatGens) {
+				e.flatN++
+			}
+			oldest := e.flatGens[e.flatPos%len(e.flatGens)]
+			if e.flatN == len(e.flatGens) && oldest > e.t-3*len(e.flatGens) {
+				add(StopEqualFunValues, float64(e.t-oldest))
+			}
+		}
+	}
+
+	// TolUpSigma: σ/σ0 > TolUpSigma · √(max eigenvalue of C).
+	if t.TolUpSigma > 0 {
+		if r := e.sigma / e.cfg.Sigma0; r > t.TolUpSigma*e.d[n-1] {
+			add(StopTolUpSigma, r)
+		}
+	}
+}
+
+// conditionBeforeFix is the condition number of C as the update produced it,
+// from the eigenvalues of the last decomposition.
+func (e *ES) conditionBeforeFix() float64 {
+	vals := e.scratch.eig.RawValues()
+	lo, hi := vals[0], vals[len(vals)-1]
+	if lo <= 0 {
+		return math.Inf(1)
+	}
+	return hi / lo
+}
+
+// medianOf returns the median of v in O(len(v)), using buf as scratch.
+func medianOf(v []float64, buf *[]float64) float64 {
+	s := append((*buf)[:0], v...)
+	*buf = s
+	m := len(s) / 2
+	hi := selectK(s, m)
+	if len(s)%2 == 1 {
+		return hi
+	}
+	lo := s[0] // after selectK, s[:m] holds the m smallest values
+	for _, x := range s[1:m] {
+		lo = math.Max(lo, x)
+	}
+	return (lo + hi) / 2
+}
+
+// selectK reorders s so that s[k] is its k-th smallest value, the values
+// before it no larger and those after it no smaller (Hoare's selection with
+// a median-of-three pivot), and returns s[k].
+func selectK(s []float64, k int) float64 {
+	lo, hi := 0, len(s)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if s[mid] < s[lo] {
+			s[mid], s[lo] = s[lo], s[mid]
+		}
+		if s[hi] < s[lo] {
+			s[hi], s[lo] = s[lo], s[hi]
+		}
+		if s[hi] < s[mid] {
+			s[hi], s[mid] = s[mid], s[hi]
+		}
+		pivot := s[mid]
+		i, j := lo, hi
+		for i <= j {
+			for s[i] < pivot {
+				i++
+			}
+			for s[j] > pivot {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return s[k]
+		}
+	}
+	return s[k]
+}
