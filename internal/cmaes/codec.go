@@ -249,3 +249,59 @@ func decode(r *binenc.Reader) (*ES, error) {
 	}
 	return e, nil
 }
+
+// MarshalTo appends the Step to w (selfcma persists the step it replays).
+func (s *Step) MarshalTo(w *binenc.Writer) {
+	w.Floats(symData(s.C))
+	w.Floats(s.PC)
+	w.Floats(s.Yw)
+	w.Float(s.HSigma)
+	w.Floats(symData(s.CMu))
+	w.Float(s.MuW)
+	w.Float(s.Hyper.C1)
+	w.Float(s.Hyper.CMu)
+	w.Float(s.Hyper.Cc)
+	w.Float(s.Sigma)
+	w.Floats(s.PSigma)
+	w.Floats(s.Mean)
+	l, _ := s.X.Dims()
+	w.Int(l)
+	w.Floats(s.X.RawMatrix().Data)
+	w.Ints(s.Order)
+}
+
+// UnmarshalStep decodes a Step written by MarshalTo, checking that its
+// sizes agree with each other.
+func UnmarshalStep(r *binenc.Reader) (*Step, error) {
+	c, pc, yw, hs, cmu := r.Floats(), r.Floats(), r.Floats(), r.Float(), r.Floats()
+	muw := r.Float()
+	h := Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
+	sigma, ps, mean := r.Float(), r.Floats(), r.Floats()
+	l, x, order := r.Int(), r.Floats(), r.Ints()
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	n := len(pc)
+	if n < 1 || len(c) != n*n || len(cmu) != n*n || len(yw) != n || len(ps) != n || len(mean) != n ||
+		l < 2 || len(x) != l*n || len(order) != l {
+		return nil, fmt.Errorf("step sizes inconsistent: %w", binenc.ErrCorrupt)
+	}
+	seen := make([]bool, l)
+	for _, k := range order {
+		if k < 0 || k >= l || seen[k] {
+			return nil, fmt.Errorf("step order is not a permutation: %w", binenc.ErrCorrupt)
+		}
+		seen[k] = true
+	}
+	for i := range n {
+		for j := range n {
+			if c[i*n+j] != c[j*n+i] || cmu[i*n+j] != cmu[j*n+i] {
+				return nil, fmt.Errorf("step matrices not symmetric: %w", binenc.ErrCorrupt)
+			}
+		}
+	}
+	return &Step{
+		C: mat.NewSymDense(n, c), PC: pc, Yw: yw, HSigma: hs, CMu: mat.NewSymDense(n, cmu), MuW: muw,
+		Hyper: h, Sigma: sigma, PSigma: ps, Mean: mean, X: mat.NewDense(l, n, x), Order: order,
+	}, nil
+}

@@ -1,0 +1,90 @@
+package selfcma
+
+import (
+	"math"
+	"sort"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// workspace holds the buffers of one goroutine evaluating h_t.
+type workspace struct {
+	pc   []float64
+	c    *mat.SymDense
+	v    []float64 // λ×n, row k = x_k − m, then solved in place
+	d    []float64
+	rank []int
+}
+
+func (ws *workspace) size(n, lambda int) {
+	if len(ws.pc) != n || len(ws.d) != lambda {
+		ws.pc = make([]float64, n)
+		ws.c = mat.NewSymDense(n, nil)
+		ws.v = make([]float64, lambda*n)
+		ws.d = make([]float64, lambda)
+		ws.rank = make([]int, lambda)
+	}
+}
+
+// h is Algorithm 3: the mean rank, among the Mahalanobis distances of the
+// points of generation t under the replayed C' (largest distance = rank 1),
+// of the μ points that were best on f. Larger is better: the best points are
+// the most likely ones. It returns false if C' is not positive definite.
+//
+// C' comes from the kept C_μ in O(n²) (cmaes.Step.Replay); the distances
+// from a Cholesky factor C' = UᵀU and one triangular solve of the λ×n block,
+// d_k² = ‖U^{−T}(x_k − m^t)‖². σ is not needed: only the ranking counts.
+func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float64, bool) {
+	lambda, n := cur.X.Dims()
+	ws.size(n, lambda)
+
+	// Algorithm 3, lines 2–3: replay the update t−1 → t with θ.
+	prev.Replay(theta, ws.pc, ws.c)
+	u, ok := lapack64.Potrf(ws.c.RawSymmetric())
+	if !ok {
+		return 0, false
+	}
+
+	// Line 4: d_k for the points x_k of generation t around m^t.
+	x := cur.X.RawMatrix()
+	for k := range lambda {
+		row := x.Data[k*x.Stride : k*x.Stride+n]
+		v := ws.v[k*n : (k+1)*n]
+		for i := range n {
+			v[i] = row[i] - cur.Mean[i]
+		}
+	}
+	// V U = X − m, so row k of V is (U^{−T}(x_k − m))ᵀ.
+	blas64.Trsm(blas.Right, blas.NoTrans, 1, u, blas64.General{Rows: lambda, Cols: n, Stride: n, Data: ws.v})
+	for k := range lambda {
+		var s float64
+		for _, v := range ws.v[k*n : (k+1)*n] {
+			s += v * v
+		}
+		ws.d[k] = s
+		if math.IsNaN(s) {
+			return 0, false
+		}
+	}
+
+	// Line 5: ranks of d in decreasing order, ties by index.
+	for k := range ws.rank {
+		ws.rank[k] = k
+	}
+	sort.SliceStable(ws.rank, func(a, b int) bool { return ws.d[ws.rank[a]] > ws.d[ws.rank[b]] })
+	pos := ws.v[:lambda] // reuse as rank-of-point storage
+	for r, k := range ws.rank {
+		pos[k] = float64(r + 1)
+	}
+
+	// Line 6: h = Σ_{i≤μ} w_sel,i p_{i:λ} with w_sel,i = 1/μ.
+	var h float64
+	for _, k := range cur.Order[:mu] {
+		h += pos[k]
+	}
+	return h / float64(mu), true
+}

@@ -1,0 +1,314 @@
+// Package selfcma implements self-CMA-ES, Algorithms 2 and 3 of Loshchilov,
+// Schoenauer, Sebag and Hansen, "Maximum Likelihood-based Online Adaptation
+// of Hyper-parameters in CMA-ES", PPSN XIII, 2014 (arXiv:1406.2623), with the
+// open points settled in PAPER_NOTES.md section 2.
+//
+// A primary CMA-ES optimizes f. After each of its updates t → t+1, an
+// auxiliary CMA-ES over u = (c_1, c_μ, c_c)/0.9 ∈ [0, 1]³ (u_1 + u_2 ≤ 1) runs
+// one generation of 20 candidates, each scored by h_t (Algorithm 3): replay
+// the primary's update t−1 → t with the candidate's rates and measure how
+// likely the newest points, ranked by f, are under the replayed
+// distribution. The primary's next update uses 0.9 × the auxiliary's mean.
+//
+// ES has the ask/tell/encode surface of cmaes.ES, so a session can run
+// either.
+package selfcma
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/selfcma/selfcma/internal/binenc"
+	"github.com/selfcma/selfcma/internal/cmaes"
+)
+
+// Settings of the auxiliary CMA-ES (PAPER_NOTES.md section 2).
+const (
+	AuxLambda = 20  // λ_h
+	AuxSigma0 = 0.6 // initial step size (saACM-ES's value; not in the paper)
+	Scale     = 0.9 // θ = Scale · u, so c_1 + c_μ ≤ 0.9
+	// penaltyFactor makes every infeasible candidate rank below every
+	// feasible one (−h ≥ −λ for a feasible u).
+	penaltyFactor = 1e10
+)
+
+// Initial means of the auxiliary CMA-ES.
+const (
+	InitDefault = "default" // the primary's defaults / 0.9 (our default)
+	InitUniform = "uniform" // uniform in [0, 1]³ (the paper's experiment)
+)
+
+// Config configures a self-CMA-ES: the primary's configuration and the
+// auxiliary's initial mean.
+type Config struct {
+	CMA  cmaes.Config
+	Init string // InitDefault (also for "") or InitUniform
+}
+
+// Record is a told generation: the primary's record and the auxiliary's
+// state after its generation.
+type Record struct {
+	cmaes.Record
+	AuxMean     [3]float64 // u, the auxiliary's mean
+	AuxSigma    float64
+	AuxFeasible bool // whether 0.9 × AuxMean is the next θ (else the defaults)
+}
+
+// ES is a self-CMA-ES. It is not safe for concurrent use.
+type ES struct {
+	init    string
+	primary *cmaes.ES
+	aux     *cmaes.ES
+	auxRuns int // auxiliary CMA-ES started so far (one per primary run)
+
+	// prev is the primary's update t−1 → t, replayed by h_t.
+	prev    *cmaes.Step
+	hasPrev bool
+
+	work []*workspace // per-goroutine buffers of h_t; not state
+}
+
+// New returns a self-CMA-ES with the primary's first batch sampled.
+func New(cfg Config) (*ES, error) {
+	switch cfg.Init {
+	case "":
+		cfg.Init = InitDefault
+	case InitDefault, InitUniform:
+	default:
+		return nil, fmt.Errorf("selfcma: init %q, want %q or %q", cfg.Init, InitDefault, InitUniform)
+	}
+	p, err := cmaes.New(cfg.CMA)
+	if err != nil {
+		return nil, err
+	}
+	s := &ES{init: cfg.Init, primary: p}
+	if err := s.startAux(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startAux starts a fresh auxiliary CMA-ES for the primary's current run
+// (Algorithm 2, lines 3–4) and sets θ from its mean.
+func (s *ES) startAux() error {
+	seed := s.primary.Config().Seed
+	u0 := make([]float64, 3)
+	switch s.init {
+	case InitUniform:
+		r := rand.New(rand.NewPCG(seed, 0xa0c0000+uint64(s.auxRuns)))
+		for i := range u0 {
+			u0[i] = r.Float64()
+		}
+	default:
+		h := s.primary.Params().Hyper()
+		u0[0], u0[1], u0[2] = h.C1/Scale, h.CMu/Scale, h.Cc/Scale
+	}
+	aux, err := cmaes.New(cmaes.Config{
+		X0: u0, Sigma0: AuxSigma0, Lambda: AuxLambda,
+		Seed: seed ^ (0x9e3779b97f4a7c15 + uint64(s.auxRuns)),
+		// The auxiliary CMA-ES runs as long as the primary: no criterion.
+		Termination: cmaes.Termination{TolFun: -1, TolX: -1, ConditionCov: -1, TolUpSigma: -1,
+			NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true},
+	})
+	if err != nil {
+		return fmt.Errorf("selfcma: auxiliary CMA-ES: %w", err)
+	}
+	s.aux = aux
+	s.auxRuns++
+	s.hasPrev = false
+	s.applyAuxMean()
+	return nil
+}
+
+// infeasibility is 0 for a feasible u, else the sum of the distances of its
+// coordinates to [0, 1] plus max(0, u_1 + u_2 − 1).
+func infeasibility(u []float64) float64 {
+	var d float64
+	for _, v := range u {
+		d += math.Max(0, -v) + math.Max(0, v-1)
+	}
+	return d + math.Max(0, u[0]+u[1]-1)
+}
+
+// applyAuxMean sets the primary's θ for the next update to 0.9 × the
+// auxiliary's mean, or to the defaults if that mean is infeasible
+// (Algorithm 2, line 10). It reports whether the mean was feasible.
+func (s *ES) applyAuxMean() bool {
+	u := s.aux.Mean()
+	h := s.primary.Params().Hyper()
+	ok := infeasibility(u) == 0
+	if ok {
+		h = cmaes.Hyper{C1: Scale * u[0], CMu: Scale * u[1], Cc: Scale * u[2]}
+	}
+	if err := s.primary.SetHyper(h); err != nil {
+		// A feasible u gives a valid θ; the defaults are valid.
+		panic(fmt.Sprintf("selfcma: θ %+v rejected: %v", h, err))
+	}
+	return ok
+}
+
+// Ask returns the points of the primary's pending generation.
+func (s *ES) Ask() [][]float64 { return s.primary.Ask() }
+
+// Tell takes the fitness of the points Ask returned (NaN for a failed
+// evaluation) and runs one generation of self-CMA-ES (Algorithm 2, lines
+// 8–10): the primary's update with the θ in use, one generation of the
+// auxiliary CMA-ES on h_t when a previous update exists, and θ for the next
+// update from the auxiliary's new mean.
+func (s *ES) Tell(fitness []float64) (Record, error) {
+	rec, err := s.primary.Tell(fitness) // line 8
+	if err != nil {
+		return Record{}, err
+	}
+	cur := s.primary.LastStep()
+	switch {
+	case rec.Restarted:
+		// An IPOP restart restarts both strategies.
+		if err := s.startAux(); err != nil {
+			return Record{}, err
+		}
+	case cur == nil:
+		// No update (every evaluation failed): nothing to replay next time.
+		s.hasPrev = false
+	default:
+		if s.hasPrev && len(rec.Stop) == 0 {
+			if err := s.auxGeneration(cur); err != nil { // line 9
+				return Record{}, err
+			}
+		}
+		if s.prev == nil {
+			s.prev = new(cmaes.Step)
+		}
+		s.prev.CopyFrom(cur)
+		s.hasPrev = true
+	}
+	out := Record{Record: rec, AuxSigma: s.aux.Sigma()}
+	out.AuxFeasible = s.applyAuxMean() // line 10
+	copy(out.AuxMean[:], s.aux.Mean())
+	return out, nil
+}
+
+// auxGeneration samples the auxiliary's 20 candidates, scores each by h_t
+// (Algorithm 3) in parallel and tells the auxiliary −h (it minimizes).
+func (s *ES) auxGeneration(cur *cmaes.Step) error {
+	U := s.aux.Ask()
+	vals := make([]float64, len(U))
+	mu := s.primary.Params().Mu
+	workers := min(runtime.GOMAXPROCS(0), len(U))
+	for len(s.work) < workers {
+		s.work = append(s.work, &workspace{})
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func(ws *workspace) {
+			defer wg.Done()
+			// Each candidate's value depends on nothing but the candidate, so
+			// the result does not depend on the schedule.
+			for k := w; k < len(U); k += workers {
+				vals[k] = objective(U[k], s.prev, cur, mu, ws)
+			}
+		}(s.work[w])
+	}
+	wg.Wait()
+	if _, err := s.aux.Tell(vals); err != nil {
+		return fmt.Errorf("selfcma: auxiliary tell: %w", err)
+	}
+	return nil
+}
+
+// objective is what the auxiliary CMA-ES minimizes: −h_t(0.9 u) for a
+// feasible u, a penalty ranked below every feasible value otherwise.
+func objective(u []float64, prev, cur *cmaes.Step, mu int, ws *workspace) float64 {
+	if d := infeasibility(u); d > 0 {
+		return penaltyFactor * d
+	}
+	h, ok := ws.h(cmaes.Hyper{C1: Scale * u[0], CMu: Scale * u[1], Cc: Scale * u[2]}, prev, cur, mu)
+	if !ok {
+		return penaltyFactor // C' not positive definite: cannot explain the points
+	}
+	return -h
+}
+
+// Accessors, delegated to the primary.
+
+func (s *ES) Dim() int                    { return s.primary.Dim() }
+func (s *ES) Params() cmaes.Params        { return s.primary.Params() }
+func (s *ES) Hyper() cmaes.Hyper          { return s.primary.Hyper() }
+func (s *ES) Generation() int             { return s.primary.Generation() }
+func (s *ES) Evaluations() int            { return s.primary.Evaluations() }
+func (s *ES) Run() int                    { return s.primary.Run() }
+func (s *ES) RunEnds() []cmaes.RunEnd     { return s.primary.RunEnds() }
+func (s *ES) Mean() []float64             { return s.primary.Mean() }
+func (s *ES) Sigma() float64              { return s.primary.Sigma() }
+func (s *ES) Best() (cmaes.Best, bool)    { return s.primary.Best() }
+func (s *ES) Stopped() []cmaes.StopReason { return s.primary.Stopped() }
+func (s *ES) AxisRatio() float64          { return s.primary.AxisRatio() }
+func (s *ES) Config() cmaes.Config        { return s.primary.Config() }
+
+// Init returns the auxiliary's initialization, InitDefault or InitUniform.
+func (s *ES) Init() string { return s.init }
+
+// Primary returns the primary CMA-ES (read it; do not tell it directly).
+func (s *ES) Primary() *cmaes.ES { return s.primary }
+
+// AuxMean returns the auxiliary's mean u and step size.
+func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma() }
+
+// Encoding.
+const (
+	stateMagic   = "selfcma/selfcma"
+	stateVersion = 1
+)
+
+// MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
+// replays, and the auxiliary's run count.
+func (s *ES) MarshalBinary() ([]byte, error) {
+	w := binenc.NewWriter(stateMagic, stateVersion)
+	w.String(s.init)
+	w.Int(s.auxRuns)
+	s.primary.MarshalTo(w)
+	s.aux.MarshalTo(w)
+	w.Bool(s.hasPrev)
+	if s.hasPrev {
+		s.prev.MarshalTo(w)
+	}
+	return w.Finish(), nil
+}
+
+// Unmarshal decodes a state written by MarshalBinary; a corrupted or
+// foreign blob gives an error and no ES.
+func Unmarshal(blob []byte) (*ES, error) {
+	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	if err != nil {
+		return nil, fmt.Errorf("selfcma: decode state: %w", err)
+	}
+	s := &ES{init: r.String(), auxRuns: r.Int()}
+	if s.init != InitDefault && s.init != InitUniform {
+		return nil, fmt.Errorf("selfcma: decode state: init %q: %w", s.init, binenc.ErrCorrupt)
+	}
+	if s.primary, err = cmaes.UnmarshalFrom(r); err != nil {
+		return nil, fmt.Errorf("selfcma: decode primary: %w", err)
+	}
+	if s.aux, err = cmaes.UnmarshalFrom(r); err != nil {
+		return nil, fmt.Errorf("selfcma: decode auxiliary: %w", err)
+	}
+	if s.aux.Dim() != 3 {
+		return nil, fmt.Errorf("selfcma: decode auxiliary: dimension %d: %w", s.aux.Dim(), binenc.ErrCorrupt)
+	}
+	if s.hasPrev = r.Bool(); s.hasPrev {
+		if s.prev, err = cmaes.UnmarshalStep(r); err != nil {
+			return nil, fmt.Errorf("selfcma: decode step: %w", err)
+		}
+		if l, n := s.prev.X.Dims(); n != s.primary.Dim() || l != s.primary.Params().Lambda {
+			return nil, fmt.Errorf("selfcma: decode step: dimension %d: %w", len(s.prev.PC), binenc.ErrCorrupt)
+		}
+	}
+	if err := r.Done(); err != nil {
+		return nil, fmt.Errorf("selfcma: decode state: %w", err)
+	}
+	return s, nil
+}
