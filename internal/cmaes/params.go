@@ -16,7 +16,7 @@ type Params struct {
 	DSigma  float64   // d_σ = 1 + c_σ + 2 max(0, √((μ_w − 1)/(n + 1)) − 1)
 	Cc      float64   // c_c = 4/(n + 4)
 	C1      float64   // c_1 = 2/((n + 1.3)² + μ_w)
-	CMu     float64   // c_μ = 2(μ_w − 2 + 1/μ_w)/((n + 2)² + μ_w)
+	CMu     float64   // c_μ = min(1 − c_1, 2(μ_w − 2 + 1/μ_w)/((n + 2)² + μ_w))
 	ChiN    float64   // E‖N(0, I)‖ ≈ √n (1 − 1/(4n) + 1/(21n²))
 }
 
@@ -54,7 +54,10 @@ func NewParams(n, lambda int) (Params, error) {
 	p.DSigma = 1 + p.CSigma + 2*math.Max(0, math.Sqrt((p.MuW-1)/(nf+1))-1)
 	p.Cc = 4 / (nf + 4)
 	p.C1 = 2 / ((nf+1.3)*(nf+1.3) + p.MuW)
-	p.CMu = 2 * (p.MuW - 2 + 1/p.MuW) / ((nf+2)*(nf+2) + p.MuW)
+	// The paper requires c_1 + c_μ ≤ 1 (section 2) but its formula exceeds it
+	// for small n and large λ (n = 2, λ = 100 gives c_μ ≈ 1.16); there c_μ is
+	// capped at 1 − c_1, as in Hansen's tutorial (arXiv:1604.00772v2, eq. 57).
+	p.CMu = min(1-p.C1, 2*(p.MuW-2+1/p.MuW)/((nf+2)*(nf+2)+p.MuW))
 	p.ChiN = math.Sqrt(nf) * (1 - 1/(4*nf) + 1/(21*nf*nf))
 	return p, nil
 }

@@ -1,0 +1,132 @@
+package cmaes
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func sphere(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return s
+}
+
+// ellipsoid is Σ 10^{6 i/(n−1)} x_i², condition 1e6.
+func ellipsoid(x []float64) float64 {
+	var s float64
+	n := len(x)
+	for i, v := range x {
+		s += math.Pow(10, 6*float64(i)/float64(n-1)) * v * v
+	}
+	return s
+}
+
+func rosenbrock(x []float64) float64 {
+	var s float64
+	for i := 0; i+1 < len(x); i++ {
+		a, b := x[i]*x[i]-x[i+1], x[i]-1
+		s += 100*a*a + b*b
+	}
+	return s
+}
+
+func constVec(n int, v float64) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = v
+	}
+	return x
+}
+
+func mustNew(tb testing.TB, cfg Config) *ES {
+	tb.Helper()
+	e, err := New(cfg)
+	if err != nil {
+		tb.Fatalf("New: %v", err)
+	}
+	return e
+}
+
+// step asks, evaluates f on every point and tells.
+func step(tb testing.TB, e *ES, f func([]float64) float64) Record {
+	tb.Helper()
+	X := e.Ask()
+	v := make([]float64, len(X))
+	for k, x := range X {
+		v[k] = f(x)
+	}
+	rec, err := e.Tell(v)
+	if err != nil {
+		tb.Fatalf("Tell at generation %d: %v", e.Generation(), err)
+	}
+	return rec
+}
+
+// runToStop runs until a criterion fires or maxGen generations pass.
+func runToStop(tb testing.TB, e *ES, f func([]float64) float64, maxGen int) {
+	tb.Helper()
+	for range maxGen {
+		if e.Stopped() != nil {
+			return
+		}
+		step(tb, e, f)
+	}
+}
+
+func reasonNames(rs []StopReason) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+func hasReason(rs []StopReason, name string) (StopReason, bool) {
+	for _, r := range rs {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return StopReason{}, false
+}
+
+// checkInvariants fails unless C is symmetric positive definite, σ > 0 and
+// every value of the state is finite.
+func checkInvariants(tb testing.TB, e *ES) {
+	tb.Helper()
+	c := e.C()
+	n := c.SymmetricDim()
+	for i := range n {
+		for j := range n {
+			if c.At(i, j) != c.At(j, i) || math.IsNaN(c.At(i, j)) || math.IsInf(c.At(i, j), 0) {
+				tb.Fatalf("generation %d: C[%d][%d] = %v, C[%d][%d] = %v", e.Generation(), i, j, c.At(i, j), j, i, c.At(j, i))
+			}
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(c) {
+		tb.Fatalf("generation %d: C is not positive definite", e.Generation())
+	}
+	if s := e.Sigma(); !(s > 0) || math.IsInf(s, 0) {
+		tb.Fatalf("generation %d: σ = %v", e.Generation(), s)
+	}
+	for _, v := range append(append(e.Mean(), e.pSigma...), e.pc...) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			tb.Fatalf("generation %d: non-finite value in m, p_σ or p_c", e.Generation())
+		}
+	}
+}
+
+func uniformX0(seed uint64, n int) []float64 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = -4 + 8*r.Float64()
+	}
+	return x
+}
