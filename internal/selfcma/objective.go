@@ -1,8 +1,9 @@
 package selfcma
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"gonum.org/v1/gonum/blas"
@@ -15,7 +16,7 @@ import (
 type workspace struct {
 	pc   []float64
 	c    *mat.SymDense
-	v    []float64 // λ×n, row k = x_k − m, then solved in place
+	v    []float64 // n×λ, column k = x_k − m, then solved in place
 	d    []float64
 	rank []int
 }
@@ -49,33 +50,43 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 		return 0, false
 	}
 
-	// Line 4: d_k for the points x_k of generation t around m^t.
+	// Line 4: d_k for the points x_k of generation t around m^t. V is n×λ,
+	// column k = x_k − m; solving Uᵀ W = V leaves column k of W =
+	// U^{−T}(x_k − m), whose squared norm is d_k² (rows of length λ keep the
+	// solve's inner loops long for small n).
 	x := cur.X.RawMatrix()
 	for k := range lambda {
 		row := x.Data[k*x.Stride : k*x.Stride+n]
-		v := ws.v[k*n : (k+1)*n]
 		for i := range n {
-			v[i] = row[i] - cur.Mean[i]
+			ws.v[i*lambda+k] = row[i] - cur.Mean[i]
 		}
 	}
-	// V U = X − m, so row k of V is (U^{−T}(x_k − m))ᵀ.
-	blas64.Trsm(blas.Right, blas.NoTrans, 1, u, blas64.General{Rows: lambda, Cols: n, Stride: n, Data: ws.v})
-	for k := range lambda {
-		var s float64
-		for _, v := range ws.v[k*n : (k+1)*n] {
-			s += v * v
+	blas64.Trsm(blas.Left, blas.Trans, 1, u, blas64.General{Rows: n, Cols: lambda, Stride: lambda, Data: ws.v})
+	for k := range ws.d {
+		ws.d[k] = 0
+	}
+	for i := range n {
+		for k, w := range ws.v[i*lambda : (i+1)*lambda] {
+			ws.d[k] += w * w
 		}
-		ws.d[k] = s
-		if math.IsNaN(s) {
+	}
+	for _, d := range ws.d {
+		if math.IsNaN(d) {
 			return 0, false
 		}
 	}
 
-	// Line 5: ranks of d in decreasing order, ties by index.
+	// Line 5: ranks of d in decreasing order (rank 1 = largest), ties by
+	// index.
 	for k := range ws.rank {
 		ws.rank[k] = k
 	}
-	sort.SliceStable(ws.rank, func(a, b int) bool { return ws.d[ws.rank[a]] > ws.d[ws.rank[b]] })
+	slices.SortFunc(ws.rank, func(a, b int) int {
+		if c := cmp.Compare(ws.d[b], ws.d[a]); c != 0 {
+			return c
+		}
+		return a - b
+	})
 	pos := ws.v[:lambda] // reuse as rank-of-point storage
 	for r, k := range ws.rank {
 		pos[k] = float64(r + 1)
