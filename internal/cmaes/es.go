@@ -7,6 +7,10 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -108,15 +112,17 @@ type ES struct {
 
 // scratch holds buffers reused every generation (not part of the state).
 type scratch struct {
-	z      *mat.Dense
-	y      *mat.Dense
-	order  []int
-	ymu    *mat.Dense
-	cNew   *mat.SymDense
-	eig    mat.EigenSym
-	vec    []float64
-	vec2   []float64
-	sorted []float64
+	z       *mat.Dense
+	y       *mat.Dense
+	order   []int
+	ymu     *mat.Dense
+	cNew    *mat.SymDense
+	eigVecs *mat.Dense // n×n: dsyev's input and output
+	eigVals []float64  // eigenvalues of the last decomposition, ascending
+	eigWork []float64
+	vec     []float64
+	vec2    []float64
+	sorted  []float64
 }
 
 // New returns an ES with its first batch sampled.
@@ -183,14 +189,16 @@ func (e *ES) allocScratch() {
 		e.pheno = nil
 	}
 	e.scratch = scratch{
-		z:      mat.NewDense(l, n, nil),
-		y:      mat.NewDense(l, n, nil),
-		order:  make([]int, l),
-		ymu:    mat.NewDense(n, e.p.Mu, nil),
-		cNew:   mat.NewSymDense(n, nil),
-		vec:    make([]float64, n),
-		vec2:   make([]float64, n),
-		sorted: make([]float64, 0, l),
+		z:       mat.NewDense(l, n, nil),
+		y:       mat.NewDense(l, n, nil),
+		order:   make([]int, l),
+		ymu:     mat.NewDense(n, e.p.Mu, nil),
+		cNew:    mat.NewSymDense(n, nil),
+		vec:     make([]float64, n),
+		vec2:    make([]float64, n),
+		sorted:  make([]float64, 0, l),
+		eigVecs: mat.NewDense(n, n, nil),
+		eigVals: make([]float64, n),
 	}
 	e.lastStep = newStep(n, l)
 }
@@ -463,18 +471,31 @@ func (e *ES) update(order []int) bool {
 	return true
 }
 
-// decompose sets B and D from the eigendecomposition of c, leaving them as
-// they were and returning false if it fails.
+// decompose sets B and D from the eigendecomposition of c (LAPACK's dsyev
+// in place, on reused buffers), leaving them as they were and returning
+// false if it fails.
 func (e *ES) decompose(c *mat.SymDense) bool {
-	if !e.scratch.eig.Factorize(c, true) {
+	n := e.p.N
+	sc := &e.scratch
+	a := sc.eigVecs.RawMatrix()
+	src := c.RawSymmetric()
+	for i := range n {
+		copy(a.Data[i*a.Stride+i:i*a.Stride+n], src.Data[i*src.Stride+i:i*src.Stride+n])
+	}
+	if len(sc.eigWork) == 0 {
+		work := []float64{0}
+		lapack64.Syev(lapack.EVCompute, blas64.Symmetric{N: n, Stride: a.Stride, Data: a.Data, Uplo: blas.Upper}, sc.eigVals, work, -1)
+		sc.eigWork = make([]float64, int(work[0]))
+	}
+	if !lapack64.Syev(lapack.EVCompute, blas64.Symmetric{N: n, Stride: a.Stride, Data: a.Data, Uplo: blas.Upper}, sc.eigVals, sc.eigWork, len(sc.eigWork)) {
 		return false
 	}
-	vals := e.scratch.eig.RawValues()
-	if !finite(vals) {
+	if !finite(sc.eigVals) || !finite(a.Data) {
 		return false
 	}
-	e.scratch.eig.VectorsTo(e.b)
-	for i, v := range vals {
+	// The eigenvectors are the columns of eigVecs: it becomes B.
+	e.b, sc.eigVecs = sc.eigVecs, e.b
+	for i, v := range sc.eigVals {
 		e.d[i] = math.Sqrt(math.Max(v, 0))
 	}
 	return true

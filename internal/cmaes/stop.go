@@ -139,7 +139,7 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 // conditionBeforeFix is the condition number of C as the update produced it,
 // from the eigenvalues of the last decomposition.
 func (e *ES) conditionBeforeFix() float64 {
-	vals := e.scratch.eig.RawValues()
+	vals := e.scratch.eigVals
 	lo, hi := vals[0], vals[len(vals)-1]
 	if lo <= 0 {
 		return math.Inf(1)
