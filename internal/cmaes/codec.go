@@ -182,7 +182,9 @@ func decode(r *binenc.Reader) (*ES, error) {
 	}
 	e.rnd = rand.New(e.src)
 	lambda := r.Int()
-	if r.Err() != nil || lambda < 2 || lambda > 1<<24 {
+	// The pending batch (λ·n values) must still be in the blob: check before
+	// allocating for it.
+	if r.Err() != nil || lambda < 2 || lambda > r.Remaining()/(8*n) {
 		return nil, fmt.Errorf("population size %d: %w", lambda, binenc.ErrCorrupt)
 	}
 	if err := e.startRun(lambda); err != nil {
