@@ -17,9 +17,17 @@ vet:
 gotest:
 	$(GO) test -race -count=1 ./...
 
+# Every Fuzz target of these packages, a few seconds each.
+FUZZ_PKGS = ./internal/cmaes/ ./internal/selfcma/ ./internal/httpapi/
+FUZZ_TIME ?= 5s
+
 fuzz:
-	@for t in $$($(GO) test -list '^Fuzz' ./internal/httpapi/ 2>/dev/null | grep '^Fuzz'); do \
-		echo "fuzz $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s ./internal/httpapi/ || exit 1; \
+	@for p in $(FUZZ_PKGS); do \
+		[ -d $$p ] || continue; \
+		for t in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
+			echo "fuzz $$p $$t"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZ_TIME) -fuzzminimizetime 0 $$p || exit 1; \
+		done; \
 	done
 
 pytest:
