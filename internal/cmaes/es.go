@@ -303,8 +303,12 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 	if e.hasBest {
 		rec.BestSoFar = e.best.F
 	}
-	if nFinite > 0 && len(e.stopWhy) == 0 {
+	switch {
+	case nFinite > 0 && len(e.stopWhy) == 0:
 		e.checkStop(fitness, order, rec.Best, rec.Median)
+	case nFinite == 0 && e.term.MaxEvaluations > 0 && e.evaluations >= e.term.MaxEvaluations:
+		// Failed generations count against the budget too.
+		e.stopWhy = append(e.stopWhy, StopReason{Name: StopMaxEvaluations, Value: float64(e.evaluations)})
 	}
 	rec.Sigma, rec.AxisRatio = e.sigma, e.AxisRatio()
 	if len(e.stopWhy) > 0 && e.mayRestart() {

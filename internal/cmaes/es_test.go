@@ -417,3 +417,22 @@ func TestAllocationsDoNotGrow(t *testing.T) {
 		t.Fatalf("allocations per generation grew from %.1f (generation 200) to %.1f (generation 5400)", early, late)
 	}
 }
+
+func TestFailedGenerationsCountAgainstTheBudget(t *testing.T) {
+	e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 1, Termination: Termination{MaxEvaluations: 20}})
+	for range 10 {
+		if e.Stopped() != nil {
+			break
+		}
+		v := make([]float64, e.Params().Lambda)
+		for k := range v {
+			v[k] = math.NaN()
+		}
+		if _, err := e.Tell(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := hasReason(e.Stopped(), StopMaxEvaluations); !ok || e.Evaluations() != 21 {
+		t.Fatalf("stopped by %v after %d evaluations, want max_evaluations after 21", reasonNames(e.Stopped()), e.Evaluations())
+	}
+}
