@@ -1,0 +1,365 @@
+// Package store is the bbolt implementation of session.Store.
+//
+// Layout of the file (bbolt buckets):
+//
+//	meta      "schema" -> the layout's version, decimal
+//	sessions  id -> version (8 bytes, big endian) ‖ session meta
+//	states    id -> optimizer state
+//	history   id -> bucket: generation (8 bytes, big endian) -> entry
+//
+// Every write goes through one committer goroutine that puts all the writes
+// waiting for it into one transaction (group commit): concurrent tells to
+// different sessions share an fsync, and a lone write waits for nothing.
+// bbolt's DB.Batch would do the same but holds every batch for
+// MaxBatchDelay, which a lone tell would pay on every generation.
+//
+// The store stores bytes and decodes nothing.
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/selfcma/selfcma/internal/session"
+	bolt "go.etcd.io/bbolt"
+)
+
+// SchemaVersion is the version of the file's layout, kept in the meta
+// bucket. Bump it with any change of the layout.
+const SchemaVersion = 1
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketSessions = []byte("sessions")
+	bucketStates   = []byte("states")
+	bucketHistory  = []byte("history")
+	keySchema      = []byte("schema")
+)
+
+// maxBatch is the most writes one transaction takes.
+const maxBatch = 256
+
+// ErrClosed is returned by writes after Close.
+var ErrClosed = errors.New("store: closed")
+
+// Store is a session.Store in a bbolt file. It is safe for concurrent use.
+type Store struct {
+	db *bolt.DB
+
+	mu     sync.RWMutex // guards closed and sends on ops
+	closed bool
+	ops    chan *op
+	done   chan struct{} // closed when the committer has returned
+
+	commits atomic.Int64 // write transactions committed
+}
+
+var _ session.Store = (*Store)(nil)
+
+// op is one write: fn runs inside a read-write transaction. An fn returns
+// an error wrapping session.ErrNoRecord or session.ErrVersion only before it
+// wrote anything, so the transaction can go on with the other writes; any
+// other error rolls the whole transaction back.
+type op struct {
+	fn   func(*bolt.Tx) error
+	done chan error
+}
+
+// Options tune Open.
+type Options struct {
+	// NoSync skips the fsync of each commit: for benchmarks that measure
+	// everything but the disk. Never in the server.
+	NoSync bool
+}
+
+// Open opens or creates the file at path. It fails if another process holds
+// the file (after a second) or if the file's layout is not SchemaVersion.
+func Open(path string, opt *Options) (*Store, error) {
+	bo := &bolt.Options{Timeout: time.Second}
+	if opt != nil && opt.NoSync {
+		bo.NoSync = true
+	}
+	db, err := bolt.Open(path, 0o600, bo)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := db.Update(initSchema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := &Store{db: db, ops: make(chan *op, maxBatch), done: make(chan struct{})}
+	go s.commitLoop()
+	return s, nil
+}
+
+func initSchema(tx *bolt.Tx) error {
+	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	if v := meta.Get(keySchema); v != nil {
+		got, err := strconv.Atoi(string(v))
+		if err != nil || got != SchemaVersion {
+			return fmt.Errorf("file layout version %q, this server reads %d", v, SchemaVersion)
+		}
+	} else if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+		return err
+	}
+	for _, name := range [][]byte{bucketSessions, bucketStates, bucketHistory} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close waits for the writes under way, then closes the file.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	close(s.ops)
+	s.mu.Unlock()
+	<-s.done
+	return s.db.Close()
+}
+
+// write queues fn for the committer and waits until its transaction is
+// committed (or failed).
+func (s *Store) write(fn func(*bolt.Tx) error) error {
+	o := &op{fn: fn, done: make(chan error, 1)}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	s.ops <- o
+	s.mu.RUnlock()
+	return <-o.done
+}
+
+func (s *Store) commitLoop() {
+	defer close(s.done)
+	batch := make([]*op, 0, maxBatch)
+	for o := range s.ops {
+		batch = append(batch[:0], o)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case o, ok := <-s.ops:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, o)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// commit runs the batch in one transaction. If an fn fails unexpectedly,
+// the transaction is rolled back and every fn runs again on its own.
+func (s *Store) commit(batch []*op) {
+	errs := make([]error, len(batch))
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for i, o := range batch {
+			errs[i] = o.fn(tx)
+			if errs[i] != nil && !expected(errs[i]) {
+				return errs[i]
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		s.commits.Add(1)
+		for i, o := range batch {
+			o.done <- errs[i]
+		}
+		return
+	}
+	if len(batch) == 1 {
+		batch[0].done <- err
+		return
+	}
+	for _, o := range batch {
+		o.done <- s.db.Update(o.fn)
+	}
+}
+
+func expected(err error) bool {
+	return errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion)
+}
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// storedVersion returns the version of id, 0 if there is none.
+func storedVersion(tx *bolt.Tx, id []byte) uint64 {
+	v := tx.Bucket(bucketSessions).Get(id)
+	if len(v) < 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// Put implements session.Store.
+func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.HistoryEntry) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if rec.ID == "" {
+		return 0, fmt.Errorf("store: put: empty id")
+	}
+	id := []byte(rec.ID)
+	next := rec.Version + 1
+	val := make([]byte, 8, 8+len(rec.Meta))
+	binary.BigEndian.PutUint64(val, next)
+	val = append(val, rec.Meta...)
+	err := s.write(func(tx *bolt.Tx) error {
+		if got := storedVersion(tx, id); got != rec.Version {
+			if got == 0 {
+				return fmt.Errorf("store: put %s: %w", rec.ID, session.ErrNoRecord)
+			}
+			return fmt.Errorf("store: put %s: version %d, stored %d: %w", rec.ID, rec.Version, got, session.ErrVersion)
+		}
+		if err := tx.Bucket(bucketSessions).Put(id, val); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketStates).Put(id, rec.State); err != nil {
+			return err
+		}
+		if hist == nil {
+			return nil
+		}
+		h, err := tx.Bucket(bucketHistory).CreateBucketIfNotExists(id)
+		if err != nil {
+			return err
+		}
+		return h.Put(u64(hist.Generation), hist.Data)
+	})
+	if err != nil {
+		if expected(err) {
+			return 0, err
+		}
+		return 0, fmt.Errorf("store: put %s: %w", rec.ID, err)
+	}
+	return next, nil
+}
+
+// Delete implements session.Store.
+func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	key := []byte(id)
+	err := s.write(func(tx *bolt.Tx) error {
+		got := storedVersion(tx, key)
+		switch {
+		case got == 0:
+			return fmt.Errorf("store: delete %s: %w", id, session.ErrNoRecord)
+		case got != version:
+			return fmt.Errorf("store: delete %s: version %d, stored %d: %w", id, version, got, session.ErrVersion)
+		}
+		if err := tx.Bucket(bucketSessions).Delete(key); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketStates).Delete(key); err != nil {
+			return err
+		}
+		h := tx.Bucket(bucketHistory)
+		if h.Bucket(key) != nil {
+			return h.DeleteBucket(key)
+		}
+		return nil
+	})
+	if err != nil && !expected(err) {
+		return fmt.Errorf("store: delete %s: %w", id, err)
+	}
+	return err
+}
+
+// Get implements session.Store.
+func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return session.Record{}, err
+	}
+	var rec session.Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketSessions).Get([]byte(id))
+		if v == nil {
+			return fmt.Errorf("store: get %s: %w", id, session.ErrNoRecord)
+		}
+		if len(v) < 8 {
+			return fmt.Errorf("store: get %s: record of %d bytes", id, len(v))
+		}
+		rec = session.Record{
+			ID:      id,
+			Version: binary.BigEndian.Uint64(v),
+			Meta:    bytes.Clone(v[8:]),
+			State:   bytes.Clone(tx.Bucket(bucketStates).Get([]byte(id))),
+		}
+		return nil
+	})
+	return rec, err
+}
+
+// List implements session.Store.
+func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []session.Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketSessions).Cursor()
+		k, v := c.Seek([]byte(after))
+		if k != nil && string(k) == after {
+			k, v = c.Next()
+		}
+		for ; k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			if len(v) < 8 {
+				return fmt.Errorf("store: list: record %s of %d bytes", k, len(v))
+			}
+			out = append(out, session.Record{
+				ID:      string(k),
+				Version: binary.BigEndian.Uint64(v),
+				Meta:    bytes.Clone(v[8:]),
+			})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// History implements session.Store.
+func (s *Store) History(ctx context.Context, id string, from uint64, limit int) ([]session.HistoryEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []session.HistoryEntry
+	err := s.db.View(func(tx *bolt.Tx) error {
+		h := tx.Bucket(bucketHistory).Bucket([]byte(id))
+		if h == nil {
+			return nil
+		}
+		c := h.Cursor()
+		for k, v := c.Seek(u64(from)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			if len(k) != 8 {
+				return fmt.Errorf("store: history %s: key of %d bytes", id, len(k))
+			}
+			out = append(out, session.HistoryEntry{Generation: binary.BigEndian.Uint64(k), Data: bytes.Clone(v)})
+		}
+		return nil
+	})
+	return out, err
+}
