@@ -1,0 +1,58 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an Error; httpapi maps each to one HTTP status.
+type Code string
+
+// The codes of the domain.
+const (
+	CodeInvalid    Code = "invalid"      // the request is not of the documented shape
+	CodeOutOfRange Code = "out_of_range" // a value outside its range, or inconsistent with the others or the session
+	CodeNotFound   Code = "not_found"    // no such session
+	CodeConflict   Code = "conflict"     // a tell for another generation than the pending one
+	CodeStopped    Code = "stopped"      // the session has stopped
+	CodeInternal   Code = "internal"     // anything else; the message is not shown to clients
+)
+
+// Error is the one error type of the service's domain.
+type Error struct {
+	Code    Code
+	Message string
+
+	// Generation is the pending generation, for CodeConflict and CodeStopped.
+	Generation int
+	// StopReasons are the criteria that stopped the session, for CodeStopped.
+	StopReasons []StopReason
+
+	Err error // the cause, for logs only
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode returns the Code of err's Error, CodeInternal if it has none.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+func errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func internal(step string, err error) *Error {
+	return &Error{Code: CodeInternal, Message: "internal error", Err: fmt.Errorf("%s: %w", step, err)}
+}

@@ -1,0 +1,480 @@
+// Package session is the domain of the selfcma service: sessions that run
+// an ask/tell optimizer (CMA-ES or self-CMA-ES), their validation, the
+// ask/tell state machine, and the Store interface they are persisted through.
+//
+// A session's pending batch is part of its optimizer state: create and tell
+// sample the next batch and persist it with the state in one write, and ask
+// only reads it, so the same points are handed out until they are told,
+// after any restart of the server.
+package session
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/selfcma/selfcma/internal/cmaes"
+)
+
+// Manager runs sessions over a Store. It is safe for concurrent use; the
+// operations on one session are serialized, those on different sessions run
+// in parallel.
+//
+// Manager keeps the decoded optimizers of recently used sessions in memory
+// and assumes it is the only writer of its store; a write that finds another
+// version drops the cached session and starts over from the store.
+type Manager struct {
+	store  Store
+	limits Limits
+	now    func() time.Time
+	newID  func() string
+
+	mu       sync.Mutex
+	entries  map[string]*entry
+	tick     uint64
+	cacheCap int
+}
+
+// entry serializes the operations on one session and caches it.
+type entry struct {
+	mu sync.Mutex
+	l  *loaded // under mu; nil = not cached
+
+	refs int    // under Manager.mu: holders and waiters of mu
+	used uint64 // under Manager.mu: last use, for eviction
+}
+
+// loaded is a session decoded from its record.
+type loaded struct {
+	version uint64
+	meta    *meta
+	opt     optimizer
+}
+
+// Options configure a Manager.
+type Options struct {
+	Limits   Limits           // zero value = DefaultLimits
+	CacheCap int              // decoded sessions kept in memory; 0 = 256
+	Now      func() time.Time // for tests; nil = time.Now
+}
+
+// NewManager returns a Manager over st.
+func NewManager(st Store, opt Options) *Manager {
+	m := &Manager{store: st, limits: opt.Limits, now: opt.Now, cacheCap: opt.CacheCap, entries: map[string]*entry{}}
+	if m.limits == (Limits{}) {
+		m.limits = DefaultLimits
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	if m.cacheCap <= 0 {
+		m.cacheCap = 256
+	}
+	m.newID = func() string { return uuid.Must(uuid.NewV7()).String() }
+	return m
+}
+
+// Limits returns the limits the Manager enforces.
+func (m *Manager) Limits() Limits { return m.limits }
+
+func (m *Manager) acquire(id string) *entry {
+	m.mu.Lock()
+	e := m.entries[id]
+	if e == nil {
+		e = new(entry)
+		m.entries[id] = e
+	}
+	e.refs++
+	m.tick++
+	e.used = m.tick
+	m.mu.Unlock()
+	e.mu.Lock()
+	return e
+}
+
+func (m *Manager) release(e *entry) {
+	e.mu.Unlock()
+	m.mu.Lock()
+	e.refs--
+	if len(m.entries) > m.cacheCap {
+		m.evict()
+	}
+	m.mu.Unlock()
+}
+
+// evict forgets the least recently used idle entries, down to 3/4 of the
+// cache's capacity. m.mu is held.
+func (m *Manager) evict() {
+	type idle struct {
+		id   string
+		used uint64
+	}
+	var cand []idle
+	for id, e := range m.entries {
+		if e.refs == 0 {
+			cand = append(cand, idle{id, e.used})
+		}
+	}
+	slices.SortFunc(cand, func(a, b idle) int { return int64Cmp(a.used, b.used) })
+	for _, c := range cand {
+		if len(m.entries) <= m.cacheCap*3/4 {
+			break
+		}
+		delete(m.entries, c.id)
+	}
+}
+
+func int64Cmp(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// load returns the cached session of e, decoding it from the store first if
+// needed. e.mu is held.
+func (m *Manager) load(ctx context.Context, e *entry, id string) (*loaded, error) {
+	if e.l != nil {
+		return e.l, nil
+	}
+	rec, err := m.store.Get(ctx, id)
+	if errors.Is(err, ErrNoRecord) {
+		return nil, errorf(CodeNotFound, "no session %q", id)
+	}
+	if err != nil {
+		return nil, internal("load session", err)
+	}
+	md, err := decodeMeta(rec.Meta)
+	if err != nil {
+		return nil, internal("load session", err)
+	}
+	o, err := decodeOptimizer(md.Algorithm, rec.State)
+	if err != nil {
+		return nil, internal("load session", err)
+	}
+	e.l = &loaded{version: rec.Version, meta: md, opt: o}
+	return e.l, nil
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// Create validates p, starts the optimizer (which samples the first batch)
+// and persists the session in one write.
+func (m *Manager) Create(ctx context.Context, p CreateParams) (Session, error) {
+	alg, init, cfg, err := m.limits.config(p)
+	if err != nil {
+		return Session{}, err
+	}
+	if p.Metadata != nil {
+		t := bytes.TrimLeft(p.Metadata, " \t\r\n")
+		if !json.Valid(p.Metadata) || len(t) == 0 || t[0] != '{' {
+			return Session{}, errorf(CodeOutOfRange, "metadata is not a JSON object")
+		}
+	}
+	if p.Seed != nil {
+		cfg.Seed = *p.Seed
+	} else {
+		cfg.Seed = randomSeed()
+	}
+	o, err := newOptimizer(alg, init, cfg)
+	if err != nil {
+		// config has checked what the engines check.
+		return Session{}, errorf(CodeOutOfRange, "%v", err)
+	}
+	now := m.now().UTC()
+	md := &meta{ID: m.newID(), Name: p.Name, Algorithm: alg, CreatedAt: now, UpdatedAt: now}
+	if p.Metadata != nil {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, p.Metadata); err != nil {
+			return Session{}, errorf(CodeOutOfRange, "metadata is not a JSON object")
+		}
+		md.Metadata = buf.Bytes()
+	}
+	md.summarize(o)
+	state, err := o.MarshalBinary()
+	if err != nil {
+		return Session{}, internal("encode state", err)
+	}
+	mb, err := encodeMeta(md)
+	if err != nil {
+		return Session{}, internal("encode session record", err)
+	}
+	// The write must not be abandoned half way by a client that goes away.
+	v, err := m.store.Put(context.WithoutCancel(ctx), Record{ID: md.ID, Meta: mb, State: state}, nil)
+	if err != nil {
+		return Session{}, internal("store new session", err)
+	}
+	l := &loaded{version: v, meta: md, opt: o}
+	e := m.acquire(md.ID)
+	e.l = l
+	s := view(l)
+	m.release(e)
+	return s, nil
+}
+
+// Get returns the session id.
+func (m *Manager) Get(ctx context.Context, id string) (Session, error) {
+	e := m.acquire(id)
+	defer m.release(e)
+	l, err := m.load(ctx, e, id)
+	if err != nil {
+		return Session{}, err
+	}
+	return view(l), nil
+}
+
+// Ask returns the pending batch of session id: the same points until they
+// are told. A stopped session has none.
+func (m *Manager) Ask(ctx context.Context, id string) (Batch, error) {
+	e := m.acquire(id)
+	defer m.release(e)
+	l, err := m.load(ctx, e, id)
+	if err != nil {
+		return Batch{}, err
+	}
+	if err := stoppedError(l.opt); err != nil {
+		return Batch{}, err
+	}
+	return Batch{Generation: l.opt.Generation(), Candidates: l.opt.Ask()}, nil
+}
+
+func stoppedError(o optimizer) *Error {
+	why := o.Stopped()
+	if len(why) == 0 {
+		return nil
+	}
+	e := errorf(CodeStopped, "the session has stopped: %s", why[0].Name)
+	e.Generation = o.Generation()
+	e.StopReasons = stopReasons(why)
+	return e
+}
+
+// Tell applies the fitness values of the pending generation, samples the
+// next batch and persists both with the generation's history record in one
+// write, before it returns the advanced session.
+//
+// A tell equal to the one just applied (same generation, same values, NaN
+// equal to NaN) is a retry: it is answered with the current session, as the
+// first was, and applies nothing. Any other tell of another generation than
+// the pending one is a conflict.
+func (m *Manager) Tell(ctx context.Context, id string, t TellParams) (Session, error) {
+	e := m.acquire(id)
+	defer m.release(e)
+	for attempt := 0; ; attempt++ {
+		l, err := m.load(ctx, e, id)
+		if err != nil {
+			return Session{}, err
+		}
+		if lt := l.meta.LastTell; lt != nil && lt.Generation == t.Generation && sameValues(lt.Fitness, t.Fitness) {
+			return view(l), nil
+		}
+		if err := stoppedError(l.opt); err != nil {
+			return Session{}, err
+		}
+		if g := l.opt.Generation(); t.Generation != g {
+			e := errorf(CodeConflict, "generation %d was told, the pending generation is %d", t.Generation, g)
+			if t.Generation > g {
+				e.Message = fmt.Sprintf("generation %d has not been asked, the pending generation is %d", t.Generation, g)
+			}
+			e.Generation = g
+			return Session{}, e
+		}
+		if lam := l.opt.Params().Lambda; len(t.Fitness) != lam {
+			return Session{}, errorf(CodeOutOfRange, "fitness has %d values, want %d (the population size)", len(t.Fitness), lam)
+		}
+		for i, f := range t.Fitness {
+			if math.IsInf(f, 0) {
+				return Session{}, errorf(CodeOutOfRange, "fitness[%d] is infinite, want a finite number or null", i)
+			}
+		}
+
+		// From here on the cached optimizer changes: any failure drops it.
+		s, err := m.apply(ctx, id, l, t)
+		if err == nil {
+			return s, nil
+		}
+		e.l = nil
+		if errors.Is(err, ErrVersion) && attempt == 0 {
+			continue // written by someone else: start over from the store
+		}
+		if errors.Is(err, ErrNoRecord) {
+			return Session{}, errorf(CodeNotFound, "no session %q", id)
+		}
+		return Session{}, internal("tell", err)
+	}
+}
+
+func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams) (Session, error) {
+	h, err := l.opt.Tell(t.Fitness)
+	if err != nil {
+		return Session{}, err
+	}
+	state, err := l.opt.MarshalBinary()
+	if err != nil {
+		return Session{}, err
+	}
+	hist, err := encodeHistory(h)
+	if err != nil {
+		return Session{}, err
+	}
+	md := *l.meta
+	md.UpdatedAt = m.now().UTC()
+	md.summarize(l.opt)
+	fit := make([]nullNum, len(t.Fitness))
+	for i, f := range t.Fitness {
+		fit[i] = nullNum(f)
+	}
+	md.LastTell = &lastTell{Generation: t.Generation, Fitness: fit}
+	mb, err := encodeMeta(&md)
+	if err != nil {
+		return Session{}, err
+	}
+	v, err := m.store.Put(context.WithoutCancel(ctx), Record{ID: id, Version: l.version, Meta: mb, State: state},
+		&HistoryEntry{Generation: uint64(t.Generation), Data: hist})
+	if err != nil {
+		return Session{}, err
+	}
+	l.version, l.meta = v, &md
+	return view(l), nil
+}
+
+func sameValues(a []nullNum, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := float64(a[i]), b[i]
+		if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+			return false
+		}
+	}
+	return true
+}
+
+// Delete removes session id and its history.
+func (m *Manager) Delete(ctx context.Context, id string) error {
+	e := m.acquire(id)
+	defer m.release(e)
+	version := uint64(0)
+	if e.l != nil {
+		version = e.l.version
+	} else {
+		rec, err := m.store.Get(ctx, id)
+		if errors.Is(err, ErrNoRecord) {
+			return errorf(CodeNotFound, "no session %q", id)
+		}
+		if err != nil {
+			return internal("delete session", err)
+		}
+		version = rec.Version
+	}
+	e.l = nil
+	err := m.store.Delete(context.WithoutCancel(ctx), id, version)
+	switch {
+	case errors.Is(err, ErrNoRecord):
+		return errorf(CodeNotFound, "no session %q", id)
+	case err != nil:
+		return internal("delete session", err)
+	}
+	return nil
+}
+
+// List returns up to limit sessions with ids after after, oldest first.
+func (m *Manager) List(ctx context.Context, after string, limit int) ([]Summary, error) {
+	recs, err := m.store.List(ctx, after, limit)
+	if err != nil {
+		return nil, internal("list sessions", err)
+	}
+	out := make([]Summary, 0, len(recs))
+	for _, r := range recs {
+		md, err := decodeMeta(r.Meta)
+		if err != nil {
+			return nil, internal("list sessions", err)
+		}
+		out = append(out, Summary{
+			ID: md.ID, Name: md.Name, Algorithm: md.Algorithm, Dimension: md.Dimension,
+			PopulationSize: md.PopulationSize, Status: md.Status, Generation: md.Generation,
+			Evaluations: md.Evaluations, BestF: md.BestF, CreatedAt: md.CreatedAt, UpdatedAt: md.UpdatedAt,
+		})
+	}
+	return out, nil
+}
+
+// History returns up to limit (≤ 0: all) records of the generations ≥ from
+// of session id.
+func (m *Manager) History(ctx context.Context, id string, from, limit int) ([]HistoryRecord, error) {
+	if from < 0 {
+		return nil, errorf(CodeOutOfRange, "from %d, want at least 0", from)
+	}
+	// The session must exist (its history may be empty).
+	if _, err := m.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	ents, err := m.store.History(ctx, id, uint64(from), limit)
+	if err != nil {
+		return nil, internal("read history", err)
+	}
+	out := make([]HistoryRecord, len(ents))
+	for i, en := range ents {
+		if out[i], err = decodeHistory(en.Data); err != nil {
+			return nil, internal("read history", err)
+		}
+	}
+	return out, nil
+}
+
+func stopReasons(rs []cmaes.StopReason) []StopReason {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]StopReason, len(rs))
+	for i, r := range rs {
+		out[i] = StopReason{Name: r.Name, Value: r.Value}
+	}
+	return out
+}
+
+func view(l *loaded) Session {
+	o, md := l.opt, l.meta
+	p, h, cfg := o.Params(), o.Hyper(), o.Config()
+	s := Session{
+		ID: md.ID, Name: md.Name, Algorithm: md.Algorithm,
+		Dimension: o.Dim(), PopulationSize: p.Lambda, Seed: cfg.Seed,
+		Status: StatusRunning, StopReasons: stopReasons(o.Stopped()),
+		Generation: o.Generation(), Evaluations: o.Evaluations(),
+		Mean: o.Mean(), Sigma: o.Sigma(),
+		Hyper:     Hyper{C1: h.C1, CMu: h.CMu, Cc: h.Cc, CSigma: p.CSigma, DSigma: p.DSigma, MuW: p.MuW, Init: initOf(o)},
+		Restarts:  RestartsView{Strategy: "none", Count: o.Run()},
+		Metadata:  md.Metadata,
+		CreatedAt: md.CreatedAt, UpdatedAt: md.UpdatedAt,
+	}
+	if len(s.StopReasons) > 0 {
+		s.Status = StatusStopped
+	}
+	if b, ok := o.Best(); ok {
+		s.Best = &Best{X: b.X, F: b.F, Generation: b.Generation}
+	}
+	if cfg.Restarts.IPOP {
+		s.Restarts.Strategy, s.Restarts.Max = "ipop", cfg.Restarts.Max
+	}
+	for _, r := range o.RunEnds() {
+		s.Restarts.Runs = append(s.Restarts.Runs, RunEnd{Generation: r.Generation, PopulationSize: r.Lambda, StopReasons: stopReasons(r.Reasons)})
+	}
+	return s
+}

@@ -1,0 +1,112 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/selfcma"
+)
+
+// The algorithms a session runs.
+const (
+	AlgorithmSelfCMAES = "self-cma-es" // the default
+	AlgorithmCMAES     = "cma-es"
+)
+
+// optimizer is what a session needs of an ES: the surface that cmaes.ES and
+// selfcma.ES share, with Tell returning the session's history record.
+type optimizer interface {
+	Ask() [][]float64
+	Tell(fitness []float64) (HistoryRecord, error)
+	MarshalBinary() ([]byte, error)
+
+	Config() cmaes.Config
+	Params() cmaes.Params
+	Hyper() cmaes.Hyper
+	Dim() int
+	Generation() int
+	Evaluations() int
+	Run() int
+	RunEnds() []cmaes.RunEnd
+	Mean() []float64
+	Sigma() float64
+	Best() (cmaes.Best, bool)
+	Stopped() []cmaes.StopReason
+	AxisRatio() float64
+}
+
+type plainES struct{ *cmaes.ES }
+
+func (e plainES) Tell(f []float64) (HistoryRecord, error) {
+	r, err := e.ES.Tell(f)
+	if err != nil {
+		return HistoryRecord{}, err
+	}
+	return historyOf(r), nil
+}
+
+type selfES struct{ *selfcma.ES }
+
+func (e selfES) Tell(f []float64) (HistoryRecord, error) {
+	r, err := e.ES.Tell(f)
+	if err != nil {
+		return HistoryRecord{}, err
+	}
+	h := historyOf(r.Record)
+	h.Aux = &AuxRecord{Mean: r.AuxMean, Sigma: r.AuxSigma, Feasible: r.AuxFeasible}
+	return h, nil
+}
+
+func historyOf(r cmaes.Record) HistoryRecord {
+	return HistoryRecord{
+		Generation: r.Generation, Run: r.Run, Lambda: r.Lambda, Evaluations: r.Evaluations,
+		Best: r.Best, Median: r.Median, BestSoFar: r.BestSoFar, Sigma: r.Sigma,
+		C1: r.Hyper.C1, CMu: r.Hyper.CMu, Cc: r.Hyper.Cc, AxisRatio: r.AxisRatio,
+		Restarted: r.Restarted,
+	}
+}
+
+func newOptimizer(algorithm, init string, cfg cmaes.Config) (optimizer, error) {
+	switch algorithm {
+	case AlgorithmCMAES:
+		e, err := cmaes.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return plainES{e}, nil
+	case AlgorithmSelfCMAES:
+		e, err := selfcma.New(selfcma.Config{CMA: cfg, Init: init})
+		if err != nil {
+			return nil, err
+		}
+		return selfES{e}, nil
+	}
+	return nil, fmt.Errorf("unknown algorithm %q", algorithm)
+}
+
+func decodeOptimizer(algorithm string, state []byte) (optimizer, error) {
+	switch algorithm {
+	case AlgorithmCMAES:
+		e, err := cmaes.Unmarshal(state)
+		if err != nil {
+			return nil, err
+		}
+		return plainES{e}, nil
+	case AlgorithmSelfCMAES:
+		e, err := selfcma.Unmarshal(state)
+		if err != nil {
+			return nil, err
+		}
+		return selfES{e}, nil
+	}
+	return nil, fmt.Errorf("unknown algorithm %q", algorithm)
+}
+
+// initOf returns the auxiliary's initialization of a self-CMA-ES, "" for a
+// CMA-ES.
+func initOf(o optimizer) string {
+	if s, ok := o.(selfES); ok {
+		return s.Init()
+	}
+	return ""
+}

@@ -1,0 +1,248 @@
+package session_test
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
+)
+
+func openStore(t *testing.T, path string) *store.Store {
+	t.Helper()
+	st, err := store.Open(path, &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func newManager(t *testing.T) (*session.Manager, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.db")
+	st := openStore(t, path)
+	t.Cleanup(func() { st.Close() })
+	return session.NewManager(st, session.Options{}), path
+}
+
+func seed(v uint64) *uint64 { return &v }
+
+func sphere(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return s
+}
+
+func fitness(b session.Batch) []float64 {
+	f := make([]float64, len(b.Candidates))
+	for i, x := range b.Candidates {
+		f[i] = sphere(x)
+	}
+	return f
+}
+
+func wantCode(t *testing.T, err error, code session.Code) {
+	t.Helper()
+	if got := session.ErrorCode(err); err == nil || got != code {
+		t.Fatalf("error %v (code %q), want code %q", err, got, code)
+	}
+}
+
+func TestAskTellRetryConflict(t *testing.T) {
+	ctx := context.Background()
+	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES} {
+		t.Run(alg, func(t *testing.T) {
+			m, _ := newManager(t)
+			s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2, 3}, Sigma0: 0.5, Algorithm: alg, Seed: seed(7), Metadata: []byte(` {"a": 1} `)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Generation != 0 || s.Seed != 7 || s.PopulationSize != 7 || s.Status != session.StatusRunning || string(s.Metadata) != `{"a":1}` {
+				t.Fatalf("created %+v", s)
+			}
+			b1, err := m.Ask(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b2, _ := m.Ask(ctx, s.ID)
+			if !reflect.DeepEqual(b1, b2) {
+				t.Fatal("two asks gave different batches")
+			}
+			f := fitness(b1)
+			f[2] = math.NaN() // a failed evaluation
+			s1, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Fitness: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s1.Generation != 1 || s1.Evaluations != 7 {
+				t.Fatalf("after tell: generation %d, evaluations %d", s1.Generation, s1.Evaluations)
+			}
+			again, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Fitness: f})
+			if err != nil || !reflect.DeepEqual(again, s1) {
+				t.Fatalf("retry: %v, answer differs: %v", err, !reflect.DeepEqual(again, s1))
+			}
+			g := slicesClone(f)
+			g[0]++
+			_, err = m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Fitness: g})
+			wantCode(t, err, session.CodeConflict)
+			_, err = m.Tell(ctx, s.ID, session.TellParams{Generation: 5, Fitness: f})
+			wantCode(t, err, session.CodeConflict)
+			_, err = m.Tell(ctx, s.ID, session.TellParams{Generation: 1, Fitness: f[:3]})
+			wantCode(t, err, session.CodeOutOfRange)
+			h, err := m.History(ctx, s.ID, 0, 0)
+			if err != nil || len(h) != 1 || h[0].Generation != 0 || (alg == session.AlgorithmSelfCMAES) != (h[0].Aux != nil) {
+				t.Fatalf("history %+v, %v", h, err)
+			}
+			if got, _ := m.Get(ctx, s.ID); !reflect.DeepEqual(got, s1) {
+				t.Fatal("bad tells changed the session")
+			}
+		})
+	}
+}
+
+func slicesClone(f []float64) []float64 { return append([]float64(nil), f...) }
+
+// A new Manager over the reopened file continues exactly.
+func TestRestartContinues(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	run := func(restart bool) []session.Batch {
+		st := openStore(t, path+map[bool]string{true: "r", false: ""}[restart])
+		m := session.NewManager(st, session.Options{})
+		s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 1, 1, 1}, Sigma0: 1, Seed: seed(3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []session.Batch
+		for range 30 {
+			if restart {
+				st.Close()
+				st = openStore(t, path+"r")
+				m = session.NewManager(st, session.Options{})
+			}
+			b, err := m.Ask(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b)
+			if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.Close()
+		return out
+	}
+	want, got := run(false), run(true)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("a session reloaded every generation went another way")
+	}
+}
+
+func TestStopped(t *testing.T) {
+	ctx := context.Background()
+	m, _ := newManager(t)
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 1}, Sigma0: 1, Seed: seed(1), Termination: session.Termination{MaxEvaluations: 12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last session.TellParams
+	for s.Status == session.StatusRunning {
+		b, err := m.Ask(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = session.TellParams{Generation: b.Generation, Fitness: fitness(b)}
+		if s, err = m.Tell(ctx, s.ID, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.StopReasons) != 1 || s.StopReasons[0].Name != "max_evaluations" {
+		t.Fatalf("stop reasons %+v", s.StopReasons)
+	}
+	_, err = m.Ask(ctx, s.ID)
+	wantCode(t, err, session.CodeStopped)
+	if _, err := m.Tell(ctx, s.ID, last); err != nil {
+		t.Fatalf("retry of the stopping tell: %v", err)
+	}
+	_, err = m.Tell(ctx, s.ID, session.TellParams{Generation: s.Generation, Fitness: last.Fitness})
+	wantCode(t, err, session.CodeStopped)
+}
+
+func TestCreateValidation(t *testing.T) {
+	m, _ := newManager(t)
+	one := 1
+	tests := []struct {
+		name string
+		p    session.CreateParams
+	}{
+		{"empty x0", session.CreateParams{Sigma0: 1}},
+		{"nan x0", session.CreateParams{X0: []float64{math.NaN()}, Sigma0: 1}},
+		{"sigma0 0", session.CreateParams{X0: []float64{1}}},
+		{"lambda 1", session.CreateParams{X0: []float64{1}, Sigma0: 1, PopulationSize: 1}},
+		{"dimension", session.CreateParams{X0: make([]float64, 2001), Sigma0: 1}},
+		{"algorithm", session.CreateParams{X0: []float64{1}, Sigma0: 1, Algorithm: "x"}},
+		{"init with cma-es", session.CreateParams{X0: []float64{1}, Sigma0: 1, Algorithm: "cma-es", Init: "uniform"}},
+		{"bounds order", session.CreateParams{X0: []float64{1}, Sigma0: 1, Bounds: &session.Bounds{Lower: []float64{2}, Upper: []float64{2}}}},
+		{"x0 outside", session.CreateParams{X0: []float64{3}, Sigma0: 1, Bounds: &session.Bounds{Lower: []float64{0}, Upper: []float64{2}}}},
+		{"bounds length", session.CreateParams{X0: []float64{1}, Sigma0: 1, Bounds: &session.Bounds{Lower: []float64{0, 0}, Upper: []float64{2}}}},
+		{"max without ipop", session.CreateParams{X0: []float64{1}, Sigma0: 1, Restarts: session.Restarts{Max: &one}}},
+		{"metadata not object", session.CreateParams{X0: []float64{1}, Sigma0: 1, Metadata: []byte("[1]")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := m.Create(context.Background(), tc.p)
+			wantCode(t, err, session.CodeOutOfRange)
+		})
+	}
+	if l, _ := m.List(context.Background(), "", 0); len(l) != 0 {
+		t.Errorf("failed creates left %d sessions", len(l))
+	}
+}
+
+// Eight clients race tells on one session: every generation is applied
+// exactly once, and the losers get conflicts or retry answers.
+func TestRacingTells(t *testing.T) {
+	ctx := context.Background()
+	m, _ := newManager(t)
+	s, err := m.Create(ctx, session.CreateParams{X0: make([]float64, 5), Sigma0: 1, Seed: seed(9)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gens = 40
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				b, err := m.Ask(ctx, s.ID)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if b.Generation >= gens {
+					return
+				}
+				_, err = m.Tell(ctx, s.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)})
+				if err != nil && session.ErrorCode(err) != session.CodeConflict {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	h, err := m.History(ctx, s.ID, 0, 0)
+	if err != nil || len(h) < gens {
+		t.Fatalf("history of %d records, %v", len(h), err)
+	}
+	for i, r := range h {
+		if r.Generation != i || r.Evaluations != (i+1)*s.PopulationSize {
+			t.Fatalf("record %d: generation %d, evaluations %d", i, r.Generation, r.Evaluations)
+		}
+	}
+}

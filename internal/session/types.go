@@ -1,0 +1,162 @@
+package session
+
+import "time"
+
+// CreateParams are the settings of a new session. Pointers and zero values
+// select the documented defaults.
+type CreateParams struct {
+	X0             []float64 // initial mean, 1 ≤ n ≤ Limits.MaxDimension finite values
+	Sigma0         float64   // initial step size > 0
+	PopulationSize int       // λ ≥ 2; 0 = 4 + ⌊3 ln n⌋
+	Algorithm      string    // AlgorithmSelfCMAES (also "") or AlgorithmCMAES
+	Seed           *uint64   // nil = drawn from crypto/rand
+	Bounds         *Bounds
+	Init           string // self-CMA-ES: "default" (also "") or "uniform"
+	Restarts       Restarts
+	Termination    Termination
+	Name           string
+	Metadata       []byte // a JSON object, stored and echoed as is; nil = none
+}
+
+// Bounds is a box that every candidate handed out lies in.
+type Bounds struct {
+	Lower, Upper []float64
+}
+
+// Restarts selects IPOP restarts.
+type Restarts struct {
+	Strategy string // "none" (also "") or "ipop"
+	Max      *int   // most restarts; nil = 9, or fewer if λ·2^max would pass the limits
+}
+
+// Termination are the stopping criteria. For each tolerance, nil selects
+// cmaes's default, a positive value sets it and 0 disables it.
+type Termination struct {
+	MaxEvaluations int // 0 = no limit
+	TargetFitness  *float64
+	TolFun         *float64
+	TolX           *float64
+	ConditionCov   *float64
+	TolUpSigma     *float64
+	// Criteria without a value, enabled unless set to false.
+	NoEffectAxis, NoEffectCoord, Stagnation, EqualFunValues *bool
+}
+
+// Status of a session.
+const (
+	StatusRunning = "running"
+	StatusStopped = "stopped"
+)
+
+// StopReason is a termination criterion that fired and the value that made
+// it fire (possibly not finite).
+type StopReason struct {
+	Name  string
+	Value float64
+}
+
+// Best is the best point told so far.
+type Best struct {
+	X          []float64
+	F          float64
+	Generation int
+}
+
+// Hyper are the learning rates the next update uses (c1, cmu, cc; adapted by
+// self-CMA-ES) and the fixed parameters of the run.
+type Hyper struct {
+	C1, CMu, Cc         float64
+	CSigma, DSigma, MuW float64
+	Init                string // self-CMA-ES: the auxiliary's initialization
+}
+
+// RestartsView describes the restarts of a session.
+type RestartsView struct {
+	Strategy string // "none" or "ipop"
+	Max      int
+	Count    int // restarts so far
+	Runs     []RunEnd
+}
+
+// RunEnd says why a run ended in a restart.
+type RunEnd struct {
+	Generation     int // its last generation
+	PopulationSize int
+	StopReasons    []StopReason
+}
+
+// Session is the state of a session as clients see it.
+type Session struct {
+	ID             string
+	Name           string
+	Algorithm      string
+	Dimension      int
+	PopulationSize int // λ of the pending generation
+	Seed           uint64
+	Status         string
+	StopReasons    []StopReason
+	Generation     int // the pending generation = generations told
+	Evaluations    int
+	Best           *Best // nil before the first finite value
+	Mean           []float64
+	Sigma          float64
+	Hyper          Hyper
+	Restarts       RestartsView
+	Metadata       []byte
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Summary is a session in a list: what the record holds without decoding
+// the optimizer state.
+type Summary struct {
+	ID             string
+	Name           string
+	Algorithm      string
+	Dimension      int
+	PopulationSize int
+	Status         string
+	Generation     int
+	Evaluations    int
+	BestF          *float64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Batch is the pending generation's candidates, in the order their fitness
+// values must be told.
+type Batch struct {
+	Generation int
+	Candidates [][]float64
+}
+
+// TellParams are the fitness values of a generation: NaN for a failed
+// evaluation.
+type TellParams struct {
+	Generation int
+	Fitness    []float64
+}
+
+// HistoryRecord describes one told generation. Best and Median are NaN if
+// every evaluation failed, BestSoFar before any finite value.
+type HistoryRecord struct {
+	Generation  int
+	Run         int
+	Lambda      int
+	Evaluations int
+	Best        float64
+	Median      float64
+	BestSoFar   float64
+	Sigma       float64
+	C1, CMu, Cc float64 // the rates the update used
+	AxisRatio   float64
+	Restarted   bool
+	Aux         *AuxRecord // self-CMA-ES only
+}
+
+// AuxRecord is the auxiliary CMA-ES of self-CMA-ES after a generation.
+type AuxRecord struct {
+	Mean     [3]float64 // u = (c1, cmu, cc)/0.9
+	Sigma    float64
+	Feasible bool // whether 0.9·Mean is the next θ (else the defaults)
+}
