@@ -1,0 +1,161 @@
+// Command server runs the selfcma service: ask/tell sessions of CMA-ES and
+// self-CMA-ES over HTTP, persisted in a bbolt file.
+//
+//	go run ./cmd/server [-addr host:port] [-db file] [-token secret] [limits]
+//
+// Every flag falls back to an environment variable (SELFCMA_ADDR,
+// SELFCMA_DB, SELFCMA_TOKEN, SELFCMA_MAX_DIMENSION, ...), then to its
+// default. The first line it logs names the address it listens on. On
+// SIGINT or SIGTERM it stops taking requests, finishes those under way and
+// closes the file.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/selfcma/selfcma/internal/httpapi"
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "selfcma:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// Config is the server's configuration.
+type Config struct {
+	Addr            string
+	DB              string
+	Token           string
+	Limits          session.Limits
+	MaxBodyBytes    int64
+	ShutdownTimeout time.Duration
+}
+
+// parseConfig reads flags, falling back to the environment, then to the
+// defaults.
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	c := Config{Limits: session.DefaultLimits}
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(out)
+	str := func(p *string, name, env, def, usage string) {
+		if v := getenv(env); v != "" {
+			def = v
+		}
+		fs.StringVar(p, name, def, usage+" (env "+env+")")
+	}
+	var errs []error
+	num := func(p *int, name, env string, def int, usage string) {
+		if v := getenv(env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", env, v))
+			} else {
+				def = n
+			}
+		}
+		fs.IntVar(p, name, def, usage+" (env "+env+")")
+	}
+	str(&c.Addr, "addr", "SELFCMA_ADDR", "127.0.0.1:8080", "address to listen on; port 0 picks a free one")
+	str(&c.DB, "db", "SELFCMA_DB", "selfcma.db", "bbolt file of the sessions")
+	str(&c.Token, "token", "SELFCMA_TOKEN", "", "bearer token that every /v1 request must carry; empty = none")
+	num(&c.Limits.MaxDimension, "max-dimension", "SELFCMA_MAX_DIMENSION", c.Limits.MaxDimension, "largest dimension n of a session")
+	num(&c.Limits.MaxPopulation, "max-population", "SELFCMA_MAX_POPULATION", c.Limits.MaxPopulation, "largest population size λ, also after restarts")
+	num(&c.Limits.MaxBatch, "max-batch", "SELFCMA_MAX_BATCH", c.Limits.MaxBatch, "largest λ·n of a batch")
+	body := httpapi.DefaultMaxBodyBytes
+	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if len(errs) > 0 {
+		return c, errors.Join(errs...)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, v := range []int{c.Limits.MaxDimension, c.Limits.MaxPopulation, c.Limits.MaxBatch, body} {
+		if v < 1 {
+			return c, fmt.Errorf("limits must be positive")
+		}
+	}
+	c.MaxBodyBytes = int64(body)
+	return c, nil
+}
+
+// run serves until ctx is done, then shuts down gracefully. It logs to
+// stdout; its first line is `msg=listening addr=HOST:PORT`.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stdout)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stdout, nil))
+
+	// Listen first, so that a bad or taken address fails before anything
+	// else; then open the file.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	st, err := store.Open(cfg.DB, nil)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	m := session.NewManager(st, session.Options{Limits: cfg.Limits})
+	srv := &http.Server{
+		Handler: httpapi.New(httpapi.Config{
+			Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.DB, "auth", cfg.Token != "")
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err = <-served:
+		// Serve failed by itself.
+	case <-ctx.Done():
+		log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		err = srv.Shutdown(sctx)
+		cancel()
+		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = serr
+		}
+	}
+	// bbolt last, after every request has finished.
+	if cerr := st.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,182 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/csv"
+	"net/http"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/selfcma/selfcma/internal/session"
+)
+
+func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
+	s.writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *server) create(w http.ResponseWriter, r *http.Request) {
+	p, err := decodeCreate(r.Body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, err := s.m.Create(r.Context(), p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
+	s.writeJSON(w, r, http.StatusCreated, toSessionJSON(sess))
+}
+
+// Limits of GET /v1/sessions.
+const (
+	defaultListLimit = 100
+	maxListLimit     = 1000
+)
+
+func (s *server) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := intParam(q.Get("limit"), "limit", defaultListLimit, 1, maxListLimit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	got, err := s.m.List(r.Context(), q.Get("after"), limit+1)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := listJSON{Sessions: make([]summaryJSON, 0, len(got))}
+	for i, sum := range got {
+		if i == limit {
+			out.Next = got[i-1].ID
+			break
+		}
+		out.Sessions = append(out.Sessions, toSummaryJSON(sum))
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+}
+
+// intParam reads an optional integer query parameter in [lo, hi].
+func intParam(v, name string, def, lo, hi int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, invalid("%s %q is not an integer", name, v)
+	}
+	if n < lo || n > hi {
+		return 0, &session.Error{Code: session.CodeOutOfRange, Message: name + " " + v + " is out of range [" + strconv.Itoa(lo) + ", " + strconv.Itoa(hi) + "]"}
+	}
+	return n, nil
+}
+
+func (s *server) get(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.m.Get(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, toSessionJSON(sess))
+}
+
+func (s *server) delete(w http.ResponseWriter, r *http.Request) {
+	if err := s.m.Delete(r.Context(), chi.URLParam(r, "id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *server) ask(w http.ResponseWriter, r *http.Request) {
+	b, err := s.m.Ask(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, batchJSON{Generation: b.Generation, Candidates: matrix(b.Candidates)})
+}
+
+func (s *server) tell(w http.ResponseWriter, r *http.Request) {
+	p, err := decodeTell(r.Body)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, err := s.m.Tell(r.Context(), chi.URLParam(r, "id"), p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, toSessionJSON(sess))
+}
+
+func (s *server) history(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	from, err := intParam(q.Get("from"), "from", 0, 0, 1<<62)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	limit, err := intParam(q.Get("limit"), "limit", 0, 1, 1<<62)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	format := q.Get("format")
+	if format != "" && format != "json" && format != "csv" {
+		s.writeError(w, r, &session.Error{Code: session.CodeOutOfRange, Message: "format " + strconv.Quote(format) + ", want json or csv"})
+		return
+	}
+	recs, err := s.m.History(r.Context(), chi.URLParam(r, "id"), from, limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if format == "csv" {
+		s.writeCSV(w, recs)
+		return
+	}
+	out := historyJSON{Records: make([]historyRecordJSON, len(recs))}
+	for i, h := range recs {
+		out.Records[i] = toHistoryJSON(h)
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+}
+
+var csvHeader = []string{"generation", "run", "lambda", "evaluations", "best", "median", "best_so_far",
+	"sigma", "c1", "cmu", "cc", "axis_ratio", "restarted", "aux_mean_c1", "aux_mean_cmu", "aux_mean_cc",
+	"aux_sigma", "aux_feasible"}
+
+// writeCSV writes the history as CSV: one header line, one line per
+// generation, empty fields for values that are not finite or absent.
+func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.Write(csvHeader)
+	f := func(v float64) string { return string(appendNum(nil, v)) }
+	row := make([]string, len(csvHeader))
+	for _, h := range recs {
+		row = append(row[:0], strconv.Itoa(h.Generation), strconv.Itoa(h.Run), strconv.Itoa(h.Lambda),
+			strconv.Itoa(h.Evaluations), f(h.Best), f(h.Median), f(h.BestSoFar), f(h.Sigma),
+			f(h.C1), f(h.CMu), f(h.Cc), f(h.AxisRatio), strconv.FormatBool(h.Restarted))
+		if a := h.Aux; a != nil {
+			row = append(row, f(a.Mean[0]), f(a.Mean[1]), f(a.Mean[2]), f(a.Sigma), strconv.FormatBool(a.Feasible))
+		} else {
+			row = append(row, "", "", "", "", "")
+		}
+		for i, v := range row {
+			if v == "null" {
+				row[i] = ""
+			}
+		}
+		cw.Write(row)
+	}
+	cw.Flush()
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	w.Write(buf.Bytes())
+}

@@ -1,0 +1,196 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/selfcma/selfcma/internal/session"
+)
+
+// The response bodies: the JSON form of session's types.
+
+type sessionJSON struct {
+	ID              string          `json:"id"`
+	Name            string          `json:"name"`
+	Algorithm       string          `json:"algorithm"`
+	Dimension       int             `json:"dimension"`
+	PopulationSize  int             `json:"population_size"`
+	Seed            uint64          `json:"seed"`
+	Status          string          `json:"status"`
+	StopReasons     []stopJSON      `json:"stop_reasons"`
+	Generation      int             `json:"generation"`
+	Evaluations     int             `json:"evaluations"`
+	Best            *bestJSON       `json:"best"`
+	Mean            nums            `json:"mean"`
+	Sigma           num             `json:"sigma"`
+	Hyperparameters hyperJSON       `json:"hyperparameters"`
+	Restarts        restartsJSON    `json:"restarts"`
+	Metadata        json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+	Links           linksJSON       `json:"links"`
+}
+
+type stopJSON struct {
+	Name  string `json:"name"`
+	Value num    `json:"value"`
+}
+
+type bestJSON struct {
+	X          nums `json:"x"`
+	F          num  `json:"f"`
+	Generation int  `json:"generation"`
+}
+
+type hyperJSON struct {
+	C1     num    `json:"c1"`
+	CMu    num    `json:"cmu"`
+	Cc     num    `json:"cc"`
+	CSigma num    `json:"c_sigma"`
+	DSigma num    `json:"d_sigma"`
+	MuW    num    `json:"mu_w"`
+	Init   string `json:"init,omitempty"`
+}
+
+type restartsJSON struct {
+	Strategy string       `json:"strategy"`
+	Max      int          `json:"max"`
+	Count    int          `json:"count"`
+	Runs     []runEndJSON `json:"runs"`
+}
+
+type runEndJSON struct {
+	Generation     int        `json:"generation"`
+	PopulationSize int        `json:"population_size"`
+	StopReasons    []stopJSON `json:"stop_reasons"`
+}
+
+type linksJSON struct {
+	Self    string `json:"self"`
+	Ask     string `json:"ask"`
+	Tell    string `json:"tell"`
+	History string `json:"history"`
+	UI      string `json:"ui"`
+}
+
+func links(id string) linksJSON {
+	base := "/v1/sessions/" + id
+	return linksJSON{Self: base, Ask: base + "/ask", Tell: base + "/tell", History: base + "/history", UI: "/ui/sessions/" + id}
+}
+
+func stopsJSON(rs []session.StopReason) []stopJSON {
+	out := make([]stopJSON, len(rs))
+	for i, r := range rs {
+		out[i] = stopJSON{Name: r.Name, Value: num(r.Value)}
+	}
+	return out
+}
+
+func toSessionJSON(s session.Session) sessionJSON {
+	j := sessionJSON{
+		ID: s.ID, Name: s.Name, Algorithm: s.Algorithm, Dimension: s.Dimension,
+		PopulationSize: s.PopulationSize, Seed: s.Seed, Status: s.Status,
+		StopReasons: stopsJSON(s.StopReasons), Generation: s.Generation, Evaluations: s.Evaluations,
+		Mean: nums(s.Mean), Sigma: num(s.Sigma),
+		Hyperparameters: hyperJSON{
+			C1: num(s.Hyper.C1), CMu: num(s.Hyper.CMu), Cc: num(s.Hyper.Cc),
+			CSigma: num(s.Hyper.CSigma), DSigma: num(s.Hyper.DSigma), MuW: num(s.Hyper.MuW), Init: s.Hyper.Init,
+		},
+		Restarts:  restartsJSON{Strategy: s.Restarts.Strategy, Max: s.Restarts.Max, Count: s.Restarts.Count, Runs: []runEndJSON{}},
+		Metadata:  json.RawMessage(s.Metadata),
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		Links: links(s.ID),
+	}
+	if b := s.Best; b != nil {
+		j.Best = &bestJSON{X: nums(b.X), F: num(b.F), Generation: b.Generation}
+	}
+	for _, r := range s.Restarts.Runs {
+		j.Restarts.Runs = append(j.Restarts.Runs, runEndJSON{Generation: r.Generation, PopulationSize: r.PopulationSize, StopReasons: stopsJSON(r.StopReasons)})
+	}
+	return j
+}
+
+type summaryJSON struct {
+	ID             string    `json:"id"`
+	Name           string    `json:"name"`
+	Algorithm      string    `json:"algorithm"`
+	Dimension      int       `json:"dimension"`
+	PopulationSize int       `json:"population_size"`
+	Status         string    `json:"status"`
+	Generation     int       `json:"generation"`
+	Evaluations    int       `json:"evaluations"`
+	BestF          *num      `json:"best_f"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	Links          linksJSON `json:"links"`
+}
+
+type listJSON struct {
+	Sessions []summaryJSON `json:"sessions"`
+	Next     string        `json:"next,omitempty"`
+}
+
+func toSummaryJSON(s session.Summary) summaryJSON {
+	j := summaryJSON{
+		ID: s.ID, Name: s.Name, Algorithm: s.Algorithm, Dimension: s.Dimension, PopulationSize: s.PopulationSize,
+		Status: s.Status, Generation: s.Generation, Evaluations: s.Evaluations,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Links: links(s.ID),
+	}
+	if s.BestF != nil {
+		f := num(*s.BestF)
+		j.BestF = &f
+	}
+	return j
+}
+
+type batchJSON struct {
+	Generation int    `json:"generation"`
+	Candidates matrix `json:"candidates"`
+}
+
+type historyJSON struct {
+	Records []historyRecordJSON `json:"records"`
+}
+
+type historyRecordJSON struct {
+	Generation  int   `json:"generation"`
+	Run         int   `json:"run"`
+	Lambda      int   `json:"lambda"`
+	Evaluations int   `json:"evaluations"`
+	Best        num   `json:"best"`
+	Median      num   `json:"median"`
+	BestSoFar   num   `json:"best_so_far"`
+	Sigma       num   `json:"sigma"`
+	C1          num   `json:"c1"`
+	CMu         num   `json:"cmu"`
+	Cc          num   `json:"cc"`
+	AxisRatio   num   `json:"axis_ratio"`
+	Restarted   bool  `json:"restarted"`
+	AuxMean     nums  `json:"aux_mean,omitempty"`
+	AuxSigma    *num  `json:"aux_sigma,omitempty"`
+	AuxFeasible *bool `json:"aux_feasible,omitempty"`
+}
+
+func toHistoryJSON(h session.HistoryRecord) historyRecordJSON {
+	j := historyRecordJSON{
+		Generation: h.Generation, Run: h.Run, Lambda: h.Lambda, Evaluations: h.Evaluations,
+		Best: num(h.Best), Median: num(h.Median), BestSoFar: num(h.BestSoFar), Sigma: num(h.Sigma),
+		C1: num(h.C1), CMu: num(h.CMu), Cc: num(h.Cc), AxisRatio: num(h.AxisRatio), Restarted: h.Restarted,
+	}
+	if a := h.Aux; a != nil {
+		s, f := num(a.Sigma), a.Feasible
+		j.AuxMean, j.AuxSigma, j.AuxFeasible = nums(a.Mean[:]), &s, &f
+	}
+	return j
+}
+
+type errorJSON struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Code        string     `json:"code"`
+	Message     string     `json:"message"`
+	Generation  *int       `json:"generation,omitempty"`
+	StopReasons []stopJSON `json:"stop_reasons,omitempty"`
+}
