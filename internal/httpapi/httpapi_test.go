@@ -1,0 +1,461 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/selfcma/selfcma/internal/session"
+)
+
+// specPrefixes are the parts of the URL space that api/openapi.yaml
+// describes; the web pages (/ui) are another package's.
+var specPrefixes = []string{"/v1/", "/healthz"}
+
+// Every route of the router is in the spec and every operation of the spec
+// is a route.
+func TestRoutesMatchSpec(t *testing.T) {
+	doc, _ := loadSpec(t)
+	ts := newTestServer(t, serverOpts{})
+	var routes []string
+	err := chi.Walk(ts.mux, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if hasPrefixAny(route, specPrefixes...) {
+			routes = append(routes, method+" "+route)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			ops = append(ops, method+" "+path)
+		}
+	}
+	slices.Sort(routes)
+	slices.Sort(ops)
+	for _, r := range routes {
+		if !slices.Contains(ops, r) {
+			t.Errorf("route %s is not in api/openapi.yaml", r)
+		}
+	}
+	for _, o := range ops {
+		if !slices.Contains(routes, o) {
+			t.Errorf("api/openapi.yaml has %s, the router does not", o)
+		}
+	}
+}
+
+func TestSessionLifecycle(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	if r := ts.do(t, call{method: "GET", path: "/healthz"}); r.status != 200 {
+		t.Fatalf("healthz: %d", r.status)
+	}
+	for _, alg := range []string{"cma-es", "self-cma-es"} {
+		t.Run(alg, func(t *testing.T) {
+			s := ts.create(t, map[string]any{
+				"x0": []float64{1, -1, 0.5}, "sigma0": 0.3, "algorithm": alg, "seed": uint64(math.MaxUint64),
+				"name": "lifecycle", "metadata": map[string]any{"owner": "test", "tags": []string{"a"}},
+				"bounds":      map[string]any{"lower": []float64{-2, -2, -2}, "upper": []float64{2, 2, 2}},
+				"restarts":    map[string]any{"strategy": "ipop", "max": 2},
+				"termination": map[string]any{"max_evaluations": 1000, "target_fitness": 1e-10, "tol_fun": 0, "stagnation": false},
+			})
+			if s.Seed != math.MaxUint64 || s.Generation != 0 || s.Status != "running" {
+				t.Fatalf("created %+v", s)
+			}
+			b := ts.ask(t, s.ID)
+			if b2 := ts.do(t, call{method: "POST", path: "/v1/sessions/" + s.ID + "/ask"}); !bytes.Equal(b2.body, mustJSON(t, b)) {
+				t.Fatalf("POST ask differs from GET ask")
+			}
+			for _, x := range b.Candidates {
+				for _, v := range x {
+					if v < -2 || v > 2 {
+						t.Fatalf("candidate %v outside the bounds", x)
+					}
+				}
+			}
+			// A failed evaluation is null.
+			tell := sphereTell(b)
+			f := tell["fitness"].([]float64)
+			fit := make([]any, len(f))
+			for i := range f {
+				fit[i] = f[i]
+			}
+			fit[1] = nil
+			body := map[string]any{"generation": 0, "fitness": fit}
+			first := ts.do(t, call{method: "POST", path: "/v1/sessions/" + s.ID + "/tell", body: body})
+			retry := ts.do(t, call{method: "POST", path: "/v1/sessions/" + s.ID + "/tell", body: body})
+			if first.status != 200 || !bytes.Equal(first.body, retry.body) {
+				t.Fatalf("retried tell: %d %s\nthen %d %s", first.status, first.body, retry.status, retry.body)
+			}
+			for range 5 {
+				ts.tell(t, s.ID, sphereTell(ts.ask(t, s.ID)))
+			}
+			got := decode[sessionView](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID}))
+			if got.Generation != 6 || got.Evaluations != 6*got.PopulationSize || got.Best == nil {
+				t.Fatalf("after 6 tells: %+v", got)
+			}
+			h := decode[struct {
+				Records []map[string]any `json:"records"`
+			}](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history?from=2&limit=3"}))
+			if len(h.Records) != 3 || h.Records[0]["generation"] != 2.0 || (alg == "self-cma-es") != (h.Records[0]["aux_mean"] != nil) {
+				t.Fatalf("history: %+v", h.Records)
+			}
+			csv := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history?format=csv"})
+			if lines := strings.Split(strings.TrimSpace(string(csv.body)), "\n"); csv.status != 200 || len(lines) != 7 ||
+				!strings.HasPrefix(lines[0], "generation,run,lambda") || !strings.HasPrefix(csv.header.Get("Content-Type"), "text/csv") {
+				t.Fatalf("csv history: %d %q", csv.status, csv.body)
+			}
+		})
+	}
+	list := decode[struct {
+		Sessions []sessionView `json:"sessions"`
+		Next     string        `json:"next"`
+	}](t, ts.do(t, call{method: "GET", path: "/v1/sessions?limit=1"}))
+	if len(list.Sessions) != 1 || list.Next == "" {
+		t.Fatalf("list page: %+v", list)
+	}
+	rest := decode[struct {
+		Sessions []sessionView `json:"sessions"`
+		Next     string        `json:"next"`
+	}](t, ts.do(t, call{method: "GET", path: "/v1/sessions?after=" + list.Next}))
+	if len(rest.Sessions) != 1 || rest.Next != "" || rest.Sessions[0].ID == list.Sessions[0].ID {
+		t.Fatalf("second page: %+v", rest)
+	}
+	id := rest.Sessions[0].ID
+	if r := ts.do(t, call{method: "DELETE", path: "/v1/sessions/" + id}); r.status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	for _, c := range []call{
+		{method: "GET", path: "/v1/sessions/" + id},
+		{method: "DELETE", path: "/v1/sessions/" + id},
+		{method: "GET", path: "/v1/sessions/" + id + "/history"},
+	} {
+		if r := ts.do(t, c); r.status != http.StatusNotFound {
+			t.Errorf("%s %s after delete: %d %s", c.method, c.path, r.status, r.body)
+		}
+	}
+}
+
+func mustJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// Bad input gets the documented 4xx with an error naming the problem, and
+// changes nothing: GET of the session is byte-identical before and after.
+func TestBadInput(t *testing.T) {
+	const token = "s3cret-token"
+	ts := newTestServer(t, serverOpts{token: token, maxBody: 4096, limits: session.Limits{
+		MaxDimension: 50, MaxPopulation: 1000, MaxBatch: 100000, MaxNameBytes: 64, MaxMetadataLen: 1024,
+	}})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 1, "seed": 5})
+	b := ts.ask(t, s.ID)
+	ts.tell(t, s.ID, sphereTell(b)) // generation 0 told: 1 is pending
+	stale := sphereTell(b)
+	stale["fitness"].([]float64)[0] += 1
+	good := sphereTell(ts.ask(t, s.ID))
+	sp := "/v1/sessions/" + s.ID
+	big := `{"x0": [` + strings.Repeat("1,", 3000) + `1], "sigma0": 1}`
+
+	tests := []struct {
+		name   string
+		c      call
+		status int
+		code   string
+		msg    string // in the message
+	}{
+		{"malformed JSON", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1,`}, 400, "invalid", "truncated"},
+		{"malformed JSON syntax", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1,]}`}, 400, "invalid", "malformed JSON"},
+		{"empty body", call{method: "POST", path: "/v1/sessions", body: ``}, 400, "invalid", "empty"},
+		{"trailing data", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1} {}`}, 400, "invalid", "after the JSON"},
+		{"not an object", call{method: "POST", path: "/v1/sessions", body: `[1, 2]`}, 400, "invalid", "want an object"},
+		{"unknown field", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "sigma": 2}`}, 400, "invalid", `unknown field "sigma"`},
+		{"unknown nested field", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "termination": {"tolfun": 1}}`}, 400, "invalid", `"tolfun"`},
+		{"x0 wrong type", call{method: "POST", path: "/v1/sessions", body: `{"x0": "1,2", "sigma0": 1}`}, 400, "invalid", "x0"},
+		{"sigma0 string", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": "1"}`}, 400, "invalid", "sigma0"},
+		{"NaN string", call{method: "POST", path: "/v1/sessions", body: `{"x0": ["NaN"], "sigma0": 1}`}, 400, "invalid", "x0"},
+		{"Infinity string", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": "Infinity"}`}, 400, "invalid", "sigma0"},
+		{"bare NaN", call{method: "POST", path: "/v1/sessions", body: `{"x0": [NaN], "sigma0": 1}`}, 400, "invalid", "malformed JSON"},
+		{"x0 1e999", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1, 1e999], "sigma0": 1}`}, 400, "invalid", "1e999"},
+		{"x0 null element", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1, null], "sigma0": 1}`}, 400, "invalid", "x0[1]"},
+		{"x0 missing", call{method: "POST", path: "/v1/sessions", body: `{"sigma0": 1}`}, 400, "invalid", "x0 is required"},
+		{"sigma0 missing", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1]}`}, 400, "invalid", "sigma0 is required"},
+		{"seed negative", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "seed": -1}`}, 400, "invalid", "seed"},
+		{"population fraction", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "population_size": 2.5}`}, 400, "invalid", "population_size"},
+		{"x0 empty", call{method: "POST", path: "/v1/sessions", body: `{"x0": [], "sigma0": 1}`}, 422, "out_of_range", "x0 has 0 values"},
+		{"sigma0 zero", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 0}`}, 422, "out_of_range", "sigma0"},
+		{"sigma0 negative", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": -0.5}`}, 422, "out_of_range", "sigma0"},
+		{"lambda 1", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "population_size": 1}`}, 422, "out_of_range", "population_size"},
+		{"lambda over limit", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "population_size": 1001}`}, 422, "out_of_range", "population_size"},
+		{"dimension over limit", call{method: "POST", path: "/v1/sessions", body: `{"x0": [` + strings.Repeat("0,", 50) + `0], "sigma0": 1}`}, 422, "out_of_range", "x0 has 51 values"},
+		{"bounds lower = upper", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1, 1], "sigma0": 1, "bounds": {"lower": [0, 1], "upper": [2, 1]}}`}, 422, "out_of_range", "bounds.lower[1]"},
+		{"bounds lower > upper", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "bounds": {"lower": [3], "upper": [2]}}`}, 422, "out_of_range", "bounds.lower[0]"},
+		{"x0 outside bounds", call{method: "POST", path: "/v1/sessions", body: `{"x0": [5], "sigma0": 1, "bounds": {"lower": [0], "upper": [2]}}`}, 422, "out_of_range", "outside the bounds"},
+		{"bounds length", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "bounds": {"lower": [0, 0], "upper": [2, 2]}}`}, 422, "out_of_range", "bounds"},
+		{"unknown algorithm", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "algorithm": "pso"}`}, 422, "out_of_range", "algorithm"},
+		{"init for cma-es", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "algorithm": "cma-es", "hyperparameters": {"init": "uniform"}}`}, 422, "out_of_range", "init"},
+		{"restarts strategy", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "bipop"}}`}, 422, "out_of_range", "strategy"},
+		{"restarts too many", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "max": 40}}`}, 422, "out_of_range", "restarts.max"},
+		{"tolerance negative", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "termination": {"tol_x": -1}}`}, 422, "out_of_range", "tol_x"},
+		{"metadata not object", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "metadata": [1]}`}, 400, "invalid", "metadata"},
+		{"name too long", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "name": "` + strings.Repeat("n", 65) + `"}`}, 422, "out_of_range", "name"},
+		{"body over the limit", call{method: "POST", path: "/v1/sessions", body: big}, 413, "too_large", "limit"},
+		{"tell body over the limit", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [` + strings.Repeat("1,", 3000) + `1]}`}, 413, "too_large", "limit"},
+		{"missing token", call{method: "GET", path: sp, header: map[string]string{"Authorization": ""}}, 401, "unauthorized", "missing"},
+		{"wrong token", call{method: "GET", path: sp, header: map[string]string{"Authorization": "Bearer nope"}}, 401, "unauthorized", "wrong"},
+		{"wrong scheme", call{method: "POST", path: sp + "/tell", body: good, header: map[string]string{"Authorization": "Basic " + token}}, 401, "unauthorized", "wrong"},
+		{"token prefix", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1}`, header: map[string]string{"Authorization": "Bearer " + token[:5]}}, 401, "unauthorized", "wrong"},
+		{"unknown session get", call{method: "GET", path: "/v1/sessions/nope"}, 404, "not_found", "nope"},
+		{"unknown session ask", call{method: "GET", path: "/v1/sessions/nope/ask"}, 404, "not_found", "nope"},
+		{"unknown session tell", call{method: "POST", path: "/v1/sessions/nope/tell", body: good}, 404, "not_found", "nope"},
+		{"unknown session history", call{method: "GET", path: "/v1/sessions/nope/history"}, 404, "not_found", "nope"},
+		{"unknown session delete", call{method: "DELETE", path: "/v1/sessions/nope"}, 404, "not_found", "nope"},
+		{"stale generation", call{method: "POST", path: sp + "/tell", body: stale}, 409, "conflict", "pending generation is 1"},
+		{"future generation", call{method: "POST", path: sp + "/tell", body: `{"generation": 7, "fitness": [1,2,3,4,5,6,7]}`}, 409, "conflict", "pending generation is 1"},
+		{"negative generation", call{method: "POST", path: sp + "/tell", body: `{"generation": -1, "fitness": [1,2,3,4,5,6,7]}`}, 422, "out_of_range", "generation"},
+		{"fitness too short", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1, 2]}`}, 422, "out_of_range", "fitness has 2 values, want 7"},
+		{"fitness too long", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,4,5,6,7,8]}`}, 422, "out_of_range", "fitness has 8 values"},
+		{"fitness NaN string", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,"NaN",5,6,7]}`}, 400, "invalid", "fitness"},
+		{"fitness Infinity string", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,"Infinity",5,6,7]}`}, 400, "invalid", "fitness"},
+		{"fitness 1e999", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,-1e999,5,6,7]}`}, 400, "invalid", "1e999"},
+		{"fitness missing", call{method: "POST", path: sp + "/tell", body: `{"generation": 1}`}, 400, "invalid", "fitness is required"},
+		{"generation missing", call{method: "POST", path: sp + "/tell", body: `{"fitness": [1,2,3,4,5,6,7]}`}, 400, "invalid", "generation is required"},
+		{"generation string", call{method: "POST", path: sp + "/tell", body: `{"generation": "1", "fitness": [1,2,3,4,5,6,7]}`}, 400, "invalid", "generation"},
+		{"tell unknown field", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,4,5,6,7], "x": 1}`}, 400, "invalid", `unknown field "x"`},
+		{"tell malformed", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2`}, 400, "invalid", "truncated"},
+		{"history bad from", call{method: "GET", path: sp + "/history?from=x"}, 400, "invalid", "from"},
+		{"history negative from", call{method: "GET", path: sp + "/history?from=-1"}, 422, "out_of_range", "from"},
+		{"history bad format", call{method: "GET", path: sp + "/history?format=xml"}, 422, "out_of_range", "format"},
+		{"list bad limit", call{method: "GET", path: "/v1/sessions?limit=0"}, 422, "out_of_range", "limit"},
+	}
+	before := ts.do(t, call{method: "GET", path: sp})
+	list := ts.do(t, call{method: "GET", path: "/v1/sessions"})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.c.invalid = true
+			r := ts.do(t, tc.c)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			}
+			e := decode[errorView](t, r)
+			if e.Error.Code != tc.code || !strings.Contains(e.Error.Message, tc.msg) {
+				t.Errorf("error %+v, want code %q and a message with %q", e.Error, tc.code, tc.msg)
+			}
+			if r.status == 401 && !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("401 without WWW-Authenticate: %v", r.header)
+			}
+			if tc.code == "conflict" && (e.Error.Generation == nil || *e.Error.Generation != 1) {
+				t.Errorf("conflict without the pending generation: %s", r.body)
+			}
+			if after := ts.do(t, call{method: "GET", path: sp}); !bytes.Equal(after.body, before.body) {
+				t.Fatalf("the session changed:\n%s\n%s", before.body, after.body)
+			}
+		})
+	}
+	if after := ts.do(t, call{method: "GET", path: "/v1/sessions"}); !bytes.Equal(after.body, list.body) {
+		t.Errorf("bad input changed the list of sessions:\n%s\n%s", list.body, after.body)
+	}
+	// The good tell still applies.
+	if s := ts.tell(t, s.ID, good); s.Generation != 2 {
+		t.Errorf("generation %d after the good tell, want 2", s.Generation)
+	}
+	// Routes outside the contract.
+	if r := ts.do(t, call{method: "PUT", path: sp, invalid: true}); r.status != http.StatusMethodNotAllowed {
+		t.Errorf("PUT session: %d", r.status)
+	}
+	if r := ts.do(t, call{method: "GET", path: "/v2/x", invalid: true}); r.status != http.StatusNotFound || decode[errorView](t, r).Error.Code != "not_found" {
+		t.Errorf("unknown route: %d %s", r.status, r.body)
+	}
+	// Health needs no token.
+	if r := ts.do(t, call{method: "GET", path: "/healthz", header: map[string]string{"Authorization": ""}}); r.status != 200 {
+		t.Errorf("healthz without token: %d", r.status)
+	}
+}
+
+// A stopped session answers ask and tell with 409 and its stop reasons, and
+// a retry of the tell that stopped it with the stopped session.
+func TestStoppedSession(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 1}, "sigma0": 1, "seed": 1, "algorithm": "cma-es",
+		"termination": map[string]any{"max_evaluations": 12}})
+	var last map[string]any
+	for s.Status == "running" {
+		last = sphereTell(ts.ask(t, s.ID))
+		s = ts.tell(t, s.ID, last)
+	}
+	for _, c := range []call{
+		{method: "GET", path: "/v1/sessions/" + s.ID + "/ask"},
+		{method: "POST", path: "/v1/sessions/" + s.ID + "/tell", body: map[string]any{"generation": s.Generation, "fitness": last["fitness"]}},
+	} {
+		r := ts.do(t, c)
+		var e struct {
+			Error struct {
+				Code        string `json:"code"`
+				StopReasons []struct {
+					Name string `json:"name"`
+				} `json:"stop_reasons"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(r.body, &e); err != nil || r.status != 409 || e.Error.Code != "stopped" ||
+			len(e.Error.StopReasons) != 1 || e.Error.StopReasons[0].Name != "max_evaluations" {
+			t.Errorf("%s %s: %d %s", c.method, c.path, r.status, r.body)
+		}
+	}
+	if again := ts.tell(t, s.ID, last); again.Status != "stopped" || again.Generation != s.Generation {
+		t.Errorf("retry of the stopping tell: %+v", again)
+	}
+}
+
+// A generation whose evaluations all failed leaves the distribution and is
+// sampled anew.
+func TestAllNullGeneration(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 2}, "sigma0": 0.5, "seed": 3})
+	b := ts.ask(t, s.ID)
+	nulls := make([]any, len(b.Candidates))
+	after := ts.tell(t, s.ID, map[string]any{"generation": 0, "fitness": nulls})
+	if after.Generation != 1 || after.Best != nil {
+		t.Fatalf("after an all-null tell: %+v", after)
+	}
+	b2 := ts.ask(t, s.ID)
+	if slices.EqualFunc(b.Candidates, b2.Candidates, slices.Equal) {
+		t.Error("the batch after an all-null generation is the same points")
+	}
+	h := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history"})
+	if !bytes.Contains(h.body, []byte(`"best":null`)) {
+		t.Errorf("history of an all-null generation: %s", h.body)
+	}
+}
+
+// 64 clients drive 64 sessions; 8 clients race tells on one session. Every
+// generation is applied exactly once.
+func TestConcurrentClients(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	const gens = 8
+	t.Run("64 sessions", func(t *testing.T) {
+		var wg sync.WaitGroup
+		ids := make([]string, 64)
+		for i := range ids {
+			wg.Go(func() {
+				s := ts.create(t, map[string]any{"x0": []float64{1, 2, 3, 4}, "sigma0": 1, "seed": i, "algorithm": []string{"cma-es", "self-cma-es"}[i%2]})
+				ids[i] = s.ID
+				for g := range gens {
+					b := ts.ask(t, s.ID)
+					if b.Generation != g {
+						t.Errorf("session %d: asked generation %d, want %d", i, b.Generation, g)
+						return
+					}
+					ts.tell(t, s.ID, sphereTell(b))
+				}
+			})
+		}
+		wg.Wait()
+		for _, id := range ids {
+			checkHistory(t, ts, id, gens)
+		}
+	})
+	t.Run("8 clients on one session", func(t *testing.T) {
+		s := ts.create(t, map[string]any{"x0": []float64{1, 2, 3, 4}, "sigma0": 1, "seed": 99})
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		applied := map[int]int{} // generation -> answers with generation+1 from a first application or a retry
+		for c := range 8 {
+			wg.Go(func() {
+				for {
+					b := ts.ask(t, s.ID)
+					if b.Generation >= 4*gens {
+						return
+					}
+					tell := sphereTell(b)
+					if c%2 == 1 {
+						// Half the clients tell other values: they conflict with
+						// whoever applied first, or are applied themselves.
+						tell["fitness"].([]float64)[0] += float64(c)
+					}
+					r := ts.do(t, call{method: "POST", path: "/v1/sessions/" + s.ID + "/tell", body: tell})
+					switch r.status {
+					case 200:
+						mu.Lock()
+						applied[b.Generation]++
+						mu.Unlock()
+					case 409:
+					default:
+						t.Errorf("racing tell: %d %s", r.status, r.body)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		checkHistory(t, ts, s.ID, 4*gens)
+		for g := range 4 * gens {
+			if applied[g] < 1 {
+				t.Errorf("generation %d: no tell succeeded", g)
+			}
+		}
+	})
+}
+
+// checkHistory checks that session id has exactly one history record per
+// generation 0..gens-1.
+func checkHistory(t *testing.T, ts *testServer, id string, gens int) {
+	t.Helper()
+	h := decode[struct {
+		Records []struct {
+			Generation  int `json:"generation"`
+			Evaluations int `json:"evaluations"`
+			Lambda      int `json:"lambda"`
+		} `json:"records"`
+	}](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + id + "/history"}))
+	if len(h.Records) != gens {
+		t.Fatalf("session %s: %d history records, want %d", id, len(h.Records), gens)
+	}
+	for i, r := range h.Records {
+		if r.Generation != i || r.Evaluations != (i+1)*r.Lambda {
+			t.Fatalf("session %s: record %d is %+v", id, i, r)
+		}
+	}
+	s := decode[sessionView](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + id}))
+	if s.Generation != gens || s.Evaluations != gens*s.PopulationSize {
+		t.Fatalf("session %s: generation %d, evaluations %d", id, s.Generation, s.Evaluations)
+	}
+}
+
+// Floats go out as encoding/json writes them (shortest round trip), with
+// null for what is not finite.
+func TestNumberEncoding(t *testing.T) {
+	vals := []float64{0, math.Copysign(0, -1), 1, -1.5, 1e-7, 1e-6, 1e20, 1e21, 123456789e-300, math.MaxFloat64,
+		math.SmallestNonzeroFloat64, 0.1, 1.0 / 3, -2.5e-9}
+	for _, v := range vals {
+		want, _ := json.Marshal(v)
+		if got := appendNum(nil, v); string(got) != string(want) {
+			t.Errorf("appendNum(%v) = %s, want %s", v, got, want)
+		}
+		var back float64
+		json.Unmarshal(appendNum(nil, v), &back)
+		if math.Float64bits(back) != math.Float64bits(v) {
+			t.Errorf("%v does not read back: %v", v, back)
+		}
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if got := string(appendNum(nil, v)); got != "null" {
+			t.Errorf("appendNum(%v) = %s, want null", v, got)
+		}
+	}
+	b, err := json.Marshal(matrix{{1, math.NaN()}, {}})
+	if err != nil || string(b) != `[[1,null],[]]` {
+		t.Errorf("matrix: %s, %v", b, err)
+	}
+}
