@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/session"
+)
+
+// decodeErrorOK reports whether err is one the handlers map to a 4xx.
+func decodeErrorOK(err error) bool {
+	var se *session.Error
+	return errors.Is(err, errTooLarge) || errors.As(err, &se) && se.Code != session.CodeInternal && se.Message != ""
+}
+
+func FuzzDecodeCreate(f *testing.F) {
+	for _, s := range []string{
+		`{"x0": [1, 2], "sigma0": 0.5}`,
+		`{"x0": [1], "sigma0": 1, "population_size": 10, "algorithm": "cma-es", "seed": 18446744073709551615}`,
+		`{"x0": [0.5], "sigma0": 1, "bounds": {"lower": [0], "upper": [1]}, "hyperparameters": {"init": "uniform"}}`,
+		`{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "max": 3}, "termination": {"max_evaluations": 100, "target_fitness": -1, "tol_fun": 0, "stagnation": false}}`,
+		`{"x0": [1], "sigma0": 1, "name": "n", "metadata": {"a": [1, {"b": null}]}}`,
+		`{"x0": [1e999], "sigma0": 1}`, `{"x0": [null]}`, `{"x0": "x"}`, `[1]`, `null`, ``, `{"a":1}`, `{"x0": [1], "sigma0": 1} x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p, err := decodeCreate(bytes.NewReader(body))
+		if err != nil {
+			if !decodeErrorOK(err) {
+				t.Fatalf("error %v is not a client error", err)
+			}
+			return
+		}
+		if p.X0 == nil || p.Sigma0 != p.Sigma0 {
+			t.Fatalf("accepted without x0 or with sigma0 NaN: %+v", p)
+		}
+		for _, v := range p.X0 {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("accepted x0 %v", p.X0)
+			}
+		}
+		if p.Bounds != nil && (p.Bounds.Lower == nil || p.Bounds.Upper == nil) {
+			t.Fatalf("accepted bounds %+v", p.Bounds)
+		}
+		if p.Metadata != nil && (!json.Valid(p.Metadata) || p.Metadata[0] != '{') {
+			t.Fatalf("accepted metadata %q", p.Metadata)
+		}
+	})
+}
+
+func FuzzDecodeTell(f *testing.F) {
+	for _, s := range []string{
+		`{"generation": 0, "fitness": [1, 2.5, null, -3e-300]}`,
+		`{"generation": 12, "fitness": []}`,
+		`{"generation": -1, "fitness": [1]}`,
+		`{"generation": 1, "fitness": ["NaN"]}`, `{"generation": 1, "fitness": [1e999]}`,
+		`{"generation": 1.5, "fitness": [1]}`, `{"fitness": [1]}`, `{"generation": 1}`, `{`, `{"generation": 0, "fitness": [1], "x": 0}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p, err := decodeTell(bytes.NewReader(body))
+		if err != nil {
+			if !decodeErrorOK(err) {
+				t.Fatalf("error %v is not a client error", err)
+			}
+			return
+		}
+		if p.Generation < 0 || p.Fitness == nil {
+			t.Fatalf("accepted %+v", p)
+		}
+		// What was accepted goes out and comes back the same: NaN as null.
+		again, err := decodeTell(strings.NewReader(`{"generation":` + string(appendNum(nil, float64(p.Generation))) +
+			`,"fitness":` + string(appendNums(nil, p.Fitness)) + `}`))
+		if err != nil || again.Generation != p.Generation || len(again.Fitness) != len(p.Fitness) {
+			t.Fatalf("round trip of %+v: %+v, %v", p, again, err)
+		}
+		for i, v := range p.Fitness {
+			if math.IsInf(v, 0) || math.Float64bits(v) != math.Float64bits(again.Fitness[i]) && !(math.IsNaN(v) && math.IsNaN(again.Fitness[i])) {
+				t.Fatalf("fitness[%d] = %v came back as %v", i, v, again.Fitness[i])
+			}
+		}
+	})
+}
