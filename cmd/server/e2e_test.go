@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// buildServer builds this command once per test binary.
+var built struct {
+	once sync.Once
+	path string
+	err  error
+	dir  string
+}
+
+func serverBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the server binary")
+	}
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "selfcma-e2e")
+		if built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "server")
+		out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// proc is a running server binary.
+type proc struct {
+	cmd  *exec.Cmd
+	base string
+	done chan struct{}
+}
+
+// startServer starts the binary on a free port with the file db and waits
+// for its listening line.
+func startServer(t *testing.T, bin, db string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-db", db)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	lines := bufio.NewScanner(stdout)
+	addr := make(chan string, 1)
+	go func() {
+		for lines.Scan() {
+			if m := listenRE.FindStringSubmatch(lines.Text()); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		close(addr)
+	}()
+	go func() { cmd.Wait(); close(p.done) }()
+	select {
+	case a, ok := <-addr:
+		if !ok {
+			<-p.done
+			t.Fatalf("server exited before listening: %s", stderr.String())
+		}
+		p.base = "http://" + a
+	case <-time.After(20 * time.Second):
+		p.kill()
+		t.Fatal("server did not start")
+	}
+	return p
+}
+
+// kill ends the server with SIGKILL: no shutdown, no closing of the file.
+func (p *proc) kill() {
+	p.cmd.Process.Kill()
+	<-p.done
+}
+
+// stop ends the server with SIGTERM and expects a clean exit.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		p.kill()
+		t.Fatal("no exit after SIGINT")
+	}
+	if !p.cmd.ProcessState.Success() {
+		t.Fatalf("exit after SIGINT: %v", p.cmd.ProcessState)
+	}
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+// send posts or gets JSON; a transport error (a killed server) is returned.
+func send(method, url string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+func must(t *testing.T, method, url string, body any, want int) []byte {
+	t.Helper()
+	code, b, err := send(method, url, body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	if code != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, code, b, want)
+	}
+	return b
+}
+
+type e2eSession struct {
+	ID          string `json:"id"`
+	Status      string `json:"status"`
+	Generation  int    `json:"generation"`
+	StopReasons []struct {
+		Name string `json:"name"`
+	} `json:"stop_reasons"`
+	Best *struct {
+		F float64 `json:"f"`
+	} `json:"best"`
+}
+
+type e2eBatch struct {
+	Generation int         `json:"generation"`
+	Candidates [][]float64 `json:"candidates"`
+}
+
+func tellOf(b e2eBatch) map[string]any {
+	f := make([]float64, len(b.Candidates))
+	for i, x := range b.Candidates {
+		for _, v := range x {
+			f[i] += v * v
+		}
+	}
+	return map[string]any{"generation": b.Generation, "fitness": f}
+}
+
+func createBody(alg string) map[string]any {
+	x0 := make([]float64, 10)
+	for i := range x0 {
+		x0[i] = 3
+	}
+	body := map[string]any{"x0": x0, "sigma0": 2, "algorithm": alg, "seed": 20140613,
+		"termination": map[string]any{"target_fitness": 1e-8}}
+	if alg == "self-cma-es" {
+		// The paper's setting for the sphere (and internal/selfcma's test of
+		// it); with the default λ = 10 the current self-CMA-ES stops on
+		// condition_cov before 1e-8.
+		body["population_size"] = 100
+	}
+	return body
+}
+
+// run of the reference: every batch, the history and the final session.
+type trace struct {
+	batches [][][]float64
+	history []byte
+	final   map[string]any
+}
+
+func finalOf(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"id", "created_at", "updated_at", "links"} {
+		delete(m, k)
+	}
+	return m
+}
+
+// reference drives the sphere to 1e-8 without interruption.
+func reference(t *testing.T, bin, alg string) trace {
+	p := startServer(t, bin, filepath.Join(t.TempDir(), "ref.db"))
+	defer p.stop(t)
+	var s e2eSession
+	json.Unmarshal(must(t, "POST", p.base+"/v1/sessions", createBody(alg), 201), &s)
+	var tr trace
+	for s.Status == "running" {
+		var b e2eBatch
+		json.Unmarshal(must(t, "GET", p.base+"/v1/sessions/"+s.ID+"/ask", nil, 200), &b)
+		if b.Generation != len(tr.batches) {
+			t.Fatalf("asked generation %d, want %d", b.Generation, len(tr.batches))
+		}
+		tr.batches = append(tr.batches, b.Candidates)
+		json.Unmarshal(must(t, "POST", p.base+"/v1/sessions/"+s.ID+"/tell", tellOf(b), 200), &s)
+		if len(tr.batches) > 2000 {
+			t.Fatal("no convergence in 2000 generations")
+		}
+	}
+	if len(s.StopReasons) != 1 || s.StopReasons[0].Name != "target_fitness" || s.Best == nil || s.Best.F > 1e-8 {
+		t.Fatalf("%s stopped without reaching 1e-8: %+v", alg, s)
+	}
+	tr.history = must(t, "GET", p.base+"/v1/sessions/"+s.ID+"/history", nil, 200)
+	tr.final = finalOf(t, must(t, "GET", p.base+"/v1/sessions/"+s.ID, nil, 200))
+	t.Logf("%s: f = %g after %d generations", alg, s.Best.F, len(tr.batches))
+	return tr
+}
+
+func sameBits(a, b [][]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+		for j := range a[i] {
+			if math.Float64bits(a[i][j]) != math.Float64bits(b[i][j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// A curl-style client drives a 10-D sphere to 1e-8 over HTTP; then the same
+// seeded run is repeated while the server is killed with SIGKILL between
+// ask and tell, during tell and during create, and restarted on the same
+// file. Every candidate of every generation equals the uninterrupted run's,
+// bit for bit, and no told value is lost or applied twice.
+func TestEndToEndKills(t *testing.T) {
+	bin := serverBinary(t)
+	for _, alg := range []string{"cma-es", "self-cma-es"} {
+		t.Run(alg, func(t *testing.T) {
+			t.Parallel()
+			ref := reference(t, bin, alg)
+			db := filepath.Join(t.TempDir(), "killed.db")
+			rng := rand.New(rand.NewPCG(uint64(len(alg)), 1))
+			p := startServer(t, bin, db)
+			kills := map[string]int{}
+			restart := func(why string) {
+				p.kill()
+				kills[why]++
+				p = startServer(t, bin, db)
+			}
+			// killDuring sends a request and kills the server after a random
+			// delay (before, during or after its commit); it returns the
+			// answer if one arrived.
+			killDuring := func(why, method, path string, body any) (int, []byte) {
+				type res struct {
+					code int
+					b    []byte
+					err  error
+				}
+				ch := make(chan res, 1)
+				url := p.base + path
+				go func() {
+					c, b, err := send(method, url, body)
+					ch <- res{c, b, err}
+				}()
+				time.Sleep(time.Duration(rng.IntN(4000)) * time.Microsecond)
+				restart(why)
+				r := <-ch
+				if r.err != nil {
+					return 0, nil
+				}
+				return r.code, r.b
+			}
+
+			var s e2eSession
+			for s.ID == "" {
+				if rng.IntN(2) == 0 {
+					code, b := killDuring("create", "POST", "/v1/sessions", createBody(alg))
+					if code == 201 {
+						json.Unmarshal(b, &s)
+					}
+					continue
+				}
+				json.Unmarshal(must(t, "POST", p.base+"/v1/sessions", createBody(alg), 201), &s)
+			}
+			sp := "/v1/sessions/" + s.ID
+			for g := 0; s.Status == "running"; g++ {
+				var b e2eBatch
+				json.Unmarshal(must(t, "GET", p.base+sp+"/ask", nil, 200), &b)
+				if b.Generation != g || g >= len(ref.batches) || !sameBits(b.Candidates, ref.batches[g]) {
+					t.Fatalf("generation %d: asked generation %d, the batch differs from the uninterrupted run's", g, b.Generation)
+				}
+				tell := tellOf(b)
+				switch r := rng.Float64(); {
+				case r < 0.1:
+					restart("between ask and tell")
+				case r < 0.3:
+					killDuring("during tell", "POST", sp+"/tell", tell)
+					var now e2eSession
+					json.Unmarshal(must(t, "GET", p.base+sp, nil, 200), &now)
+					switch now.Generation {
+					case g + 1:
+						kills["during tell: committed before"]++
+					case g:
+						kills["during tell: not committed"]++
+					default:
+						t.Fatalf("after a kill during the tell of generation %d the session is at %d", g, now.Generation)
+					}
+				}
+				// (Re-)send the tell: applied now, or answered as the retry of
+				// the one applied before the kill.
+				json.Unmarshal(must(t, "POST", p.base+sp+"/tell", tell, 200), &s)
+				if s.Generation != g+1 {
+					t.Fatalf("after the tell of generation %d the session is at %d", g, s.Generation)
+				}
+			}
+			hist := must(t, "GET", p.base+sp+"/history", nil, 200)
+			final := finalOf(t, must(t, "GET", p.base+sp, nil, 200))
+			p.stop(t)
+			if !bytes.Equal(hist, ref.history) {
+				t.Errorf("the history differs from the uninterrupted run's")
+			}
+			if fmt.Sprint(final) != fmt.Sprint(ref.final) {
+				t.Errorf("final session differs:\n%v\n%v", final, ref.final)
+			}
+			t.Logf("%d generations, kills: %v", len(ref.batches), kills)
+			if kills["during tell"] == 0 || kills["between ask and tell"] == 0 {
+				t.Errorf("too few kills: %v", kills)
+			}
+		})
+	}
+}
