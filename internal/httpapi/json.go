@@ -38,14 +38,18 @@ func (m matrix) MarshalJSON() ([]byte, error) {
 	for _, r := range m {
 		size += 3 + len(r)*20
 	}
-	b := append(make([]byte, 0, size), '[')
+	return appendMatrix(make([]byte, 0, size), m), nil
+}
+
+func appendMatrix(b []byte, m [][]float64) []byte {
+	b = append(b, '[')
 	for i, r := range m {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = appendNums(b, r)
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
 func appendNums(b []byte, v []float64) []byte {
@@ -89,8 +93,13 @@ func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 		s.writeError(w, r, err)
 		return
 	}
+	s.writeBody(w, status, buf.Bytes())
+}
+
+// writeBody writes a complete JSON body.
+func (s *server) writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(body)
 }

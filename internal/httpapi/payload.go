@@ -143,11 +143,6 @@ func toSummaryJSON(s session.Summary) summaryJSON {
 	return j
 }
 
-type batchJSON struct {
-	Generation int    `json:"generation"`
-	Candidates matrix `json:"candidates"`
-}
-
 type historyJSON struct {
 	Records []historyRecordJSON `json:"records"`
 }

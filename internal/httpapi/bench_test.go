@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
+)
+
+// benchClient is a bare HTTP client of one session: ask, evaluate the
+// sphere, tell, as a remote client would, without the spec checks.
+type benchClient struct {
+	tb     testing.TB
+	hc     *http.Client
+	url    string
+	create []byte
+	id     string
+}
+
+func (c *benchClient) roundTrip(method, path string, body []byte) []byte {
+	req, err := http.NewRequest(method, c.url+path, bytes.NewReader(body))
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode >= 300 {
+		c.tb.Fatalf("%s %s: %d %s %v", method, path, resp.StatusCode, b, err)
+	}
+	return b
+}
+
+func (c *benchClient) newSession() {
+	var s sessionView
+	json.Unmarshal(c.roundTrip("POST", "/v1/sessions", c.create), &s)
+	c.id = s.ID
+}
+
+// generation runs one ask and tell; it reports whether the session runs on.
+func (c *benchClient) generation() bool {
+	var b batchView
+	if err := json.Unmarshal(c.roundTrip("GET", "/v1/sessions/"+c.id+"/ask", nil), &b); err != nil {
+		c.tb.Fatal(err)
+	}
+	tell, _ := json.Marshal(sphereTell(b))
+	var s struct {
+		Status string `json:"status"`
+	}
+	json.Unmarshal(c.roundTrip("POST", "/v1/sessions/"+c.id+"/tell", tell), &s)
+	return s.Status == "running"
+}
+
+type benchCase struct {
+	name        string
+	alg         string
+	n, lambda   int
+	stateSample []byte
+}
+
+var benchCases = []benchCase{
+	{name: "cma-es/n=10", alg: "cma-es", n: 10},
+	{name: "self-cma-es/n=10", alg: "self-cma-es", n: 10},
+	{name: "self-cma-es/n=100,lambda=100", alg: "self-cma-es", n: 100, lambda: 100},
+}
+
+func createBody(tb testing.TB, bc benchCase, seed int) []byte {
+	x0 := make([]float64, bc.n)
+	for i := range x0 {
+		x0[i] = 1
+	}
+	b, err := json.Marshal(map[string]any{"x0": x0, "sigma0": 0.5, "algorithm": bc.alg, "population_size": bc.lambda, "seed": seed})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// BenchmarkGeneration is one generation over HTTP: ask, evaluate, tell, with
+// the fsync of the tell's commit. A session that stops is replaced, off the
+// clock.
+func BenchmarkGeneration(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			ts := newTestServer(b, serverOpts{sync: true})
+			c := &benchClient{tb: b, hc: ts.Client(), url: ts.URL, create: createBody(b, bc, 1)}
+			c.newSession()
+			b.ReportAllocs()
+			for b.Loop() {
+				if !c.generation() {
+					b.StopTimer()
+					c.newSession()
+					b.StartTimer()
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCommit is the bare bbolt commit (fsync on) of a session record
+// and history entry of the sizes BenchmarkGeneration writes.
+func BenchmarkCommit(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			st, err := store.Open(filepath.Join(b.TempDir(), "c.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			m := session.NewManager(st, session.Options{})
+			p, err := decodeCreate(bytes.NewReader(createBody(b, bc, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := m.Create(ctx, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rec, err := st.Get(ctx, s.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hist := &session.HistoryEntry{Data: bytes.Repeat([]byte("x"), 400)}
+			b.SetBytes(int64(len(rec.Meta) + len(rec.State) + len(hist.Data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if rec.Version, err = st.Put(ctx, rec, hist); err != nil {
+					b.Fatal(err)
+				}
+				hist.Generation++
+			}
+		})
+	}
+}
+
+// BenchmarkParallelSessions is the aggregate throughput of 64 clients, each
+// driving its own session over HTTP (fsync on); gens/s is the figure.
+func BenchmarkParallelSessions(b *testing.B) {
+	for _, bc := range benchCases[:2] {
+		b.Run(bc.name+"/sessions=64", func(b *testing.B) {
+			ts := newTestServer(b, serverOpts{sync: true})
+			ts.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = 64
+			clients := make(chan *benchClient, 64)
+			for i := range 64 {
+				c := &benchClient{tb: b, hc: ts.Client(), url: ts.URL, create: createBody(b, bc, i)}
+				c.newSession()
+				clients <- c
+			}
+			b.SetParallelism((64 + 1) / 2) // 64 goroutines on 2 cores; more on more
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				var c *benchClient
+				select {
+				case c = <-clients:
+				default:
+					c = &benchClient{tb: b, hc: ts.Client(), url: ts.URL, create: createBody(b, bc, 1000)}
+					c.newSession()
+				}
+				for pb.Next() {
+					if !c.generation() {
+						c.newSession()
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "gens/s")
+		})
+	}
+}
