@@ -246,3 +246,43 @@ func TestRacingTells(t *testing.T) {
 		}
 	}
 }
+
+// With a cache of two sessions, sessions evicted and decoded again go on
+// exactly as if they had stayed.
+func TestCacheEviction(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	st := openStore(t, path)
+	defer st.Close()
+	small := session.NewManager(st, session.Options{CacheCap: 2})
+	ref, _ := newManager(t)
+	var ids, refIDs []string
+	for i := range 6 {
+		p := session.CreateParams{X0: []float64{1, 2}, Sigma0: 1, Seed: seed(uint64(i))}
+		s, err := small.Create(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ref.Create(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, refIDs = append(ids, s.ID), append(refIDs, r.ID)
+	}
+	for range 5 {
+		for i := range ids {
+			b, err := small.Ask(ctx, ids[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, _ := ref.Ask(ctx, refIDs[i])
+			if !reflect.DeepEqual(b, rb) {
+				t.Fatalf("session %d: the batch differs after eviction", i)
+			}
+			if _, err := small.Tell(ctx, ids[i], session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
+				t.Fatal(err)
+			}
+			ref.Tell(ctx, refIDs[i], session.TellParams{Generation: rb.Generation, Fitness: fitness(rb)})
+		}
+	}
+}
