@@ -1,0 +1,96 @@
+package binenc
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	nan := math.Float64frombits(0x7ff8000000000abc) // a NaN with a payload
+	w := NewWriter("tag", 3)
+	w.Int(-7)
+	w.Uint64(math.MaxUint64)
+	w.Float(nan)
+	w.Float(math.Inf(-1))
+	w.Bool(true)
+	w.String("héllo")
+	w.Bytes([]byte{0, 1, 2})
+	w.Floats([]float64{1.5, -0.0, math.SmallestNonzeroFloat64})
+	w.Ints([]int{3, -1})
+	blob := w.Finish()
+
+	r, err := NewReader(blob, "tag", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Int(); v != -7 {
+		t.Errorf("Int = %d", v)
+	}
+	if v := r.Uint64(); v != math.MaxUint64 {
+		t.Errorf("Uint64 = %d", v)
+	}
+	if v := r.Float(); math.Float64bits(v) != math.Float64bits(nan) {
+		t.Errorf("NaN payload lost: %x", math.Float64bits(v))
+	}
+	if v := r.Float(); !math.IsInf(v, -1) {
+		t.Errorf("Float = %v", v)
+	}
+	if !r.Bool() || r.String() != "héllo" || !slices.Equal(r.Bytes(), []byte{0, 1, 2}) {
+		t.Error("bool, string or bytes differ")
+	}
+	fs := r.Floats()
+	if len(fs) != 3 || fs[0] != 1.5 || math.Float64bits(fs[1]) != math.Float64bits(-0.0) || fs[2] != math.SmallestNonzeroFloat64 {
+		t.Errorf("Floats = %v", fs)
+	}
+	if !slices.Equal(r.Ints(), []int{3, -1}) {
+		t.Error("Ints differ")
+	}
+	if err := r.Done(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRejects(t *testing.T) {
+	w := NewWriter("tag", 1)
+	w.Floats([]float64{1, 2, 3})
+	blob := w.Finish()
+	tests := map[string]struct {
+		blob    []byte
+		magic   string
+		version uint32
+	}{
+		"empty":         {nil, "tag", 1},
+		"truncated":     {blob[:len(blob)-1], "tag", 1},
+		"flipped":       {append(append([]byte{}, blob[:10]...), append([]byte{blob[10] ^ 1}, blob[11:]...)...), "tag", 1},
+		"other tag":     {blob, "tog", 1},
+		"other version": {blob, "tag", 2},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := NewReader(tt.blob, tt.magic, tt.version); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("err = %v, want ErrCorrupt", err)
+			}
+		})
+	}
+	// A length beyond the blob, and trailing bytes, are errors too.
+	r, _ := NewReader(blob, "tag", 1)
+	_ = r.Floats()
+	_ = r.Floats()
+	if err := r.Done(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("reading past the end: %v", err)
+	}
+	r, _ = NewReader(blob, "tag", 1)
+	if err := r.Done(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("trailing bytes: %v", err)
+	}
+	if Reseal([]byte{1}) != nil {
+		t.Fatal("Reseal of a short blob")
+	}
+	bad := append([]byte{}, blob...)
+	bad[len(bad)-8] ^= 0xff // inside the last float
+	if _, err := NewReader(Reseal(bad), "tag", 1); err != nil {
+		t.Fatalf("resealed blob refused: %v", err)
+	}
+}
