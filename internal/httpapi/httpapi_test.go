@@ -225,7 +225,7 @@ func TestBadInput(t *testing.T) {
 		{"stale generation", call{method: "POST", path: sp + "/tell", body: stale}, 409, "conflict", "pending generation is 1"},
 		{"future generation", call{method: "POST", path: sp + "/tell", body: `{"generation": 7, "fitness": [1,2,3,4,5,6,7]}`}, 409, "conflict", "pending generation is 1"},
 		{"negative generation", call{method: "POST", path: sp + "/tell", body: `{"generation": -1, "fitness": [1,2,3,4,5,6,7]}`}, 422, "out_of_range", "generation"},
-		{"fitness too short", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1, 2]}`}, 422, "out_of_range", "fitness has 2 values, want 7"},
+		{"fitness too short", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1, 2]}`}, 422, "out_of_range", "fitness has 2 values, want 100"},
 		{"fitness too long", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,4,5,6,7,8]}`}, 422, "out_of_range", "fitness has 8 values"},
 		{"fitness NaN string", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,"NaN",5,6,7]}`}, 400, "invalid", "fitness"},
 		{"fitness Infinity string", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,"Infinity",5,6,7]}`}, 400, "invalid", "fitness"},

@@ -380,3 +380,27 @@ func TestRestartRestartsAux(t *testing.T) {
 		t.Fatalf("runs %d, want 2", s.Run())
 	}
 }
+
+// At its default population size self-CMA-ES solves the 10-D sphere (at
+// Algorithm 1's default λ = 10 it does not: see the package doc).
+func TestDefaultLambda(t *testing.T) {
+	if got := DefaultLambda(10); got != 100 {
+		t.Fatalf("DefaultLambda(10) = %d, want 100", got)
+	}
+	if got, want := DefaultLambda(1<<40), cmaes.DefaultLambda(1<<40); got != want {
+		t.Fatalf("DefaultLambda(2^40) = %d, want %d", got, want)
+	}
+	for seed := range uint64(3) {
+		s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(seed, 10), Sigma0: 2, Seed: seed,
+			Termination: cmaes.Termination{HasTarget: true, TargetFitness: 1e-8, MaxEvaluations: 30000}}})
+		if s.Params().Lambda != 100 {
+			t.Fatalf("λ = %d, want 100", s.Params().Lambda)
+		}
+		for s.Stopped() == nil {
+			step(t, s, sphere)
+		}
+		if b, _ := s.Best(); b.F > 1e-8 {
+			t.Fatalf("seed %d: stopped by %v at f = %g", seed, s.Stopped(), b.F)
+		}
+	}
+}

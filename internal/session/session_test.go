@@ -63,7 +63,9 @@ func TestAskTellRetryConflict(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Generation != 0 || s.Seed != 7 || s.PopulationSize != 7 || s.Status != session.StatusRunning || string(s.Metadata) != `{"a":1}` {
+			// Default λ: 4 + ⌊3 ln 3⌋ = 7 for cma-es, the paper's 100 for self-cma-es.
+			wantLambda := map[string]int{session.AlgorithmCMAES: 7, session.AlgorithmSelfCMAES: 100}[alg]
+			if s.Generation != 0 || s.Seed != 7 || s.PopulationSize != wantLambda || s.Status != session.StatusRunning || string(s.Metadata) != `{"a":1}` {
 				t.Fatalf("created %+v", s)
 			}
 			b1, err := m.Ask(ctx, s.ID)
@@ -80,7 +82,7 @@ func TestAskTellRetryConflict(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s1.Generation != 1 || s1.Evaluations != 7 {
+			if s1.Generation != 1 || s1.Evaluations != wantLambda {
 				t.Fatalf("after tell: generation %d, evaluations %d", s1.Generation, s1.Evaluations)
 			}
 			again, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Fitness: f})

@@ -67,7 +67,11 @@ func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
 	}
 
 	lambda := p.PopulationSize
-	if lambda == 0 {
+	switch {
+	case lambda != 0:
+	case alg == AlgorithmSelfCMAES:
+		lambda = selfcma.DefaultLambda(n) // the paper's λ = 100: see package selfcma
+	default:
 		lambda = cmaes.DefaultLambda(n)
 	}
 	if lambda < 2 || lambda > l.MaxPopulation {
