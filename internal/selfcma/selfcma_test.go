@@ -387,8 +387,8 @@ func TestDefaultLambda(t *testing.T) {
 	if got := DefaultLambda(10); got != 100 {
 		t.Fatalf("DefaultLambda(10) = %d, want 100", got)
 	}
-	if got, want := DefaultLambda(1<<40), cmaes.DefaultLambda(1<<40); got != want {
-		t.Fatalf("DefaultLambda(2^40) = %d, want %d", got, want)
+	if got, want := DefaultLambda(1<<50), cmaes.DefaultLambda(1<<50); got != want {
+		t.Fatalf("DefaultLambda(2^50) = %d, want %d", got, want)
 	}
 	for seed := range uint64(3) {
 		s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(seed, 10), Sigma0: 2, Seed: seed,
