@@ -2,6 +2,7 @@ package cmaes
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/selfcma/selfcma/internal/binenc"
@@ -114,6 +115,10 @@ func decodeReasons(r *binenc.Reader) []StopReason {
 	}
 	return rs
 }
+
+// sameBits compares bit patterns, so −0 and +0 (equal as numbers) differ:
+// the encoding mirrors a symmetric matrix bit for bit.
+func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
 // symData returns the full n×n row-major data of a symmetric matrix.
 func symData(c *mat.SymDense) []float64 {
@@ -234,7 +239,7 @@ func decode(r *binenc.Reader) (*ES, error) {
 	}
 	for i := range n {
 		for j := range n {
-			if cData[i*n+j] != cData[j*n+i] {
+			if !sameBits(cData[i*n+j], cData[j*n+i]) {
 				return nil, fmt.Errorf("C not symmetric: %w", binenc.ErrCorrupt)
 			}
 		}
@@ -297,7 +302,7 @@ func UnmarshalStep(r *binenc.Reader) (*Step, error) {
 	}
 	for i := range n {
 		for j := range n {
-			if c[i*n+j] != c[j*n+i] || cmu[i*n+j] != cmu[j*n+i] {
+			if !sameBits(c[i*n+j], c[j*n+i]) || !sameBits(cmu[i*n+j], cmu[j*n+i]) {
 				return nil, fmt.Errorf("step matrices not symmetric: %w", binenc.ErrCorrupt)
 			}
 		}
