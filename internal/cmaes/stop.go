@@ -18,10 +18,14 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	if e.funN < len(e.funHist) {
 		e.funN++
 	}
-	if len(e.stagBest) == stagMax {
-		copy(e.stagBest, e.stagBest[1:])
-		copy(e.stagMed, e.stagMed[1:])
-		e.stagBest, e.stagMed = e.stagBest[:stagMax-1], e.stagMed[:stagMax-1]
+	// Keep only what the Stagnation window can still reach: the last
+	// max(120 + 30n/λ, 0.2t) values, at most stagMax. The state stays small
+	// (it is persisted every generation) and the criterion is unchanged.
+	keep := min(stagMax, max(stagMinLen(n, e.p.Lambda), int(0.2*float64(e.t))+1)) - 1
+	if drop := len(e.stagBest) - keep; drop > 0 {
+		copy(e.stagBest, e.stagBest[drop:])
+		copy(e.stagMed, e.stagMed[drop:])
+		e.stagBest, e.stagMed = e.stagBest[:keep], e.stagMed[:keep]
 	}
 	e.stagBest = append(e.stagBest, best)
 	e.stagMed = append(e.stagMed, median)
@@ -98,7 +102,7 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	// generations, the median of the newest 30 % of the best and of the
 	// median values is no better than that of the oldest 30 %.
 	if !t.NoStagnation {
-		minLen := 120 + int(math.Ceil(30*float64(n)/float64(e.p.Lambda)))
+		minLen := stagMinLen(n, e.p.Lambda)
 		h := len(e.stagBest)
 		if h >= minLen {
 			l := max(minLen, min(h, int(0.2*float64(e.t))))
@@ -135,6 +139,9 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 		}
 	}
 }
+
+// stagMinLen is the shortest Stagnation window, 120 + ⌈30n/λ⌉ generations.
+func stagMinLen(n, lambda int) int { return 120 + int(math.Ceil(30*float64(n)/float64(lambda))) }
 
 // conditionBeforeFix is the condition number of C as the update produced it,
 // from the eigenvalues of the last decomposition.

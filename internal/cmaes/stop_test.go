@@ -264,3 +264,39 @@ func TestTransformIsOntoAndIdentityInside(t *testing.T) {
 		}
 	}
 }
+
+// Stagnation keeps a trimmed history; it must fire exactly when the rule
+// applied to the full history of the run says so. A slow 30-D Rosenbrock
+// run with a noise floor improves for thousands of generations (so the
+// trimming acts) and then stagnates.
+func TestStagnationMatchesFullHistory(t *testing.T) {
+	noise := rand.New(rand.NewPCG(5, 5))
+	f := func(x []float64) float64 { return rosenbrock(x) + 1e-6*noise.Float64() }
+	e := mustNew(t, Config{X0: constVec(30, 0), Sigma0: 0.5, Seed: 3, Termination: Termination{TolFun: -1, TolX: -1, ConditionCov: -1, TolUpSigma: -1,
+		NoEffectAxis: true, NoEffectCoord: true, NoEqualFunVal: true}})
+	var best, med []float64
+	minLen := stagMinLen(30, e.Params().Lambda)
+	for e.Stopped() == nil && e.Generation() < 20000 {
+		rec := step(t, e, f)
+		best, med = append(best, rec.Best), append(med, rec.Median)
+		h := len(best)
+		want := false
+		if h >= minLen {
+			l := max(minLen, min(h, int(0.2*float64(h))))
+			k := int(0.3 * float64(l))
+			var buf []float64
+			bb, mm := best[h-l:], med[h-l:]
+			want = medianOf(bb[l-k:], &buf) >= medianOf(bb[:k], &buf) && medianOf(mm[l-k:], &buf) >= medianOf(mm[:k], &buf)
+		}
+		_, got := hasReason(e.Stopped(), StopStagnation)
+		if got != want {
+			t.Fatalf("generation %d: stagnation %v, the full history says %v", h, got, want)
+		}
+		if len(e.stagBest) > max(minLen, h/5+1) {
+			t.Fatalf("generation %d: %d values kept", h, len(e.stagBest))
+		}
+	}
+	if e.Stopped() == nil || len(best) < 6*minLen {
+		t.Fatalf("stopped by %v after %d generations: the trimming was not exercised", reasonNames(e.Stopped()), len(best))
+	}
+}
