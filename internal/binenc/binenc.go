@@ -11,14 +11,19 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 )
 
 // Writer appends values to a byte slice.
 type Writer struct{ buf []byte }
 
 // NewWriter starts a blob with its magic tag and schema version.
-func NewWriter(magic string, version uint32) *Writer {
-	w := &Writer{buf: make([]byte, 0, 1024)}
+func NewWriter(magic string, version uint32) *Writer { return NewWriterSize(magic, version, 1024) }
+
+// NewWriterSize is NewWriter with room for about size bytes, so that a
+// large state is written without growing the buffer.
+func NewWriterSize(magic string, version uint32, size int) *Writer {
+	w := &Writer{buf: make([]byte, 0, size+len(magic)+16)}
 	w.String(magic)
 	w.Uint32(version)
 	return w
@@ -33,8 +38,9 @@ func (w *Writer) Bytes(v []byte)  { w.Int(len(v)); w.buf = append(w.buf, v...) }
 func (w *Writer) String(v string) { w.Int(len(v)); w.buf = append(w.buf, v...) }
 func (w *Writer) Floats(v []float64) {
 	w.Int(len(v))
+	w.buf = slices.Grow(w.buf, 8*len(v))
 	for _, x := range v {
-		w.Float(x)
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(x))
 	}
 }
 func (w *Writer) Ints(v []int) {

@@ -20,9 +20,15 @@ const (
 // the pending batch included, so that a restored ES continues bit for bit.
 // The kept Step is not encoded: LastStep is nil after a restore.
 func (e *ES) MarshalBinary() ([]byte, error) {
-	w := binenc.NewWriter(stateMagic, stateVersion)
+	w := binenc.NewWriterSize(stateMagic, stateVersion, e.EncodedSize())
 	e.encode(w)
 	return w.Finish(), nil
+}
+
+// EncodedSize is about the number of bytes MarshalTo writes.
+func (e *ES) EncodedSize() int {
+	n, l := e.p.N, e.p.Lambda
+	return 8*(3*n*n+l*n+8*n+len(e.funHist)+2*len(e.stagBest)+len(e.flatGens)) + 1024
 }
 
 func (e *ES) encode(w *binenc.Writer) {
@@ -120,13 +126,17 @@ func decodeReasons(r *binenc.Reader) []StopReason {
 // the encoding mirrors a symmetric matrix bit for bit.
 func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
-// symData returns the full n×n row-major data of a symmetric matrix.
+// symData returns the full n×n row-major data of a symmetric matrix, the
+// lower half mirrored from the upper one that SymDense keeps.
 func symData(c *mat.SymDense) []float64 {
-	n := c.SymmetricDim()
+	r := c.RawSymmetric()
+	n := r.N
 	out := make([]float64, n*n)
 	for i := range n {
-		for j := range n {
-			out[i*n+j] = c.At(i, j)
+		row := r.Data[i*r.Stride : i*r.Stride+n]
+		for j := i; j < n; j++ {
+			out[i*n+j] = row[j]
+			out[j*n+i] = row[j]
 		}
 	}
 	return out
@@ -255,6 +265,12 @@ func decode(r *binenc.Reader) (*ES, error) {
 		}
 	}
 	return e, nil
+}
+
+// EncodedSize is about the number of bytes MarshalTo writes.
+func (s *Step) EncodedSize() int {
+	l, n := s.X.Dims()
+	return 8*(2*n*n+l*n+4*n+2*l) + 256
 }
 
 // MarshalTo appends the Step to w (selfcma persists the step it replays).

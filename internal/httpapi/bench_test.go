@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -87,12 +88,12 @@ func createBody(tb testing.TB, bc benchCase, seed int) []byte {
 }
 
 // BenchmarkGeneration is one generation over HTTP: ask, evaluate, tell, with
-// the fsync of the tell's commit. A session that stops is replaced, off the
-// clock.
+// the fsync of the tell's commit (SELFCMA_BENCH_NOSYNC=1 leaves it out, to
+// see what the rest costs). A session that stops is replaced, off the clock.
 func BenchmarkGeneration(b *testing.B) {
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			ts := newTestServer(b, serverOpts{sync: true})
+			ts := newTestServer(b, serverOpts{sync: os.Getenv("SELFCMA_BENCH_NOSYNC") == ""})
 			c := &benchClient{tb: b, hc: ts.Client(), url: ts.URL, create: createBody(b, bc, 1)}
 			c.newSession()
 			b.ReportAllocs()

@@ -285,7 +285,11 @@ const (
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.
 func (s *ES) MarshalBinary() ([]byte, error) {
-	w := binenc.NewWriter(stateMagic, stateVersion)
+	size := s.primary.EncodedSize() + s.aux.EncodedSize()
+	if s.hasPrev {
+		size += s.prev.EncodedSize()
+	}
+	w := binenc.NewWriterSize(stateMagic, stateVersion, size)
 	w.String(s.init)
 	w.Int(s.auxRuns)
 	s.primary.MarshalTo(w)
