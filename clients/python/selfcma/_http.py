@@ -1,0 +1,154 @@
+"""HTTP transport: JSON in and out, bearer token, bounded retries."""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import json
+import logging
+import random
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from ._convert import json_default
+from .errors import ServerError, ServerUnavailable, error_from_answer
+
+log = logging.getLogger("selfcma")
+
+# Statuses a proxy or a restarting server answers while the request was not
+# processed; retried like a refused connection.
+RETRY_STATUSES = (502, 503, 504)
+
+USER_AGENT = "selfcma-python"
+
+
+def _is_loopback(host):
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _refused(exc):
+    """Whether exc says the connection was never made, so the request was
+    not sent at all (safe to retry even when not idempotent)."""
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    return isinstance(reason, ConnectionRefusedError)
+
+
+class Transport:
+    """Sends requests to one server. Thread-safe: every request opens its
+    own connection."""
+
+    def __init__(self, url, token=None, timeout=30.0, retries=8, backoff=0.25, max_backoff=8.0, sleep=time.sleep):
+        if "://" not in url:
+            url = "http://" + url
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"url {url!r}: want http://host:port or https://host:port")
+        if retries < 0:
+            raise ValueError(f"retries {retries!r}: want >= 0")
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        self.max_backoff = float(max_backoff)
+        self._sleep = sleep
+        self._random = random.Random()
+        self._headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
+        handlers = []
+        if _is_loopback(parts.hostname or ""):
+            # Never send a request for this machine through a proxy of the
+            # environment.
+            handlers.append(urllib.request.ProxyHandler({}))
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def delay(self, attempt):
+        """Seconds to wait before retry number attempt (1, 2, ...):
+        exponential from backoff, capped at max_backoff, with jitter."""
+        d = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+        return d * (0.5 + 0.5 * self._random.random())
+
+    def request(self, method, path, body=None, query=None, idempotent=True):
+        """Sends one request and returns the decoded answer: the JSON value,
+        the text of a non-JSON answer, or None for an empty one.
+
+        Connection failures, timeouts and 502/503/504 are retried up to
+        ``retries`` times with backoff when the request is idempotent;
+        otherwise only a refused connection is retried (the request was not
+        sent). Raises the SelfCMAError subclass of an error answer, or
+        ServerUnavailable when the tries are used up.
+        """
+        url = self.url + path
+        if query:
+            q = {k: v for k, v in query.items() if v is not None}
+            if q:
+                url += "?" + urllib.parse.urlencode(q)
+        data = None
+        headers = dict(self._headers)
+        if body is not None:
+            data = json.dumps(body, allow_nan=False, default=json_default).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        attempt = 0
+        while True:
+            req = urllib.request.Request(url, data=data, headers=headers, method=method)
+            failure = None
+            try:
+                with self._opener.open(req, timeout=self.timeout) as resp:
+                    raw = resp.read()
+                    ctype = resp.headers.get("Content-Type", "")
+                return _decode(raw, ctype, method, url, resp.status)
+            except urllib.error.HTTPError as e:
+                try:
+                    raw = e.read()
+                except (OSError, http.client.HTTPException):
+                    raw = b""
+                finally:
+                    e.close()
+                if e.code not in RETRY_STATUSES:
+                    raise error_from_answer(e.code, raw, method=method, url=url, reason=e.reason) from None
+                failure = e
+                answer = error_from_answer(e.code, raw, method=method, url=url, reason=e.reason)
+                retryable = idempotent
+                what = f"{e.code} {answer.message}"
+                status = e.code
+            except (OSError, http.client.HTTPException) as e:
+                # URLError (refused, unreachable), resets, timeouts, a
+                # connection closed without an answer.
+                if isinstance(e, urllib.error.URLError) and not isinstance(e.reason, OSError):
+                    raise ServerUnavailable(
+                        f"cannot reach the server: {e.reason}", method=method, url=url
+                    ) from e
+                failure = e
+                retryable = idempotent or _refused(e)
+                reason = e.reason if isinstance(e, urllib.error.URLError) else e
+                what = f"{type(reason).__name__}: {reason}" if str(reason) else type(reason).__name__
+                status = None
+            attempt += 1
+            if not retryable or attempt > self.retries:
+                if retryable:
+                    msg = f"no answer after {attempt} tries: {what}"
+                else:
+                    msg = f"{what}; not retried: the request may or may not have been applied"
+                raise ServerUnavailable(msg, method=method, url=url, status=status) from failure
+            d = self.delay(attempt)
+            log.warning("selfcma: %s %s: %s; retry %d of %d in %.2f s", method, url, what, attempt, self.retries, d)
+            self._sleep(d)
+
+
+def _decode(raw, ctype, method, url, status):
+    if not raw:
+        return None
+    if "json" in ctype or not ctype:
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except ValueError as e:
+            if "json" in ctype:
+                raise ServerError(f"the answer is not valid JSON: {e}", method=method, url=url, status=status) from e
+    return raw.decode("utf-8", "replace")

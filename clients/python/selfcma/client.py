@@ -1,0 +1,613 @@
+"""Client, Session and Result: pycma-style ask/tell over the selfcma service."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+import logging
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from . import _convert as conv
+from ._http import Transport
+from .errors import Stopped
+
+__all__ = ["Client", "Session", "Result"]
+
+log = logging.getLogger("selfcma")
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+
+@dataclass(frozen=True)
+class Result:
+    """The state of a session at a glance (``Session.result``).
+
+    Attributes:
+        xbest: the best point told so far (None before the first number).
+        fbest: its fitness value (None before the first number).
+        best_generation: the generation that told it.
+        evaluations: values told so far (failed ones included).
+        generation: generations told so far, which is the pending one.
+        mean: the mean of the search distribution.
+        sigma: the step size σ.
+        stop: {criterion: value} once stopped, {} while running.
+        status: ``"running"`` or ``"stopped"``.
+        session_id: the session's id.
+    """
+
+    xbest: Optional[List[float]]
+    fbest: Optional[float]
+    best_generation: Optional[int]
+    evaluations: int
+    generation: int
+    mean: List[Optional[float]]
+    sigma: Optional[float]
+    stop: Dict[str, Any] = field(default_factory=dict)
+    status: str = "running"
+    session_id: str = ""
+
+
+def _stop_dict(reasons):
+    return {r.get("name"): r.get("value") for r in reasons or []}
+
+
+def _permutation(X, C):
+    """perm with X[i] == C[perm[i]] for every i, or None when X is not a
+    reordering of C."""
+    if len(X) != len(C):
+        return None
+    if X == C:
+        return list(range(len(C)))
+    where = {}
+    for j, c in enumerate(C):
+        where.setdefault(tuple(c), []).append(j)
+    perm = []
+    for x in X:
+        js = where.get(tuple(x))
+        if not js:
+            return None
+        perm.append(js.pop())
+    return perm
+
+
+class Session:
+    """One optimization on the server, driven like pycma's
+    ``CMAEvolutionStrategy``::
+
+        es = client.create([1.0] * 10, 0.5)
+        while not es.stop():
+            X = es.ask()                      # the generation's λ points
+            es.tell(X, [f(x) for x in X])     # None for a failed evaluation
+        print(es.result.xbest, es.result.fbest)
+
+    Get one from ``Client.create`` (a new session) or ``Client.session(id)``
+    (attach to an existing one, e.g. to resume after a crash: ``ask`` hands
+    out the pending batch again, the same points).
+
+    The session's state (``stop()``, ``result``, ``hyperparameters`` and the
+    properties) is the one the server sent with the last create, attach or
+    tell of this object; ``refresh()`` reads it again (when another client
+    drives the same session).
+    """
+
+    def __init__(self, client, state):
+        self._client = client
+        self._state = state
+        self._batch = None  # (generation, candidates) of the last ask
+        self._told = None  # (generation, candidates) of the last tell
+
+    def __repr__(self):
+        s = self._state
+        return (
+            f"<selfcma.Session {s.get('id')} {s.get('algorithm')} n={s.get('dimension')} "
+            f"λ={s.get('population_size')} generation={s.get('generation')} {s.get('status')}>"
+        )
+
+    @property
+    def _path(self):
+        return "/v1/sessions/" + self.id
+
+    # The loop.
+
+    def stop(self):
+        """{} while the session runs; once it has stopped, {criterion: value}
+        for every termination criterion that stopped it (``tol_fun``,
+        ``max_evaluations``, ...). Truthy exactly when stopped, so
+        ``while not es.stop():`` drives the loop."""
+        if self._state.get("status") != "stopped":
+            return {}
+        return _stop_dict(self._state.get("stop_reasons"))
+
+    def ask(self):
+        """The λ candidate points of the pending generation, as a list of
+        lists of floats. Asking again before telling returns the same points
+        (also after a restart of the server, and from another process).
+
+        Raises Stopped when the session has stopped.
+        """
+        try:
+            b = self._client._t.request("GET", self._path + "/ask")
+        except Stopped:
+            self._refresh_quietly()
+            raise
+        g, cands = b["generation"], b["candidates"]
+        self._batch = (g, cands)
+        if g != self._state.get("generation"):
+            self._refresh_quietly()  # another client advanced it
+        return [list(x) for x in cands]
+
+    def tell(self, X, fitness):
+        """Tells the fitness values of the points X of the pending generation
+        and advances the session one generation.
+
+        X: the points ``ask`` returned (lists, or an array with ``tolist()``),
+            in any order; fitness[i] is the value of X[i].
+        fitness: λ numbers; None for a failed evaluation (it ranks worst).
+            NaN and +inf are told as None; -inf is refused (ValueError).
+
+        Raises ValueError when X is not the pending batch (the points must be
+        told unmodified), Conflict when another client told this generation
+        first, Stopped when the session has stopped. A tell retried after a
+        lost answer applies once: telling the same X and values again is
+        answered as the first time.
+        """
+        X = conv.matrix(X, "X")
+        values = conv.fitness(fitness, len(X))
+        gen, perm = self._match(X)
+        ordered = [None] * len(values)
+        for i, j in enumerate(perm):
+            ordered[j] = values[i]
+        cands = self._batch[1] if self._batch and self._batch[0] == gen else X
+        self._state = self._client._t.request(
+            "POST", self._path + "/tell", {"generation": gen, "fitness": ordered}
+        )
+        self._told = (gen, [list(c) for c in cands])
+        self._batch = None
+
+    def _match(self, X):
+        """(generation, perm) of the batch X belongs to; ValueError if none."""
+        for src in (self._batch, self._told):
+            if src is not None:
+                perm = _permutation(X, src[1])
+                if perm is not None:
+                    return src[0], perm
+        # Not a batch this object handed out: the server's pending batch
+        # (from another process, or asked through another Session object).
+        b = self._client._t.request("GET", self._path + "/ask")
+        g, cands = b["generation"], b["candidates"]
+        perm = _permutation(X, cands)
+        if perm is None:
+            raise ValueError(
+                f"X is not the batch of generation {g}, the pending one of session {self.id} "
+                f"({len(cands)} points of dimension {self.dimension}): tell the points ask returned, unmodified"
+            )
+        self._batch = (g, cands)
+        return g, perm
+
+    # The state.
+
+    def refresh(self):
+        """Reads the session's state from the server; returns self."""
+        self._state = self._client._t.request("GET", self._path)
+        return self
+
+    def _refresh_quietly(self):
+        try:
+            self.refresh()
+        except Exception:  # the original error says more
+            pass
+
+    @property
+    def info(self):
+        """The session object as the server sent it last (a copy): id, name,
+        algorithm, dimension, population_size, seed, status, stop_reasons,
+        generation, evaluations, best, mean, sigma, hyperparameters,
+        restarts, metadata, created_at, updated_at, links."""
+        return copy.deepcopy(self._state)
+
+    @property
+    def result(self):
+        """A Result: best x and f, evaluations, generation, mean, σ, stop
+        reasons."""
+        s = self._state
+        best = s.get("best") or {}
+        return Result(
+            xbest=list(best["x"]) if best.get("x") is not None else None,
+            fbest=best.get("f"),
+            best_generation=best.get("generation"),
+            evaluations=s.get("evaluations", 0),
+            generation=s.get("generation", 0),
+            mean=list(s.get("mean") or []),
+            sigma=s.get("sigma"),
+            stop=self.stop(),
+            status=s.get("status", ""),
+            session_id=s.get("id", ""),
+        )
+
+    @property
+    def hyperparameters(self):
+        """The learning rates the next update uses, c1, cmu and cc (adapted
+        by self-CMA-ES), and the fixed c_sigma, d_sigma and mu_w."""
+        return dict(self._state.get("hyperparameters") or {})
+
+    id = property(lambda self: self._state["id"], doc="The session's id (pass it to Client.session to resume).")
+    name = property(lambda self: self._state.get("name", ""), doc="The session's name.")
+    algorithm = property(lambda self: self._state.get("algorithm"), doc='"self-cma-es" or "cma-es".')
+    dimension = property(lambda self: self._state.get("dimension"), doc="n.")
+    population_size = property(
+        lambda self: self._state.get("population_size"), doc="λ of the pending generation (IPOP doubles it)."
+    )
+    popsize = population_size
+    seed = property(lambda self: self._state.get("seed"), doc="The seed of the run.")
+    status = property(lambda self: self._state.get("status"), doc='"running" or "stopped".')
+    generation = property(lambda self: self._state.get("generation"), doc="Generations told (the pending one).")
+    evaluations = property(lambda self: self._state.get("evaluations"), doc="Values told.")
+    sigma = property(lambda self: self._state.get("sigma"), doc="The step size σ.")
+    mean = property(lambda self: list(self._state.get("mean") or []), doc="The mean of the distribution.")
+
+    def history(self, start=0, limit=None):
+        """One record per told generation, from generation ``start``, at most
+        ``limit`` (None = all): dicts with generation, run, lambda,
+        evaluations, best, median, best_so_far, sigma, c1, cmu, cc,
+        axis_ratio, restarted (and for self-CMA-ES aux_mean, aux_sigma,
+        aux_feasible)."""
+        q = {"from": conv.integer(start, "start") if start else None}
+        if limit is not None:
+            q["limit"] = conv.integer(limit, "limit")
+        return self._client._t.request("GET", self._path + "/history", query=q)["records"]
+
+    def delete(self):
+        """Deletes the session and its history on the server."""
+        self._client.delete(self.id)
+
+    PROGRESS_HEADER = "  gen    evals       best f      sigma        c1       cmu        cc"
+
+    def progress_line(self):
+        """One line: generation, evaluations, best f, σ, c1, cmu, cc."""
+        s = self._state
+        hp = s.get("hyperparameters") or {}
+        best = (s.get("best") or {}).get("f")
+        return "{:5d} {:8d} {:>12} {:>10} {:>9} {:>9} {:>9}".format(
+            s.get("generation", 0),
+            s.get("evaluations", 0),
+            _fmt(best, ".5e"),
+            _fmt(s.get("sigma"), ".3e"),
+            _fmt(hp.get("c1"), ".3g"),
+            _fmt(hp.get("cmu"), ".3g"),
+            _fmt(hp.get("cc"), ".3g"),
+        )
+
+    def disp(self, header=False, file=None):
+        """Prints progress_line() (after PROGRESS_HEADER if header)."""
+        out = file or sys.stdout
+        if header:
+            print(self.PROGRESS_HEADER, file=out)
+        print(self.progress_line(), file=out, flush=True)
+
+
+def _fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+class _Call:
+    """f wrapped so that its exceptions come back as data: whatever else a
+    future raises is a fault of the executor, not a failed evaluation.
+    Module level, so that it pickles for process pools."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __call__(self, x):
+        try:
+            return True, self.f(x)
+        except Exception as e:  # a failed evaluation; KeyboardInterrupt passes
+            return False, f"{type(e).__name__}: {e}"
+
+
+class Client:
+    """A connection to a selfcma server.
+
+    Args:
+        url: the server, ``http://host:port`` (default http://127.0.0.1:8080).
+        token: the bearer token when the server was started with one
+            (sent as ``Authorization: Bearer <token>``).
+        timeout: seconds to wait for each answer.
+        retries: how many times a request is tried again after a connection
+            failure, a timeout or a 502/503/504, with exponential backoff
+            from ``backoff`` seconds up to ``max_backoff``; then
+            ServerUnavailable. ask, tell, get, list, history and delete are
+            retried (ask only reads; the server applies a retried tell
+            once); create only when the connection was refused (the request
+            was not sent), as a retried create could make two sessions.
+
+    A Client is thread-safe and holds no connection open; it is a context
+    manager for symmetry with other clients.
+
+    Example (a server must run: ``go run ./cmd/server``)::
+
+        import os
+        from selfcma import Client
+
+        def sphere(x):
+            return sum(v * v for v in x)
+
+        with Client(os.environ.get("SELFCMA_URL", "http://127.0.0.1:8080")) as client:
+            es = client.create([1.0] * 5, 0.5, termination={"target_fitness": 1e-10})
+            while not es.stop():
+                X = es.ask()
+                es.tell(X, [sphere(x) for x in X])
+            print(es.result.fbest, es.stop())
+    """
+
+    def __init__(self, url=DEFAULT_URL, token=None, timeout=30, *, retries=8, backoff=0.25, max_backoff=8.0):
+        self._t = Transport(url, token=token, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff)
+
+    @property
+    def url(self):
+        return self._t.url
+
+    def __repr__(self):
+        return f"<selfcma.Client {self._t.url}>"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Nothing to release (every request has its own connection)."""
+
+    def request(self, method, path, body=None, query=None, idempotent=True):
+        """A raw request to the server (``path`` like ``/v1/sessions``),
+        with the token, the retries and the error mapping of the client;
+        returns the decoded JSON answer."""
+        return self._t.request(method, path, body=body, query=query, idempotent=idempotent)
+
+    def health(self):
+        """GET /healthz: {"status": "ok"} when the server runs."""
+        return self._t.request("GET", "/healthz")
+
+    def create(
+        self,
+        x0,
+        sigma0,
+        population_size=None,
+        algorithm="self-cma-es",
+        seed=None,
+        bounds=None,
+        restarts=None,
+        termination=None,
+        name=None,
+        metadata=None,
+        hyperparameters=None,
+    ):
+        """Creates a session and returns it (a Session).
+
+        Args:
+            x0: the initial mean, n finite numbers (a list or an array).
+            sigma0: the initial step size, > 0.
+            population_size: λ; None for the server's default
+                (self-cma-es: max(100, 4 + ⌊3 ln n⌋); cma-es: 4 + ⌊3 ln n⌋).
+            algorithm: ``"self-cma-es"`` (default) or ``"cma-es"``.
+            seed: an unsigned 64-bit integer; None lets the server draw one
+                (``Session.seed`` reports it). The run is a pure function of
+                the seed and the told values.
+            bounds: a box every candidate lies in: ``[lower, upper]`` (each a
+                number or n numbers, as in pycma) or
+                ``{"lower": [...], "upper": [...]}``.
+            restarts: ``"ipop"``, an int k (IPOP with at most k restarts) or
+                the server's ``{"strategy": "ipop", "max": k}``.
+            termination: ``{"target_fitness": 1e-8, "max_evaluations": 10000,
+                "tol_fun": ..., "tol_x": ..., ...}`` (api/openapi.yaml).
+            name: a label; metadata: any JSON object, echoed back.
+            hyperparameters: self-cma-es only, ``"default"`` or
+                ``"uniform"`` (the auxiliary CMA-ES's initial mean), or
+                ``{"init": ...}``.
+
+        Raises OutOfRange (a ValueError) or InvalidRequest for values the
+        server refuses; TypeError or ValueError before sending for values
+        that are not numbers.
+        """
+        x0 = conv.vector(x0, "x0")
+        body = {"x0": x0, "sigma0": conv.number(sigma0, "sigma0")}
+        if population_size is not None:
+            body["population_size"] = conv.integer(population_size, "population_size")
+        if algorithm is not None:
+            body["algorithm"] = algorithm
+        if seed is not None:
+            body["seed"] = conv.integer(seed, "seed")
+        if bounds is not None:
+            body["bounds"] = conv.bounds(bounds, len(x0))
+        if restarts is not None:
+            if isinstance(restarts, str):
+                restarts = {"strategy": restarts}
+            elif not isinstance(restarts, dict):
+                restarts = {"strategy": "ipop", "max": conv.integer(restarts, "restarts")}
+            body["restarts"] = conv.plain_json(restarts)
+        if termination is not None:
+            body["termination"] = conv.plain_json(termination)
+        if name is not None:
+            body["name"] = name
+        if metadata is not None:
+            body["metadata"] = conv.plain_json(metadata)
+        if hyperparameters is not None:
+            if isinstance(hyperparameters, str):
+                hyperparameters = {"init": hyperparameters}
+            body["hyperparameters"] = conv.plain_json(hyperparameters)
+        state = self._t.request("POST", "/v1/sessions", body, idempotent=False)
+        return Session(self, state)
+
+    def session(self, session_id):
+        """Attaches to an existing session (to resume it, from any process):
+        its state is read now, and ``ask`` hands out its pending batch.
+        Raises NotFound when there is none with that id."""
+        if not isinstance(session_id, str) or not session_id or "/" in session_id:
+            raise ValueError(f"session id {session_id!r}: want the id string of a session")
+        return Session(self, self._t.request("GET", "/v1/sessions/" + session_id))
+
+    def sessions(self, limit=None):
+        """Summaries of the sessions, oldest first (all of them, or the
+        first ``limit``): dicts with id, name, algorithm, dimension,
+        population_size, status, generation, evaluations, best_f,
+        created_at, updated_at."""
+        out, after = [], None
+        while limit is None or len(out) < limit:
+            page = 1000 if limit is None else min(1000, limit - len(out))
+            ans = self._t.request("GET", "/v1/sessions", query={"limit": page, "after": after})
+            out.extend(ans["sessions"])
+            after = ans.get("next")
+            if not after or not ans["sessions"]:
+                break
+        return out
+
+    def delete(self, session_id):
+        """Deletes a session and its history."""
+        self._t.request("DELETE", "/v1/sessions/" + session_id)
+
+    def optimize(
+        self,
+        f: Callable[[List[float]], Optional[float]],
+        x0=None,
+        sigma0=None,
+        *,
+        workers=4,
+        session_id=None,
+        executor=None,
+        verbose=False,
+        callback=None,
+        **options,
+    ):
+        """Minimizes f until the session stops; returns the Session.
+
+        Each generation's λ points are evaluated in parallel, f(x) with x a
+        list of floats. An evaluation that raises an exception, or returns
+        None, NaN or something that is not a number, is told as a failed
+        evaluation (None: it ranks worst) and logged as a warning on the
+        ``selfcma`` logger; +inf is told as None too.
+
+        Args:
+            f: the objective; picklable (a module-level function) for
+                processes.
+            x0, sigma0, **options: a new session, as for ``create``
+                (population_size, algorithm, seed, bounds, restarts,
+                termination, name, metadata, hyperparameters).
+            session_id: resume this session instead (x0, sigma0 and the
+                options are then ignored): the pending batch, the same
+                points, is evaluated again and the run continues as if it
+                had never been interrupted.
+            workers: how many evaluations run at once; 1 evaluates in this
+                thread.
+            executor: None or ``"threads"`` (a thread pool of ``workers``),
+                ``"processes"`` (a process pool of ``workers``, for
+                objectives that hold the GIL), or your own
+                ``concurrent.futures.Executor`` (left open).
+            verbose: print a line per generation (generation, evaluations,
+                best f, σ, c1, cmu, cc); an int k prints every k-th.
+            callback: called as callback(session) after every generation;
+                returning True ends the loop (the session stays running).
+
+        On KeyboardInterrupt (Ctrl-C) the session stays intact on the server:
+        the message printed to stderr names it and the call that resumes it,
+        ``client.optimize(f, session_id=...)``; then the KeyboardInterrupt is
+        raised again.
+        """
+        if session_id is not None:
+            es = self.session(session_id)
+        else:
+            if x0 is None or sigma0 is None:
+                raise TypeError("optimize needs x0 and sigma0, or the session_id of a session to resume")
+            es = self.create(x0, sigma0, **options)
+
+        every = int(verbose) if verbose else 0
+        own = None
+        if executor is None or executor == "threads":
+            if workers > 1:
+                own = pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="selfcma-eval")
+            else:
+                pool = None
+        elif executor == "processes":
+            own = pool = concurrent.futures.ProcessPoolExecutor(workers)
+        elif hasattr(executor, "submit"):
+            pool = executor
+        else:
+            raise ValueError(f"executor {executor!r}: want None, 'threads', 'processes' or an Executor")
+
+        call = _Call(f)
+        try:
+            if every:
+                resumed = "resumed" if session_id is not None else "created"
+                print(
+                    f"selfcma: session {es.id} {resumed} ({es.algorithm}, n={es.dimension}, "
+                    f"λ={es.population_size}, seed={es.seed}, generation {es.generation})",
+                    flush=True,
+                )
+                print(Session.PROGRESS_HEADER, flush=True)
+            while not es.stop():
+                X = es.ask()
+                values = _evaluate(call, X, pool, es.generation)
+                es.tell(X, values)
+                if every and (es.generation % every == 0 or es.stop()):
+                    es.disp()
+                if callback is not None and callback(es):
+                    break
+        except KeyboardInterrupt:
+            if own is not None:
+                own.shutdown(wait=False, cancel_futures=True)
+                own = None
+            print(
+                f"\nselfcma: interrupted. Session {es.id} is intact on the server "
+                f"(last seen at generation {es.generation}, {es.evaluations} evaluations).\n"
+                f"Resume it with:\n    client.optimize(f, session_id={es.id!r})\n"
+                f"with client = selfcma.Client({self.url!r}), or attach with client.session({es.id!r}).",
+                file=sys.stderr,
+                flush=True,
+            )
+            raise
+        finally:
+            if own is not None:
+                own.shutdown(wait=True)
+        if every and es.stop():
+            reasons = ", ".join(f"{k}={v}" for k, v in es.stop().items())
+            print(f"selfcma: session {es.id} stopped: {reasons}", flush=True)
+        return es
+
+
+def _evaluate(call, X, pool, generation):
+    """The values of the points X: float, or None for a failed evaluation."""
+    if pool is None:
+        outcomes = [call(x) for x in X]
+    else:
+        futures = [pool.submit(call, x) for x in X]
+        try:
+            outcomes = [fut.result() for fut in futures]
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+    values, failures = [], []
+    for i, (ok, v) in enumerate(outcomes):
+        if ok:
+            try:
+                v = conv.fitness_value(v, f"f(X[{i}])")
+                if v is None:
+                    failures.append((i, "returned None, NaN or +inf"))
+            except (TypeError, ValueError) as e:
+                ok, v = False, str(e)
+        if not ok:
+            failures.append((i, v))
+            v = None
+        values.append(v)
+    if failures:
+        i, why = failures[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        log.warning(
+            "selfcma: generation %d: the evaluation of candidate %d failed: %s%s; told as None",
+            generation,
+            i,
+            why,
+            more,
+        )
+    return values

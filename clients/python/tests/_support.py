@@ -1,0 +1,174 @@
+"""Test support: the package from this source tree, the real server binary
+built from the repository, objective functions (module level, so that
+process pools can pickle them)."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+PKG_ROOT = TESTS.parent  # clients/python
+REPO_ROOT = PKG_ROOT.parent.parent
+
+# The package of this tree, before any installed copy.
+if str(PKG_ROOT) not in sys.path:
+    sys.path.insert(0, str(PKG_ROOT))
+
+
+def ellipsoid(x):
+    """f(x) = Σ 10^(6 i/(n−1)) x_i², i = 0..n−1."""
+    n = len(x)
+    return sum(10 ** (6 * i / (n - 1)) * v * v for i, v in enumerate(x))
+
+
+def sphere(x):
+    return sum(v * v for v in x)
+
+
+class FakeArray:
+    """Stands for a numpy array: only tolist()."""
+
+    def __init__(self, data):
+        self._data = data
+
+    def tolist(self):
+        if not isinstance(self._data, (list, tuple)):
+            return self._data
+        return [list(r) if isinstance(r, (list, tuple)) else r for r in self._data]
+
+
+def go_command():
+    go = shutil.which("go")
+    if go is None and os.access("/usr/local/go/bin/go", os.X_OK):
+        go = "/usr/local/go/bin/go"
+    return go
+
+
+_binary = None
+_workdir = None
+
+
+def workdir():
+    global _workdir
+    if _workdir is None:
+        _workdir = tempfile.mkdtemp(prefix="selfcma-pytest-")
+        atexit.register(shutil.rmtree, _workdir, True)
+    return _workdir
+
+
+def server_binary():
+    """The server built from this repository (once per test run). Skips
+    when there is no Go toolchain or no cmd/server; fails when it does not
+    build."""
+    global _binary
+    if _binary is not None:
+        return _binary
+    if not (REPO_ROOT / "cmd" / "server").is_dir():
+        raise unittest.SkipTest(f"no cmd/server in {REPO_ROOT}: the server does not exist yet")
+    go = go_command()
+    if go is None:
+        raise unittest.SkipTest("no Go toolchain (go on PATH or /usr/local/go/bin/go) to build the server")
+    out = os.path.join(workdir(), "server")
+    t = time.monotonic()
+    p = subprocess.run(
+        [go, "build", "-o", out, "./cmd/server"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
+    if p.returncode != 0:
+        raise RuntimeError(f"go build ./cmd/server failed:\n{p.stdout}{p.stderr}")
+    sys.stderr.write(f"[built the server in {time.monotonic() - t:.1f} s] ")
+    _binary = out
+    return out
+
+
+_LISTENING = re.compile(r"msg=listening addr=(\S+)")
+
+
+class Server:
+    """The real server on a free port of 127.0.0.1, with its own bbolt file.
+
+    start() reads the address from its first log line; kill() is SIGKILL;
+    start() again reopens the same file on the same port.
+    """
+
+    def __init__(self, token=None, args=()):
+        self.binary = server_binary()
+        self.dir = tempfile.mkdtemp(prefix="srv-", dir=workdir())
+        self.db = os.path.join(self.dir, "x.db")
+        self.token = token
+        self.args = list(args)
+        self.addr = "127.0.0.1:0"
+        self.proc = None
+        self._log = None
+        self.starts = 0
+
+    @property
+    def url(self):
+        return "http://" + self.addr
+
+    def start(self, timeout=10.0):
+        assert self.proc is None, "already running"
+        self.starts += 1
+        logpath = os.path.join(self.dir, f"server-{self.starts}.log")
+        self._log = open(logpath, "w")
+        cmd = [self.binary, "-addr", self.addr, "-db", self.db] + self.args
+        if self.token:
+            cmd += ["-token", self.token]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SELFCMA_")}
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(logpath) as f:
+                m = _LISTENING.search(f.read())
+            if m:
+                self.addr = m.group(1)
+                return self
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        with open(logpath) as f:
+            text = f.read()
+        self.kill()
+        raise RuntimeError(f"the server did not start ({' '.join(cmd)}):\n{text}")
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(sig)
+            self.proc.wait(timeout=20)
+            self.proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def stop(self):
+        """Graceful: SIGTERM."""
+        self.kill(signal.SIGTERM)
+
+    def close(self):
+        self.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def child_env(**extra):
+    """The environment of a Python subprocess that imports this tree's
+    package."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(PKG_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    env.update(extra)
+    return env

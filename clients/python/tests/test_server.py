@@ -1,0 +1,471 @@
+"""The client against the real server binary, built from this repository."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import io
+import json
+import math
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import unittest
+
+from _support import FakeArray, Server, child_env, ellipsoid, sphere
+
+import selfcma
+from selfcma import (
+    Client,
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    OutOfRange,
+    SelfCMAError,
+    ServerError,
+    ServerUnavailable,
+    Stopped,
+    TooLarge,
+    Unauthorized,
+)
+
+N = 10
+TARGET = 1e-8
+
+
+def run_to_end(es, f=ellipsoid, max_generations=5000):
+    for _ in range(max_generations):
+        if es.stop():
+            return es
+        X = es.ask()
+        es.tell(X, [f(x) for x in X])
+    raise AssertionError(f"no stop after {max_generations} generations")
+
+
+class ServerTestCase(unittest.TestCase):
+    """One server for the test case's methods."""
+
+    server_args = ()
+    token = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(token=cls.token, args=cls.server_args).start()
+        cls.client = Client(cls.server.url, token=cls.token, retries=3, backoff=0.05)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+
+
+class LoopTest(ServerTestCase):
+    def test_ellipsoid_to_target(self):
+        t = time.monotonic()
+        es = self.client.create([1.0] * N, 0.5, seed=11, name="ellipsoid", termination={"target_fitness": TARGET})
+        self.assertEqual(es.stop(), {})
+        self.assertEqual((es.dimension, es.algorithm, es.seed, es.name), (N, "self-cma-es", 11, "ellipsoid"))
+        run_to_end(es)
+        r = es.result
+        self.assertLessEqual(r.fbest, TARGET)
+        self.assertEqual(set(es.stop()), {"target_fitness"})
+        self.assertEqual(r.stop, es.stop())
+        self.assertEqual(r.status, "stopped")
+        self.assertEqual(r.session_id, es.id)
+        self.assertEqual(len(r.xbest), N)
+        self.assertAlmostEqual(ellipsoid(r.xbest), r.fbest, delta=1e-15)
+        self.assertEqual(r.evaluations, r.generation * es.population_size)
+        self.assertIsInstance(r.sigma, float)
+        hp = es.hyperparameters
+        for k in ("c1", "cmu", "cc", "c_sigma", "d_sigma", "mu_w"):
+            self.assertIsInstance(hp[k], float, k)
+        hist = es.history()
+        self.assertEqual(len(hist), r.generation)
+        self.assertEqual([h["generation"] for h in hist], list(range(r.generation)))
+        self.assertEqual(hist[-1]["best_so_far"], r.fbest)
+        self.assertEqual(hist[-1]["c1"] is not None, True)
+        self.assertEqual(es.history(start=r.generation - 2), hist[-2:])
+        self.assertEqual(es.history(start=1, limit=1), hist[1:2])
+        print(f"[{r.generation} generations, {r.evaluations} evaluations, {time.monotonic() - t:.2f} s] ", end="",
+              file=sys.stderr)
+
+    def test_array_inputs(self):
+        es = self.client.create(FakeArray([0.5, -0.5, 1.0]), FakeArray(0.3), population_size=FakeArray(6),
+                                algorithm="cma-es", seed=FakeArray(5))
+        self.assertEqual((es.population_size, es.seed), (6, 5))
+        X = es.ask()
+        self.assertIsInstance(X, list)
+        self.assertTrue(all(type(x) is list and all(type(v) is float for v in x) for x in X))
+        es.tell(FakeArray(X), FakeArray([sphere(x) for x in X]))
+        self.assertEqual(es.generation, 1)
+
+    def test_tell_checks_the_batch(self):
+        es = self.client.create([1.0] * 4, 0.5, algorithm="cma-es", seed=3)
+        X = es.ask()
+        bad = [list(x) for x in X]
+        bad[2][1] += 1e-12
+        with self.assertRaisesRegex(ValueError, "not the batch of generation 0"):
+            es.tell(bad, [sphere(x) for x in bad])
+        with self.assertRaisesRegex(ValueError, "fitness has"):
+            es.tell(X, [1.0] * (len(X) - 1))
+        with self.assertRaises(ValueError):
+            es.tell(X[:-1], [sphere(x) for x in X[:-1]])
+        self.assertEqual(es.refresh().generation, 0)  # nothing was told
+
+    def test_permuted_batch_is_told_in_the_server_order(self):
+        a = self.client.create([1.0] * 4, 0.5, algorithm="cma-es", seed=7)
+        b = self.client.create([1.0] * 4, 0.5, algorithm="cma-es", seed=7)
+        for _ in range(3):
+            X, Y = a.ask(), b.ask()
+            self.assertEqual(X, Y)
+            a.tell(X, [sphere(x) for x in X])
+            Y = Y[::-1]
+            b.tell(Y, [sphere(y) for y in Y])
+        self.assertEqual(a.ask(), b.ask())
+        self.assertEqual(a.info["mean"], b.refresh().info["mean"])
+
+    def test_ask_is_idempotent_and_attach_tells(self):
+        es = self.client.create([1.0] * 3, 0.5, algorithm="cma-es", seed=1)
+        X = es.ask()
+        self.assertEqual(es.ask(), X)
+        other = self.client.session(es.id)
+        self.assertEqual(other.ask(), X)
+        # A Session that never asked checks X against the server's batch.
+        fresh = self.client.session(es.id)
+        fresh.tell(X, [sphere(x) for x in X])
+        self.assertEqual(fresh.generation, 1)
+        # The first object's batch is now stale: the server says so.
+        with self.assertRaises(Conflict) as cm:
+            es.tell(X, [sphere(x) + 1 for x in X])
+        self.assertEqual(cm.exception.generation, 1)
+        self.assertNotEqual(es.ask(), X)
+        self.assertEqual(es.generation, 1)  # ask saw the advance and refreshed
+
+    def test_retold_generation_applies_once(self):
+        es = self.client.create([1.0] * 3, 0.5, algorithm="cma-es", seed=2)
+        X = es.ask()
+        y = [sphere(x) for x in X]
+        es.tell(X, y)
+        first = es.info
+        es.tell(X, y)  # a retry: answered as the first time
+        self.assertEqual(es.generation, 1)
+        self.assertEqual(es.info["mean"], first["mean"])
+        with self.assertRaises(Conflict):
+            es.tell(X, [v + 1 for v in y])
+
+    def test_failed_evaluations(self):
+        es = self.client.create([1.0] * 3, 0.5, algorithm="cma-es", seed=4, population_size=6)
+        X = es.ask()
+        es.tell(X, [None, float("nan"), float("inf"), 1.0, 2.0, 3.0])
+        self.assertEqual(es.result.fbest, 1.0)
+        self.assertEqual(es.result.xbest, X[3])
+        X = es.ask()
+        es.tell(X, [None] * 6)
+        self.assertEqual(es.generation, 2)
+        with self.assertRaisesRegex(ValueError, "-inf"):
+            es.tell(es.ask(), [-math.inf] * 6)
+
+    def test_options(self):
+        es = self.client.create([0.0, 0.5], 1.0, bounds=[-1, [1, 2]], restarts=2, seed=9,
+                                hyperparameters="uniform", metadata={"lab": "B", "run": FakeArray([1, 2])},
+                                termination={"max_evaluations": 1000, "tol_fun": 1e-9})
+        info = es.info
+        self.assertEqual(info["restarts"]["strategy"], "ipop")
+        self.assertEqual(info["restarts"]["max"], 2)
+        self.assertEqual(info["metadata"], {"lab": "B", "run": [1, 2]})
+        self.assertEqual(es.hyperparameters.get("init"), "uniform")
+        for x in es.ask():
+            self.assertTrue(-1 <= x[0] <= 1 and -1 <= x[1] <= 2, x)
+        es2 = self.client.create([0.0, 0.5], 1.0, bounds={"lower": [-1, -1], "upper": [1, 2]}, restarts="none")
+        self.assertEqual(es2.info["restarts"]["strategy"], "none")
+
+    def test_sessions_and_delete(self):
+        ids = [self.client.create([1.0], 0.5, name=f"s{i}").id for i in range(3)]
+        listed = [s["id"] for s in self.client.sessions()]
+        for i in ids:
+            self.assertIn(i, listed)
+        self.assertEqual(len(self.client.sessions(limit=2)), 2)
+        self.assertEqual(self.client.health(), {"status": "ok"})
+        self.client.session(ids[0]).delete()
+        with self.assertRaises(NotFound):
+            self.client.session(ids[0])
+        self.assertNotIn(ids[0], [s["id"] for s in self.client.sessions()])
+
+
+class OptimizeTest(ServerTestCase):
+    def test_four_threads(self):
+        lock = threading.Lock()
+        busy, peak, threads = [0], [0], set()
+
+        def f(x):
+            with lock:
+                busy[0] += 1
+                peak[0] = max(peak[0], busy[0])
+                threads.add(threading.get_ident())
+            time.sleep(0.0005)
+            with lock:
+                busy[0] -= 1
+            return ellipsoid(x)
+
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            es = self.client.optimize(f, [1.0] * N, 0.5, workers=4, seed=21, verbose=True,
+                                      termination={"target_fitness": TARGET})
+        self.assertLessEqual(es.result.fbest, TARGET)
+        self.assertEqual(len(threads), 4)
+        self.assertGreater(peak[0], 1)
+        lines = out.getvalue().splitlines()
+        self.assertIn(es.id, lines[0])
+        self.assertEqual(lines[1], selfcma.Session.PROGRESS_HEADER)
+        self.assertEqual(len(lines), 2 + es.generation + 1)
+        last = lines[-2].split()
+        self.assertEqual(int(last[0]), es.generation)
+        self.assertEqual(int(last[1]), es.evaluations)
+        self.assertEqual(float(last[2]), float(f"{es.result.fbest:.5e}"))
+        self.assertIn("target_fitness", lines[-1])
+
+        # Same seed, same values: threads change nothing but the time.
+        seq = self.client.optimize(ellipsoid, [1.0] * N, 0.5, workers=1, seed=21,
+                                   termination={"target_fitness": TARGET})
+        self.assertEqual((seq.generation, seq.result.fbest), (es.generation, es.result.fbest))
+
+    def test_processes_and_own_executor(self):
+        es = self.client.optimize(sphere, [1.0] * 5, 0.5, executor="processes", workers=2, algorithm="cma-es",
+                                  seed=5, termination={"target_fitness": 1e-8})
+        self.assertLessEqual(es.result.fbest, 1e-8)
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            es2 = self.client.optimize(sphere, [1.0] * 5, 0.5, executor=pool, algorithm="cma-es", seed=5,
+                                       termination={"target_fitness": 1e-8})
+            self.assertEqual(pool.submit(sum, [1, 2]).result(), 3)  # left open
+        self.assertEqual((es2.generation, es2.result.fbest), (es.generation, es.result.fbest))
+
+    def test_failed_evaluations_are_none(self):
+        def f(x):
+            if x[0] > 1.2:
+                raise RuntimeError("simulator crashed")
+            if x[1] > 1.2:
+                return float("nan")
+            return sphere(x)
+
+        with self.assertLogs("selfcma", "WARNING") as logs:
+            es = self.client.optimize(f, [1.0] * 4, 0.5, workers=4, algorithm="cma-es", seed=8,
+                                      termination={"target_fitness": 1e-8})
+        self.assertLessEqual(es.result.fbest, 1e-8)
+        self.assertTrue(any("RuntimeError: simulator crashed" in m for m in logs.output), logs.output)
+
+    def test_keyboard_interrupt_then_resume(self):
+        count = [0]
+        lock = threading.Lock()
+
+        def f(x):
+            with lock:
+                count[0] += 1
+                if count[0] == 2500:
+                    raise KeyboardInterrupt
+            return ellipsoid(x)
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), self.assertRaises(KeyboardInterrupt):
+            self.client.optimize(f, [1.0] * N, 0.5, workers=4, seed=31, termination={"target_fitness": TARGET})
+        msg = err.getvalue()
+        sid = msg.split("Session ")[1].split()[0]
+        self.assertIn(f"client.optimize(f, session_id={sid!r})", msg)
+        es = self.client.session(sid)
+        self.assertEqual(es.status, "running")
+        self.assertEqual(es.generation, (2500 - 1) // es.population_size)  # the interrupted batch was not told
+
+        es = self.client.optimize(ellipsoid, workers=4, session_id=sid)
+        self.assertLessEqual(es.result.fbest, TARGET)
+        whole = self.client.optimize(ellipsoid, [1.0] * N, 0.5, seed=31, termination={"target_fitness": TARGET})
+        self.assertEqual((es.generation, es.result.fbest, es.result.xbest),
+                         (whole.generation, whole.result.fbest, whole.result.xbest))
+
+    def test_callback_ends_the_loop(self):
+        es = self.client.optimize(sphere, [1.0] * 3, 0.5, workers=1, algorithm="cma-es",
+                                  callback=lambda es: es.generation >= 3)
+        self.assertEqual((es.generation, es.status), (3, "running"))
+        with self.assertRaises(TypeError):
+            self.client.optimize(sphere)
+
+
+RESUME_CHILD = textwrap.dedent("""
+    import json, sys
+    from selfcma import Client
+    sys.path.insert(0, sys.argv[3])
+    from _support import ellipsoid
+    client = Client(sys.argv[1])
+    es = client.session(sys.argv[2])
+    first = es.ask()
+    es = client.optimize(ellipsoid, session_id=sys.argv[2], workers=4)
+    r = es.result
+    print(json.dumps({"first": first, "generation": r.generation, "fbest": r.fbest, "xbest": r.xbest}))
+""")
+
+
+class ResumeTest(ServerTestCase):
+    def test_resume_in_another_process(self):
+        es = self.client.create([1.0] * N, 0.5, seed=41, termination={"target_fitness": TARGET})
+        for _ in range(25):
+            X = es.ask()
+            es.tell(X, [ellipsoid(x) for x in X])
+        pending = es.ask()  # out for evaluation when this process "dies"
+        from _support import TESTS
+
+        p = subprocess.run([sys.executable, "-c", RESUME_CHILD, self.server.url, es.id, str(TESTS)],
+                           capture_output=True, text=True, timeout=60, env=child_env())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertEqual(got["first"], pending)
+        self.assertLessEqual(got["fbest"], TARGET)
+
+        whole = run_to_end(self.client.create([1.0] * N, 0.5, seed=41, termination={"target_fitness": TARGET}))
+        self.assertEqual((got["generation"], got["fbest"], got["xbest"]),
+                         (whole.generation, whole.result.fbest, whole.result.xbest))
+
+
+class RestartTest(unittest.TestCase):
+    """A server of its own, killed and restarted."""
+
+    def setUp(self):
+        self.server = Server().start()
+        self.addCleanup(self.server.close)
+
+    def test_sigkill_while_a_batch_is_out(self):
+        client = Client(self.server.url, retries=2, backoff=0.05)
+        es = client.create([1.0] * N, 0.5, seed=51, termination={"target_fitness": TARGET})
+        for _ in range(20):
+            X = es.ask()
+            es.tell(X, [ellipsoid(x) for x in X])
+        X = es.ask()
+        self.server.kill()
+        y = [ellipsoid(x) for x in X]  # evaluated while the server is down
+        with self.assertLogs("selfcma", "WARNING"), self.assertRaises(ServerUnavailable):
+            client.session(es.id)
+        self.server.start()
+        again = client.session(es.id)
+        self.assertEqual(again.generation, 20)
+        self.assertEqual(again.ask(), X)  # the same batch comes back
+        es.tell(X, y)
+        self.assertEqual(es.generation, 21)
+        run_to_end(es)
+        self.assertLessEqual(es.result.fbest, TARGET)
+
+        whole = run_to_end(client.create([1.0] * N, 0.5, seed=51, termination={"target_fitness": TARGET}))
+        self.assertEqual((es.generation, es.result.fbest), (whole.generation, whole.result.fbest))
+
+    def test_retries_across_a_restart(self):
+        client = Client(self.server.url, retries=12, backoff=0.05, max_backoff=0.4)
+        es = client.create([1.0] * 4, 0.5, algorithm="cma-es", seed=61)
+        X = es.ask()
+        self.server.kill()
+        restarter = threading.Timer(1.0, self.server.start)
+        restarter.start()
+        self.addCleanup(restarter.join)
+        t = time.monotonic()
+        with self.assertLogs("selfcma", "WARNING") as logs:
+            es.tell(X, [sphere(x) for x in X])  # retried until the server is back
+        self.assertGreaterEqual(time.monotonic() - t, 0.9)
+        self.assertEqual(es.generation, 1)
+        self.assertTrue(any("retry 1 of 12" in m for m in logs.output), logs.output)
+        restarter.join()
+
+        # Down for good: bounded tries, then ServerUnavailable.
+        self.server.stop()
+        quick = Client(self.server.url, retries=2, backoff=0.01)
+        t = time.monotonic()
+        with self.assertLogs("selfcma", "WARNING"), self.assertRaises(ServerUnavailable) as cm:
+            quick.session(es.id).ask()
+        self.assertLess(time.monotonic() - t, 2)
+        e = cm.exception
+        self.assertIsInstance(e, ConnectionError)
+        self.assertIsInstance(e, ServerError)
+        self.assertIsNone(e.status)
+        self.assertEqual(e.method, "GET")
+        self.assertIn("no answer after 3 tries", e.message)
+        self.assertIsNotNone(e.__cause__)
+
+
+class ErrorsTest(ServerTestCase):
+    """Every error class from a real answer of the server."""
+
+    token = "s3cret"
+    server_args = ("-max-body-bytes", "4096")
+
+    def check(self, cm, cls, code, status, method, path):
+        e = cm.exception
+        self.assertIs(type(e), cls)
+        self.assertIsInstance(e, SelfCMAError)
+        self.assertEqual((e.code, e.status, e.method), (code, status, method))
+        self.assertTrue(e.url.startswith(self.server.url + path), e.url)
+        self.assertTrue(e.message)
+        self.assertIn(code, str(e))
+
+    def test_invalid(self):
+        with self.assertRaises(InvalidRequest) as cm:
+            self.client.create([1.0], 0.5, termination={"no_such_criterion": 1})
+        self.check(cm, InvalidRequest, "invalid", 400, "POST", "/v1/sessions")
+        self.assertIsInstance(cm.exception, ValueError)
+        with self.assertRaises(InvalidRequest) as cm:
+            self.client.request("PUT", "/v1/sessions")
+        self.check(cm, InvalidRequest, "method_not_allowed", 405, "PUT", "/v1/sessions")
+
+    def test_out_of_range(self):
+        with self.assertRaises(OutOfRange) as cm:
+            self.client.create([1.0, 2.0], -0.5)
+        self.check(cm, OutOfRange, "out_of_range", 422, "POST", "/v1/sessions")
+        self.assertIsInstance(cm.exception, ValueError)
+
+    def test_too_large(self):
+        with self.assertRaises(TooLarge) as cm:
+            self.client.create([1.0] * 2000, 0.5)
+        self.check(cm, TooLarge, "too_large", 413, "POST", "/v1/sessions")
+
+    def test_unauthorized(self):
+        for token in (None, "wrong"):
+            with self.assertRaises(Unauthorized) as cm:
+                Client(self.server.url, token=token).sessions()
+            self.check(cm, Unauthorized, "unauthorized", 401, "GET", "/v1/sessions")
+        self.assertIsInstance(self.client.sessions(), list)  # with the token
+
+    def test_not_found(self):
+        with self.assertRaises(NotFound) as cm:
+            self.client.session("no-such-session")
+        self.check(cm, NotFound, "not_found", 404, "GET", "/v1/sessions/no-such-session")
+        self.assertIsInstance(cm.exception, LookupError)
+
+    def test_conflict_and_stopped(self):
+        es = self.client.create([1.0, 1.0], 0.5, algorithm="cma-es", population_size=4,
+                                termination={"max_evaluations": 8})
+        X = es.ask()
+        es.tell(X, [sphere(x) for x in X])
+        with self.assertRaises(Conflict) as cm:
+            es.tell(X, [1.0, 2.0, 3.0, 4.0])
+        self.check(cm, Conflict, "conflict", 409, "POST", f"/v1/sessions/{es.id}/tell")
+        self.assertEqual(cm.exception.generation, 1)
+        X = es.ask()
+        es.tell(X, [sphere(x) for x in X])
+        self.assertEqual(es.stop(), {"max_evaluations": 8})
+        with self.assertRaises(Stopped) as cm:
+            es.ask()
+        self.check(cm, Stopped, "stopped", 409, "GET", f"/v1/sessions/{es.id}/ask")
+        self.assertIsInstance(cm.exception, Conflict)
+        self.assertEqual(cm.exception.stop_reasons, {"max_evaluations": 8})
+
+    def test_server_unavailable(self):
+        # Nothing listens on a port just released by the OS.
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with self.assertLogs("selfcma", "WARNING"), self.assertRaises(ServerUnavailable) as cm:
+            Client(f"http://127.0.0.1:{port}", retries=1, backoff=0.01).create([1.0], 0.5)
+        e = cm.exception
+        self.assertIsInstance(e, ServerError)
+        self.assertIsInstance(e, ConnectionError)
+        self.assertEqual((e.method, e.status, e.code), ("POST", None, None))
+
+
+if __name__ == "__main__":
+    unittest.main()
