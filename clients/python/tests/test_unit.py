@@ -1,0 +1,320 @@
+"""Tests that need no server: conversion of the caller's values, the error
+mapping and the retries, against a tiny http.server stub."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import math
+import pickle
+import socket
+import threading
+import unittest
+
+from _support import FakeArray
+
+import selfcma
+from selfcma import _convert as conv
+from selfcma import errors
+from selfcma.client import Session, _permutation
+
+
+class ConvertTest(unittest.TestCase):
+    def test_vector(self):
+        self.assertEqual(conv.vector(FakeArray([1, 2.5]), "x0"), [1.0, 2.5])
+        self.assertEqual(conv.vector((1, 2), "x0"), [1.0, 2.0])
+        self.assertEqual(conv.vector([FakeArray(3.0)], "x0"), [3.0])  # numpy scalars
+        for bad, exc in [("ab", TypeError), (3.0, TypeError), ([1, "a"], TypeError), ([1, None], TypeError),
+                         ([True], TypeError), ([math.nan], ValueError), ([math.inf], ValueError)]:
+            with self.subTest(bad=bad), self.assertRaises(exc):
+                conv.vector(bad, "x0")
+        with self.assertRaisesRegex(ValueError, "has 1 values, want 2"):
+            conv.vector([1], "lower", 2)
+
+    def test_matrix(self):
+        m = conv.matrix(FakeArray([[1, 2], [3, 4]]))
+        self.assertEqual(m, [[1.0, 2.0], [3.0, 4.0]])
+        self.assertTrue(all(type(v) is float for r in m for v in r))
+        with self.assertRaisesRegex(TypeError, r"X\[1\]\[0\]"):
+            conv.matrix([[1.0], ["x"]])
+
+    def test_fitness(self):
+        self.assertEqual(conv.fitness(FakeArray([1, None, math.nan, math.inf, FakeArray(2.0)])),
+                         [1.0, None, None, None, 2.0])
+        with self.assertRaisesRegex(ValueError, "-inf"):
+            conv.fitness([1.0, -math.inf])
+        with self.assertRaisesRegex(ValueError, "fitness has 1 values, the batch has 2"):
+            conv.fitness([1.0], 2)
+        with self.assertRaises(TypeError):
+            conv.fitness([1.0, "bad"])
+        with self.assertRaises(TypeError):
+            conv.fitness(1.0)
+
+    def test_integer(self):
+        self.assertEqual(conv.integer(FakeArray(7), "seed"), 7)
+        self.assertEqual(conv.integer(2 ** 64 - 1, "seed"), 2 ** 64 - 1)
+        self.assertEqual(conv.integer(8.0, "population_size"), 8)
+        for bad in (1.5, "3", True):
+            with self.subTest(bad=bad), self.assertRaises(TypeError):
+                conv.integer(bad, "seed")
+
+    def test_bounds(self):
+        self.assertEqual(conv.bounds([-1, 1], 2), {"lower": [-1.0, -1.0], "upper": [1.0, 1.0]})
+        self.assertEqual(conv.bounds((FakeArray([0, 1]), 5), 2), {"lower": [0.0, 1.0], "upper": [5.0, 5.0]})
+        self.assertEqual(conv.bounds({"lower": [0], "upper": [1]}, 1), {"lower": [0.0], "upper": [1.0]})
+        for bad in ([1, 2, 3], {"lower": [0]}, {"low": [0], "upper": [1]}, [[0, 0, 0], 1]):
+            with self.subTest(bad=bad), self.assertRaises(ValueError):
+                conv.bounds(bad, 2)
+
+    def test_json_default(self):
+        body = {"a": FakeArray([1.5, 2]), "b": (1, 2), "c": FakeArray(3)}
+        self.assertEqual(json.loads(json.dumps(body, default=conv.json_default)), {"a": [1.5, 2], "b": [1, 2], "c": 3})
+
+    def test_permutation(self):
+        C = [[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]]
+        self.assertEqual(_permutation([r[:] for r in C], C), [0, 1, 2])
+        p = _permutation([[3.0, 4.0], [1.0, 2.0], [1.0, 2.0]], C)
+        self.assertEqual(sorted(p), [0, 1, 2])
+        self.assertEqual(p[0], 1)
+        self.assertIsNone(_permutation([[3.0, 4.0], [3.0, 4.0], [1.0, 2.0]], C))
+        self.assertIsNone(_permutation(C[:2], C))
+
+
+class ErrorMappingTest(unittest.TestCase):
+    def body(self, code, **extra):
+        return json.dumps({"error": dict(code=code, message=f"about {code}", **extra)}).encode()
+
+    def test_codes(self):
+        table = [
+            (400, "invalid", errors.InvalidRequest),
+            (405, "method_not_allowed", errors.InvalidRequest),
+            (422, "out_of_range", errors.OutOfRange),
+            (413, "too_large", errors.TooLarge),
+            (401, "unauthorized", errors.Unauthorized),
+            (404, "not_found", errors.NotFound),
+            (409, "conflict", errors.Conflict),
+            (409, "stopped", errors.Stopped),
+            (500, "internal", errors.ServerError),
+        ]
+        for status, code, cls in table:
+            with self.subTest(code=code):
+                e = errors.error_from_answer(status, self.body(code), method="GET", url="http://h/v1/x")
+                self.assertIs(type(e), cls)
+                self.assertEqual((e.code, e.status, e.message, e.method, e.url),
+                                 (code, status, f"about {code}", "GET", "http://h/v1/x"))
+                self.assertEqual(str(e), f"{status} {code}: about {code} (GET http://h/v1/x)")
+                again = pickle.loads(pickle.dumps(e))
+                self.assertIs(type(again), cls)
+                self.assertEqual((again.code, again.status), (code, status))
+
+    def test_details(self):
+        e = errors.error_from_answer(409, self.body("stopped", generation=3,
+                                                    stop_reasons=[{"name": "tol_fun", "value": 1e-12}]))
+        self.assertEqual(e.generation, 3)
+        self.assertEqual(e.stop_reasons, {"tol_fun": 1e-12})
+
+    def test_by_status(self):
+        table = [
+            (502, b"<html>Bad Gateway</html>", errors.ServerError),
+            (404, b"not here", errors.NotFound),
+            (409, b"", errors.Conflict),
+            (422, b"{}", errors.OutOfRange),
+            (418, b"teapot", errors.SelfCMAError),
+            (400, self.body("new_code_of_v2"), errors.InvalidRequest),
+        ]
+        for status, body, cls in table:
+            with self.subTest(status=status):
+                e = errors.error_from_answer(status, body, reason="Reason")
+                self.assertIs(type(e), cls)
+                self.assertEqual(e.status, status)
+        e = errors.error_from_answer(502, b"<html>Bad Gateway</html>")
+        self.assertIsNone(e.code)
+        self.assertIn("Bad Gateway", e.message)
+
+    def test_hierarchy(self):
+        self.assertTrue(issubclass(selfcma.InvalidRequest, ValueError))
+        self.assertTrue(issubclass(selfcma.NotFound, LookupError))
+        self.assertTrue(issubclass(selfcma.ServerUnavailable, ConnectionError))
+        self.assertTrue(issubclass(selfcma.ServerUnavailable, selfcma.ServerError))
+        self.assertTrue(issubclass(selfcma.Stopped, selfcma.Conflict))
+        for name in selfcma.__all__:
+            cls = getattr(selfcma, name)
+            if isinstance(cls, type) and issubclass(cls, Exception):
+                self.assertTrue(issubclass(cls, selfcma.SelfCMAError), name)
+
+
+class Stub:
+    """An HTTP server that answers from a script: a list of (status, body)
+    or "drop" (close the connection without an answer), the last entry
+    repeated; it records every request."""
+
+    def __init__(self, script):
+        self.script = list(script)
+        self.requests = []
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def handle_one(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else b""
+                stub.requests.append((self.command, self.path, dict(self.headers), body))
+                step = stub.script.pop(0) if len(stub.script) > 1 else stub.script[0]
+                if step == "drop":
+                    self.close_connection = True
+                    return
+                status, payload = step
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json" if not isinstance(payload, bytes)
+                                 else "text/html")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_DELETE = do_PUT = handle_one
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
+        self.thread.start()
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+SESSION = {
+    "id": "abc", "name": "", "algorithm": "cma-es", "dimension": 2, "population_size": 2, "seed": 1,
+    "status": "running", "stop_reasons": [], "generation": 0, "evaluations": 0, "best": None,
+    "mean": [0.0, 0.0], "sigma": 1.0,
+    "hyperparameters": {"c1": 0.1, "cmu": 0.01, "cc": 0.5, "c_sigma": 0.4, "d_sigma": 1.4, "mu_w": 1.0},
+}
+BATCH = {"generation": 0, "candidates": [[0.5, -0.25], [1.0, 2.0]]}
+UNAVAILABLE = (503, {"error": {"code": "unavailable", "message": "restarting"}})
+
+
+class StubTest(unittest.TestCase):
+    def stub(self, *script):
+        s = Stub(script)
+        self.addCleanup(s.close)
+        return s
+
+    def client(self, stub, **kw):
+        c = selfcma.Client(stub.url, **kw)
+        self.sleeps = []
+        c._t._sleep = self.sleeps.append
+        return c
+
+    def test_token_header_and_body(self):
+        s = self.stub((201, SESSION))
+        self.client(s, token="t0k").create(FakeArray([1, 2]), 0.5, seed=FakeArray(3), termination={"tol_x": 1e-9})
+        method, path, headers, body = s.requests[0]
+        self.assertEqual((method, path), ("POST", "/v1/sessions"))
+        self.assertEqual(headers["Authorization"], "Bearer t0k")
+        self.assertEqual(headers["Content-Type"], "application/json")
+        self.assertEqual(json.loads(body), {"x0": [1.0, 2.0], "sigma0": 0.5, "algorithm": "self-cma-es", "seed": 3,
+                                            "termination": {"tol_x": 1e-9}})
+        s2 = self.stub((200, {"sessions": []}))
+        self.client(s2).sessions()
+        self.assertNotIn("Authorization", s2.requests[0][2])
+
+    def test_retries_then_success(self):
+        s = self.stub(UNAVAILABLE, "drop", (504, b"<html>gateway</html>"), (200, SESSION))
+        with self.assertLogs("selfcma", "WARNING") as logs:
+            es = self.client(s, retries=3, backoff=1, max_backoff=3).session("abc")
+        self.assertEqual(es.id, "abc")
+        self.assertEqual(len(s.requests), 4)
+        self.assertEqual(len(self.sleeps), 3)
+        for got, cap in zip(self.sleeps, (1, 2, 3)):
+            self.assertTrue(cap / 2 <= got <= cap, self.sleeps)
+        self.assertEqual(len(logs.output), 3)
+
+    def test_retries_are_bounded(self):
+        s = self.stub(UNAVAILABLE)
+        with self.assertLogs("selfcma", "WARNING"), self.assertRaises(selfcma.ServerUnavailable) as cm:
+            self.client(s, retries=2).session("abc")
+        self.assertEqual(len(s.requests), 3)
+        self.assertEqual((cm.exception.status, cm.exception.method), (503, "GET"))
+        self.assertIn("no answer after 3 tries", str(cm.exception))
+
+    def test_no_retries(self):
+        s = self.stub(UNAVAILABLE)
+        with self.assertRaises(selfcma.ServerUnavailable):
+            self.client(s, retries=0).session("abc")
+        self.assertEqual(len(s.requests), 1)
+
+    def test_create_is_not_retried_once_sent(self):
+        for step in (UNAVAILABLE, "drop"):
+            with self.subTest(step=step):
+                s = self.stub(step, (201, SESSION))
+                with self.assertRaisesRegex(selfcma.ServerUnavailable, "may or may not have been applied"):
+                    self.client(s).create([1.0], 0.5)
+                self.assertEqual(len(s.requests), 1)
+
+    def test_refused_connection_is_retried_for_create(self):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        c = selfcma.Client(f"127.0.0.1:{port}", retries=2)
+        sleeps = []
+        c._t._sleep = sleeps.append
+        with self.assertLogs("selfcma", "WARNING"), self.assertRaises(selfcma.ServerUnavailable) as cm:
+            c.create([1.0], 0.5)
+        self.assertEqual(len(sleeps), 2)
+        self.assertIsInstance(cm.exception.__cause__.reason, ConnectionRefusedError)
+
+    def test_internal_error_is_not_retried(self):
+        s = self.stub((500, {"error": {"code": "internal", "message": "internal error"}}))
+        with self.assertRaises(selfcma.ServerError) as cm:
+            self.client(s).session("abc")
+        self.assertIs(type(cm.exception), selfcma.ServerError)
+        self.assertEqual(len(s.requests), 1)
+
+    def test_lost_tell_answer_is_retried(self):
+        s = self.stub((200, SESSION), (200, BATCH), "drop", (200, dict(SESSION, generation=1, evaluations=2)))
+        c = self.client(s)
+        es = c.session("abc")
+        X = es.ask()
+        with self.assertLogs("selfcma", "WARNING"):
+            es.tell(X, [1.0, None])
+        self.assertEqual(es.generation, 1)
+        tells = [r for r in s.requests if r[1].endswith("/tell")]
+        self.assertEqual(len(tells), 2)
+        self.assertEqual(tells[0][3], tells[1][3])
+        self.assertEqual(json.loads(tells[0][3]), {"generation": 0, "fitness": [1.0, None]})
+
+    def test_tell_refuses_other_points_without_sending(self):
+        s = self.stub((200, SESSION), (200, BATCH))
+        es = self.client(s).session("abc")
+        X = es.ask()
+        with self.assertRaisesRegex(ValueError, "not the batch of generation 0"):
+            es.tell([X[0], [9.0, 9.0]], [1.0, 2.0])
+        self.assertEqual([r[1] for r in s.requests], ["/v1/sessions/abc", "/v1/sessions/abc/ask",
+                                                      "/v1/sessions/abc/ask"])
+
+    def test_result_and_stop(self):
+        state = dict(SESSION, status="stopped", stop_reasons=[{"name": "tol_fun", "value": 1e-12}],
+                     best={"x": [1.0, 2.0], "f": 0.5, "generation": 4}, generation=5, evaluations=10)
+        es = Session(None, state)
+        self.assertEqual(es.stop(), {"tol_fun": 1e-12})
+        r = es.result
+        self.assertEqual((r.xbest, r.fbest, r.best_generation, r.generation, r.evaluations, r.sigma, r.status),
+                         ([1.0, 2.0], 0.5, 4, 5, 10, 1.0, "stopped"))
+        self.assertEqual(es.hyperparameters["c1"], 0.1)
+        self.assertEqual(Session(None, SESSION).stop(), {})
+        self.assertIsNone(Session(None, SESSION).result.xbest)
+        self.assertEqual(len(es.progress_line().split()), 7)
+
+    def test_bad_url(self):
+        with self.assertRaises(ValueError):
+            selfcma.Client("ftp://example")
+        self.assertEqual(selfcma.Client("127.0.0.1:1/").url, "http://127.0.0.1:1")
+        with self.assertRaises(ValueError):
+            selfcma.Client("http://127.0.0.1:1").session("a/b")
+
+
+if __name__ == "__main__":
+    unittest.main()
