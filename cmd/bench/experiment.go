@@ -1,0 +1,280 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/selfcma/selfcma/internal/bbob"
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/selfcma"
+)
+
+// instance returns the BBOB instance of run r ≥ 1: r for r ≤ 5, then
+// 30 + (r − 5), so that 15 runs use instances 1–5 and 31–40 (PAPER_NOTES.md
+// section 3) and further runs continue with 41, 42, ...
+func instance(r int) int {
+	if r <= 5 {
+		return r
+	}
+	return 30 + (r - 5)
+}
+
+// initialMean returns x0 of run r in dimension n: uniform in
+// [−x0Bound, x0Bound]^n, from a PCG stream seeded by (seed, r). It does not
+// depend on the function or the algorithm.
+func initialMean(seed uint64, r, n int) []float64 {
+	rng := rand.New(rand.NewPCG(seed, uint64(r)))
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = -x0Bound + 2*x0Bound*rng.Float64()
+	}
+	return x
+}
+
+// esSeed returns the seed of the ES of a run: a SplitMix64 hash of
+// (seed, function, n, r). It does not depend on the algorithm.
+func esSeed(seed uint64, function, n, r int) uint64 {
+	h := splitMix64(seed)
+	for _, v := range []int{function, n, r} {
+		h = splitMix64(h ^ uint64(v))
+	}
+	return h
+}
+
+// splitMix64 is the finalizer of Steele, Lea and Flood's SplitMix64.
+func splitMix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// job is one run of one algorithm on one function instance.
+type job struct {
+	Algorithm string
+	Function  int
+	Dimension int
+	Run       int // from 1
+}
+
+// tracePoint is what the plots need of one generation.
+type tracePoint struct {
+	Hyper   cmaes.Hyper // rates the update used
+	DeltaF  float64     // best f − f_opt so far
+	Lambda  int
+	Restart bool // the generation ended a run and a restart followed
+}
+
+// runResult is the outcome of a job.
+type runResult struct {
+	job
+	Instance      int
+	Lambda        int         // initial λ
+	Defaults      cmaes.Hyper // default rates of the initial λ
+	EvalsToTarget int         // evaluations at the end of the generation that reached the target; 0 = not reached
+	Evaluations   int         // evaluations of the whole run
+	FinalDeltaF   float64     // best f − f_opt
+	Generations   int
+	Restarts      int
+	Stop          []string
+	Trace         []tracePoint // one per generation
+}
+
+// Success reports whether the run reached the target.
+func (r runResult) Success() bool { return r.EvalsToTarget > 0 }
+
+// Cost is the run's contribution to the ERT: the evaluations up to the
+// target, or all of them.
+func (r runResult) Cost() int {
+	if r.Success() {
+		return r.EvalsToTarget
+	}
+	return r.Evaluations
+}
+
+func (r runResult) describe() string {
+	out := fmt.Sprintf("f%d %d-D %s run %d (instance %d): ", r.Function, r.Dimension, r.Algorithm, r.Run, r.Instance)
+	if r.Success() {
+		out += fmt.Sprintf("target after %d evaluations", r.EvalsToTarget)
+	} else {
+		out += fmt.Sprintf("failed, f − f_opt = %.3g after %d evaluations", r.FinalDeltaF, r.Evaluations)
+	}
+	if r.Restarts > 0 {
+		out += fmt.Sprintf(", %d restarts", r.Restarts)
+	}
+	return out + ", stop: " + strings.Join(r.Stop, ",")
+}
+
+// optimizer is what a run needs of cmaes.ES and selfcma.ES.
+type optimizer interface {
+	Ask() [][]float64
+	Stopped() []cmaes.StopReason
+	Best() (cmaes.Best, bool)
+	Generation() int
+	Evaluations() int
+	Run() int
+	Params() cmaes.Params
+}
+
+// jobs lists the jobs of the experiment, in the order of the output.
+func (o options) jobs() []job {
+	var js []job
+	for _, f := range o.functions {
+		for _, n := range o.dims {
+			for _, a := range o.algorithms {
+				for r := 1; r <= o.runs; r++ {
+					js = append(js, job{Algorithm: a, Function: f, Dimension: n, Run: r})
+				}
+			}
+		}
+	}
+	return js
+}
+
+// runAll runs every job on o.workers goroutines and returns the results in
+// the order of o.jobs(), whatever the schedule. progress, if not nil, is
+// called after each run (from one goroutine at a time).
+func runAll(o options, progress func(done, total int, r runResult)) ([]runResult, error) {
+	js := o.jobs()
+	results := make([]runResult, len(js))
+	errs := make([]error, len(js))
+
+	// Hand out the big dimensions first, so that no long run starts last.
+	order := make([]int, len(js))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return js[b].Dimension - js[a].Dimension })
+
+	next := make(chan int)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		done int
+	)
+	for range max(1, o.workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i], errs[i] = runJob(o, js[i])
+				if progress != nil && errs[i] == nil {
+					mu.Lock()
+					done++
+					progress(done, len(js), results[i])
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, i := range order {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	sortResults(results)
+	return results, nil
+}
+
+// sortResults orders results by function, dimension, algorithm (algOrder)
+// and run.
+func sortResults(rs []runResult) {
+	slices.SortStableFunc(rs, func(a, b runResult) int {
+		if c := a.Function - b.Function; c != 0 {
+			return c
+		}
+		if c := a.Dimension - b.Dimension; c != 0 {
+			return c
+		}
+		if c := slices.Index(algOrder, a.Algorithm) - slices.Index(algOrder, b.Algorithm); c != 0 {
+			return c
+		}
+		return a.Run - b.Run
+	})
+}
+
+// runJob runs one algorithm on one BBOB instance until the target, the
+// budget or a termination criterion (after the IPOP restarts, if any).
+func runJob(o options, j job) (runResult, error) {
+	inst := instance(j.Run)
+	p, err := bbob.New(j.Function, j.Dimension, inst)
+	if err != nil {
+		return runResult{}, err
+	}
+	fopt := p.FOpt()
+	targetF := fopt + o.target
+	cfg := cmaes.Config{
+		X0:     initialMean(o.seed, j.Run, j.Dimension),
+		Sigma0: sigma0,
+		Lambda: o.lambda,
+		Seed:   esSeed(o.seed, j.Function, j.Dimension, j.Run),
+		Termination: cmaes.Termination{
+			MaxEvaluations: o.maxEvaluations(j.Dimension),
+			HasTarget:      true,
+			TargetFitness:  targetF,
+		},
+	}
+	if o.ipop {
+		cfg.Restarts = cmaes.Restarts{IPOP: true, Max: maxRestarts}
+	}
+
+	var (
+		es   optimizer
+		tell func([]float64) (cmaes.Record, error)
+	)
+	switch j.Algorithm {
+	case algCMA:
+		e, err := cmaes.New(cfg)
+		if err != nil {
+			return runResult{}, fmt.Errorf("%s: %w", p, err)
+		}
+		es, tell = e, e.Tell
+	case algSelf:
+		e, err := selfcma.New(selfcma.Config{CMA: cfg, Init: o.init})
+		if err != nil {
+			return runResult{}, fmt.Errorf("%s: %w", p, err)
+		}
+		es = e
+		tell = func(f []float64) (cmaes.Record, error) {
+			rec, err := e.Tell(f)
+			return rec.Record, err
+		}
+	default:
+		return runResult{}, fmt.Errorf("unknown algorithm %q", j.Algorithm)
+	}
+
+	params := es.Params()
+	res := runResult{job: j, Instance: inst, Lambda: params.Lambda, Defaults: params.Hyper()}
+	for es.Stopped() == nil {
+		X := es.Ask()
+		f := make([]float64, len(X))
+		for k, x := range X {
+			f[k] = p.Eval(x)
+		}
+		rec, err := tell(f)
+		if err != nil {
+			return runResult{}, fmt.Errorf("%s %s run %d, generation %d: %w", j.Algorithm, p, j.Run, es.Generation(), err)
+		}
+		if res.EvalsToTarget == 0 && rec.BestSoFar <= targetF {
+			res.EvalsToTarget = rec.Evaluations
+		}
+		res.Trace = append(res.Trace, tracePoint{Hyper: rec.Hyper, DeltaF: rec.BestSoFar - fopt, Lambda: rec.Lambda, Restart: rec.Restarted})
+	}
+	best, _ := es.Best()
+	res.FinalDeltaF = best.F - fopt
+	res.Evaluations = es.Evaluations()
+	res.Generations = es.Generation()
+	res.Restarts = es.Run()
+	for _, s := range es.Stopped() {
+		res.Stop = append(res.Stop, s.Name)
+	}
+	return res, nil
+}
