@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from . import _convert as conv
 from ._http import Transport
-from .errors import Stopped
+from .errors import Conflict, Stopped
 
 __all__ = ["Client", "Session", "Result"]
 
@@ -509,6 +509,10 @@ class Client:
             callback: called as callback(session) after every generation;
                 returning True ends the loop (the session stays running).
 
+        Several processes may run optimize on the same session: a
+        generation another one told first is skipped (a warning), and the
+        loop ends when the session stops.
+
         On KeyboardInterrupt (Ctrl-C) the session stays intact on the server:
         the message printed to stderr names it and the call that resumes it,
         ``client.optimize(f, session_id=...)``; then the KeyboardInterrupt is
@@ -546,9 +550,18 @@ class Client:
                 )
                 print(Session.PROGRESS_HEADER, flush=True)
             while not es.stop():
-                X = es.ask()
-                values = _evaluate(call, X, pool, es.generation)
-                es.tell(X, values)
+                try:
+                    X = es.ask()
+                    values = _evaluate(call, X, pool, es.generation)
+                    es.tell(X, values)
+                except Stopped:
+                    es._refresh_quietly()  # stopped by another client
+                    break
+                except Conflict as e:
+                    # Another client told this generation first: go on
+                    # with the pending one.
+                    log.warning("selfcma: session %s: %s; asking again", es.id, e.message)
+                    continue
                 if every and (es.generation % every == 0 or es.stop()):
                     es.disp()
                 if callback is not None and callback(es):

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import math
+import signal
 import subprocess
 import sys
 import textwrap
@@ -322,6 +323,67 @@ class ResumeTest(ServerTestCase):
         whole = run_to_end(self.client.create([1.0] * N, 0.5, seed=41, termination={"target_fitness": TARGET}))
         self.assertEqual((got["generation"], got["fbest"], got["xbest"]),
                          (whole.generation, whole.result.fbest, whole.result.xbest))
+
+
+SIGINT_CHILD = textwrap.dedent("""
+    import sys, time
+    from selfcma import Client
+    sys.path.insert(0, sys.argv[2])
+    from _support import ellipsoid
+
+    def f(x):
+        time.sleep(0.002)
+        return ellipsoid(x)
+
+    Client(sys.argv[1]).optimize(f, [1.0] * 10, 0.5, workers=4, seed=71, name="ctrl-c",
+                                 termination={"target_fitness": 1e-8})
+""")
+
+
+class InterruptTest(ServerTestCase):
+    def test_ctrl_c_in_another_process_then_resume(self):
+        from _support import TESTS
+
+        p = subprocess.Popen([sys.executable, "-c", SIGINT_CHILD, self.server.url, str(TESTS)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                mine = [s for s in self.client.sessions() if s["name"] == "ctrl-c"]
+                if mine and mine[0]["generation"] >= 5:
+                    break
+                time.sleep(0.05)
+            else:
+                self.fail("the child did not get to generation 5")
+            t = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertLess(time.monotonic() - t, 5, "the child took long to stop")
+        self.assertNotEqual(p.returncode, 0)
+        sid = mine[0]["id"]
+        self.assertIn(f"Session {sid} is intact", err)
+        self.assertIn(f"client.optimize(f, session_id={sid!r})", err)
+        self.assertIn("KeyboardInterrupt", err)
+
+        es = self.client.optimize(ellipsoid, session_id=sid)
+        self.assertLessEqual(es.result.fbest, TARGET)
+        whole = self.client.optimize(ellipsoid, [1.0] * N, 0.5, seed=71, termination={"target_fitness": TARGET})
+        self.assertEqual((es.generation, es.result.fbest, es.result.xbest),
+                         (whole.generation, whole.result.fbest, whole.result.xbest))
+
+    def test_two_optimizers_on_one_session(self):
+        es = self.client.create([1.0] * N, 0.5, seed=81, termination={"target_fitness": TARGET})
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(self.client.optimize, ellipsoid, session_id=es.id, workers=2) for _ in range(2)]
+            got = [r.result(timeout=60) for r in runs]
+        whole = self.client.optimize(ellipsoid, [1.0] * N, 0.5, seed=81, termination={"target_fitness": TARGET})
+        for g in got:
+            self.assertEqual(g.refresh().status, "stopped")
+            self.assertEqual((g.generation, g.result.fbest), (whole.generation, whole.result.fbest))
 
 
 class RestartTest(unittest.TestCase):
