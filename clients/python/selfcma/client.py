@@ -518,6 +518,10 @@ class Client:
         ``client.optimize(f, session_id=...)``; then the KeyboardInterrupt is
         raised again.
         """
+        if not callable(f):
+            raise TypeError(f"f is {type(f).__name__}, want a callable")
+        if not (executor in (None, "threads", "processes") or hasattr(executor, "submit")):
+            raise ValueError(f"executor {executor!r}: want None, 'threads', 'processes' or an Executor")
         if session_id is not None:
             es = self.session(session_id)
         else:
@@ -526,18 +530,13 @@ class Client:
             es = self.create(x0, sigma0, **options)
 
         every = int(verbose) if verbose else 0
-        own = None
-        if executor is None or executor == "threads":
-            if workers > 1:
-                own = pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="selfcma-eval")
-            else:
-                pool = None
-        elif executor == "processes":
+        own = pool = None
+        if executor == "processes":
             own = pool = concurrent.futures.ProcessPoolExecutor(workers)
-        elif hasattr(executor, "submit"):
+        elif executor not in (None, "threads"):
             pool = executor
-        else:
-            raise ValueError(f"executor {executor!r}: want None, 'threads', 'processes' or an Executor")
+        elif workers > 1:
+            own = pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="selfcma-eval")
 
         call = _Call(f)
         try:

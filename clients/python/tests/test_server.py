@@ -6,6 +6,7 @@ import concurrent.futures
 import contextlib
 import io
 import json
+import logging
 import math
 import signal
 import subprocess
@@ -34,6 +35,20 @@ from selfcma import (
 
 N = 10
 TARGET = 1e-8
+
+
+@contextlib.contextmanager
+def quiet_logs():
+    """Drops the selfcma logger's warnings (where they may or may not come)."""
+    logger = logging.getLogger("selfcma")
+    handler, propagate = logging.NullHandler(), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def run_to_end(es, f=ellipsoid, max_generations=5000):
@@ -288,6 +303,10 @@ class OptimizeTest(ServerTestCase):
         self.assertEqual((es.generation, es.status), (3, "running"))
         with self.assertRaises(TypeError):
             self.client.optimize(sphere)
+        before = len(self.client.sessions())
+        with self.assertRaises(ValueError):
+            self.client.optimize(sphere, [1.0], 0.5, executor="fibers")
+        self.assertEqual(len(self.client.sessions()), before)  # checked before creating one
 
 
 RESUME_CHILD = textwrap.dedent("""
@@ -377,7 +396,8 @@ class InterruptTest(ServerTestCase):
 
     def test_two_optimizers_on_one_session(self):
         es = self.client.create([1.0] * N, 0.5, seed=81, termination={"target_fitness": TARGET})
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        with quiet_logs(), concurrent.futures.ThreadPoolExecutor(2) as pool:
+            # Either may tell a generation the other told first (a warning).
             runs = [pool.submit(self.client.optimize, ellipsoid, session_id=es.id, workers=2) for _ in range(2)]
             got = [r.result(timeout=60) for r in runs]
         whole = self.client.optimize(ellipsoid, [1.0] * N, 0.5, seed=81, termination={"target_fitness": TARGET})
