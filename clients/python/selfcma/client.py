@@ -160,9 +160,13 @@ class Session:
         for i, j in enumerate(perm):
             ordered[j] = values[i]
         cands = self._batch[1] if self._batch and self._batch[0] == gen else X
-        self._state = self._client._t.request(
-            "POST", self._path + "/tell", {"generation": gen, "fitness": ordered}
-        )
+        try:
+            self._state = self._client._t.request(
+                "POST", self._path + "/tell", {"generation": gen, "fitness": ordered}
+            )
+        except Stopped:
+            self._refresh_quietly()
+            raise
         self._told = (gen, [list(c) for c in cands])
         self._batch = None
 

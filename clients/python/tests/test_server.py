@@ -533,6 +533,14 @@ class ErrorsTest(ServerTestCase):
         self.check(cm, Stopped, "stopped", 409, "GET", f"/v1/sessions/{es.id}/ask")
         self.assertIsInstance(cm.exception, Conflict)
         self.assertEqual(cm.exception.stop_reasons, {"max_evaluations": 8})
+        other = self.client.create([1.0, 1.0], 0.5, population_size=4, termination={"max_evaluations": 4})
+        late = self.client.session(other.id)
+        Y = late.ask()
+        X = other.ask()
+        other.tell(X, [sphere(x) for x in X])
+        with self.assertRaises(Stopped):  # stopped by another client in between
+            late.tell(Y, [1.0, 2.0, 3.0, 4.0])
+        self.assertEqual(late.stop(), {"max_evaluations": 4})
 
     def test_server_unavailable(self):
         # Nothing listens on a port just released by the OS.
