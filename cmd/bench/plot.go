@@ -137,6 +137,16 @@ func niceStep(span float64, n int) float64 {
 	return 10 * p
 }
 
+// tickStep returns the smallest step of 1, 2 or 5 times a power of ten
+// that covers [0, span] with at most n intervals.
+func tickStep(span float64, n int) float64 {
+	step := niceStep(span, n)
+	if smaller := niceStep(span/2, n); math.Ceil(span/smaller) <= float64(n) {
+		step = smaller
+	}
+	return step
+}
+
 // writeSVG writes fig as a standalone SVG: per panel, the median rates on a
 // log scale (left axis; lines with markers, the defaults dashed) and the
 // median log10(f − f_opt) (plain black line, right axis), over generations.
@@ -168,7 +178,9 @@ func writeSVG(w io.Writer, fig figure) error {
 	if dfHi <= dfLo {
 		dfHi = dfLo + 1
 	}
-	xStep := niceStep(float64(maxGen), 6)
+	dfStep := math.Max(1, niceStep(dfHi-dfLo, 8))
+	dfLo, dfHi = math.Floor(dfLo/dfStep)*dfStep, math.Ceil(dfHi/dfStep)*dfStep
+	xStep := tickStep(float64(maxGen), 8)
 	xMax := math.Ceil(float64(maxGen)/xStep) * xStep
 	left := axis{lo: rateLo, hi: 0, p0: plotBottom, p1: plotTop}
 	right := axis{lo: dfLo, hi: dfHi, p0: plotBottom, p1: plotTop}
@@ -198,8 +210,7 @@ func writeSVG(w io.Writer, fig figure) error {
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/>`, x.p0, py, x.p1, py)
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", x.p0-6, py+4, decade(d))
 		}
-		dfStep := math.Max(1, niceStep(dfHi-dfLo, 8))
-		for v := math.Ceil(dfLo/dfStep) * dfStep; v <= dfHi+dfStep/2; v += dfStep {
+		for v := dfLo; v <= dfHi+dfStep/2; v += dfStep {
 			py := right.at(v)
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999"/>`, x.p1, py, x.p1+5, py)
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x.p1+8, py+4, strconv.FormatFloat(v, 'f', -1, 64))

@@ -147,3 +147,19 @@ func TestWriteSVG(t *testing.T) {
 		t.Error("writeSVG of a figure without panels succeeded")
 	}
 }
+
+func TestTickStep(t *testing.T) {
+	for _, tc := range []struct {
+		span float64
+		n    int
+		want float64
+	}{{82, 8, 20}, {225, 8, 50}, {603, 8, 100}, {1, 8, 0.2}, {5000, 8, 1000}, {4000, 8, 500}} {
+		got := tickStep(tc.span, tc.n)
+		if !sameFloat(got, tc.want) {
+			t.Errorf("tickStep(%v, %d) = %v, want %v", tc.span, tc.n, got, tc.want)
+		}
+		if math.Ceil(tc.span/got) > float64(tc.n) {
+			t.Errorf("tickStep(%v, %d) = %v: more than %d intervals", tc.span, tc.n, got, tc.n)
+		}
+	}
+}
