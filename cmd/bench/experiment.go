@@ -62,10 +62,8 @@ type job struct {
 
 // tracePoint is what the plots need of one generation.
 type tracePoint struct {
-	Hyper   cmaes.Hyper // rates the update used
-	DeltaF  float64     // best f − f_opt so far
-	Lambda  int
-	Restart bool // the generation ended a run and a restart followed
+	Hyper  cmaes.Hyper // rates the update used
+	DeltaF float64     // best f − f_opt so far
 }
 
 // runResult is the outcome of a job.
@@ -266,7 +264,7 @@ func runJob(o options, j job) (runResult, error) {
 		if res.EvalsToTarget == 0 && rec.BestSoFar <= targetF {
 			res.EvalsToTarget = rec.Evaluations
 		}
-		res.Trace = append(res.Trace, tracePoint{Hyper: rec.Hyper, DeltaF: rec.BestSoFar - fopt, Lambda: rec.Lambda, Restart: rec.Restarted})
+		res.Trace = append(res.Trace, tracePoint{Hyper: rec.Hyper, DeltaF: rec.BestSoFar - fopt})
 	}
 	best, _ := es.Best()
 	res.FinalDeltaF = best.F - fopt
