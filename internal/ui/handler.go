@@ -1,0 +1,379 @@
+package ui
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// Prefix is the path the handler must be mounted at; the pages link to
+// each other under it.
+const Prefix = "/ui"
+
+// DefaultPollInterval is how often a running session's page polls.
+const DefaultPollInterval = 3 * time.Second
+
+// Options configure the pages.
+type Options struct {
+	// Token, when not empty, is required for every page, as a bearer token
+	// ("Authorization: Bearer <Token>") or through the cookie that the login
+	// form at /ui/login sets.
+	Token string
+	// Logger receives the errors behind 500 pages; nil = slog.Default().
+	Logger *slog.Logger
+	// PollInterval is how often a running session's page asks for news;
+	// 0 = DefaultPollInterval.
+	PollInterval time.Duration
+	// Columns is the number of columns the plots are downsampled to;
+	// 0 = DefaultColumns.
+	Columns int
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+var funcs = template.FuncMap{
+	"f":    fmtFloat,
+	"time": fmtTime,
+	"vec":  newVector,
+}
+
+func parse(page string) *template.Template {
+	return template.Must(template.New(page).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html"))
+}
+
+var (
+	listTmpl    = parse("list")
+	sessionTmpl = parse("session")
+	errorTmpl   = parse("error")
+	loginTmpl   = parse("login")
+)
+
+type handler struct {
+	src     Source
+	log     *slog.Logger
+	auth    auth
+	pollMS  int
+	columns int
+}
+
+// Handler returns the pages, to be mounted at Prefix on a chi router:
+//
+//	r.Mount(ui.Prefix, ui.Handler(src, ui.Options{Token: token}))
+//
+// Routes, under Prefix: GET / (the sessions), GET /sessions/{id} (a
+// session), GET /sessions/{id}/plots (the live part of a session's page as
+// JSON: {"status", "generation", "html"} or {"unchanged": true} when the
+// query's generation is still the current one), GET and POST /login, and
+// POST /logout.
+func Handler(src Source, opt Options) http.Handler {
+	h := &handler{src: src, log: opt.Logger, auth: newAuth(opt.Token), columns: opt.Columns}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	poll := opt.PollInterval
+	if poll <= 0 {
+		poll = DefaultPollInterval
+	}
+	h.pollMS = int(poll / time.Millisecond)
+
+	r := chi.NewRouter()
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		h.errorPage(w, r, http.StatusNotFound, "Not found", "There is no page at "+r.URL.Path+".")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		h.errorPage(w, r, http.StatusMethodNotAllowed, "Method not allowed", r.Method+" is not allowed here.")
+	})
+	r.Get("/login", h.loginForm)
+	r.Post("/login", h.login)
+	r.Post("/logout", h.logout)
+	r.Group(func(r chi.Router) {
+		r.Use(h.requireAuth)
+		r.Get("/", h.list)
+		r.Get("/sessions/{id}", h.session)
+		r.Get("/sessions/{id}/plots", h.plots)
+	})
+	return r
+}
+
+// page is what every page's layout reads.
+type page struct {
+	Title  string
+	Nonce  string // of the inline script, for the Content-Security-Policy
+	Logout bool   // a token is configured: show "log out"
+}
+
+func (h *handler) newPage(title string) page {
+	var b [16]byte
+	rand.Read(b[:])
+	return page{Title: title, Nonce: base64.RawURLEncoding.EncodeToString(b[:]), Logout: h.auth.on}
+}
+
+// render executes t into a buffer, then writes it with status.
+func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, t *template.Template, p page, data any) {
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", data); err != nil {
+		h.internalError(w, r, "render "+t.Name(), err)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+p.Nonce+"'; style-src 'unsafe-inline'; "+
+		"img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	hd.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+type errorData struct {
+	page
+	Heading, Message string
+}
+
+func (h *handler) errorPage(w http.ResponseWriter, r *http.Request, status int, heading, msg string) {
+	p := h.newPage(heading)
+	h.render(w, r, status, errorTmpl, p, errorData{page: p, Heading: heading, Message: msg})
+}
+
+// internalError logs err and answers a 500 page that shows none of it.
+func (h *handler) internalError(w http.ResponseWriter, r *http.Request, step string, err error) {
+	h.log.ErrorContext(r.Context(), "ui: internal error", "step", step, "path", r.URL.Path, "error", err)
+	var buf bytes.Buffer
+	p := h.newPage("Internal error")
+	if errorTmpl.ExecuteTemplate(&buf, "layout", errorData{page: p, Heading: "Internal error",
+		Message: "Something went wrong on the server. It has been logged."}) != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusInternalServerError)
+	w.Write(buf.Bytes())
+}
+
+// The list of sessions.
+
+type listData struct {
+	page
+	Sessions []Summary
+}
+
+func (h *handler) list(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == Prefix {
+		// /ui → /ui/, so that relative references resolve alike.
+		http.Redirect(w, r, Prefix+"/", http.StatusMovedPermanently)
+		return
+	}
+	ss, err := h.src.ListSessions(r.Context())
+	if err != nil {
+		h.internalError(w, r, "list sessions", err)
+		return
+	}
+	// Newest first.
+	slices.SortStableFunc(ss, func(a, b Summary) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	p := h.newPage("Sessions")
+	h.render(w, r, http.StatusOK, listTmpl, p, listData{page: p, Sessions: ss})
+}
+
+// A session's page.
+
+// sessionData is a session's page; Live is the part that polling replaces.
+type sessionData struct {
+	page
+	Live liveData
+}
+
+type liveData struct {
+	Detail
+	Running     bool
+	Plots       plotSet
+	Points      int // generations in the history
+	PollURL     string
+	PollMS      int
+	PollSeconds string
+	APIURL      string
+	HistoryURL  string
+	CSVURL      string
+	AuthNeeded  bool
+	Unnamed     bool
+	DefaultRate bool // the rates are the defaults (plain CMA-ES)
+}
+
+func (h *handler) load(r *http.Request) (liveData, error) {
+	id := chi.URLParam(r, "id")
+	d, err := h.src.Session(r.Context(), id)
+	if err != nil {
+		return liveData{}, err
+	}
+	pts, err := h.src.History(r.Context(), id)
+	if err != nil {
+		return liveData{}, err
+	}
+	return h.liveOf(d, pts), nil
+}
+
+func (h *handler) liveOf(d Detail, pts []Point) liveData {
+	esc := url.PathEscape(d.ID)
+	api := "/v1/sessions/" + esc
+	return liveData{
+		Detail:      d,
+		Running:     d.Status == StatusRunning,
+		Plots:       buildPlots(d, pts, h.columns),
+		Points:      len(pts),
+		PollURL:     Prefix + "/sessions/" + esc + "/plots",
+		PollMS:      h.pollMS,
+		PollSeconds: strconv.FormatFloat(float64(h.pollMS)/1000, 'g', 3, 64),
+		APIURL:      api,
+		HistoryURL:  api + "/history",
+		CSVURL:      api + "/history?format=csv",
+		AuthNeeded:  h.auth.on,
+		Unnamed:     d.Name == "",
+		DefaultRate: d.Hyper == d.Defaults,
+	}
+}
+
+func (h *handler) session(w http.ResponseWriter, r *http.Request) {
+	live, err := h.load(r)
+	if errors.Is(err, ErrNotFound) {
+		h.errorPage(w, r, http.StatusNotFound, "Session not found", "There is no session with id "+chi.URLParam(r, "id")+".")
+		return
+	}
+	if err != nil {
+		h.internalError(w, r, "load session", err)
+		return
+	}
+	title := live.Name
+	if title == "" {
+		title = live.ID
+	}
+	p := h.newPage(title)
+	h.render(w, r, http.StatusOK, sessionTmpl, p, sessionData{page: p, Live: live})
+}
+
+// plotsJSON is the answer of GET /ui/sessions/{id}/plots.
+type plotsJSON struct {
+	Status     string `json:"status"`
+	Generation int    `json:"generation"`
+	Unchanged  bool   `json:"unchanged,omitempty"`
+	HTML       string `json:"html,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+func (h *handler) plots(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	d, err := h.src.Session(r.Context(), id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		writeJSON(w, http.StatusNotFound, plotsJSON{Error: "no such session"})
+		return
+	case err != nil:
+		h.log.ErrorContext(r.Context(), "ui: internal error", "step", "load session", "path", r.URL.Path, "error", err)
+		writeJSON(w, http.StatusInternalServerError, plotsJSON{Error: "internal error"})
+		return
+	}
+	out := plotsJSON{Status: d.Status, Generation: d.Generation}
+	if g, err := strconv.Atoi(r.URL.Query().Get("generation")); err == nil && g == d.Generation && d.Status == StatusRunning {
+		out.Unchanged = true
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	pts, err := h.src.History(r.Context(), id)
+	if err != nil {
+		status, msg := http.StatusInternalServerError, "internal error"
+		if errors.Is(err, ErrNotFound) {
+			status, msg = http.StatusNotFound, "no such session"
+		} else {
+			h.log.ErrorContext(r.Context(), "ui: internal error", "step", "load history", "path", r.URL.Path, "error", err)
+		}
+		writeJSON(w, status, plotsJSON{Error: msg})
+		return
+	}
+	var buf bytes.Buffer
+	if err := sessionTmpl.ExecuteTemplate(&buf, "live", h.liveOf(d, pts)); err != nil {
+		h.log.ErrorContext(r.Context(), "ui: internal error", "step", "render live", "path", r.URL.Path, "error", err)
+		writeJSON(w, http.StatusInternalServerError, plotsJSON{Error: "internal error"})
+		return
+	}
+	out.HTML = buf.String()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, status = []byte(`{"error":"internal error"}`), http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// Formatting for the templates.
+
+// fmtFloat formats a value with 6 significant digits; NaN as "—".
+func fmtFloat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "—"
+	case math.IsInf(v, 1):
+		return "∞"
+	case math.IsInf(v, -1):
+		return "−∞"
+	}
+	return strings.Replace(strconv.FormatFloat(v, 'g', 6, 64), "-", "−", 1)
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// vectorHead is how many coordinates a vector shows before "show all".
+const vectorHead = 8
+
+// vector is a vector on a page: its first coordinates, and all of them
+// when there are more.
+type vector struct {
+	ID   string // of the element, and of its <details> with "-all"
+	Len  int
+	Head []string
+	All  []string // nil when Head is all
+}
+
+func newVector(id string, v []float64) vector {
+	all := make([]string, len(v))
+	for i, x := range v {
+		all[i] = fmtFloat(x)
+	}
+	if len(all) <= vectorHead {
+		return vector{ID: id, Len: len(v), Head: all}
+	}
+	return vector{ID: id, Len: len(v), Head: all[:vectorHead], All: all}
+}

@@ -1,0 +1,229 @@
+package sessionsource
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/ui"
+)
+
+func newManager(t *testing.T) *session.Manager {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "s.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return session.NewManager(st, session.Options{})
+}
+
+func sphere(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return s
+}
+
+// step tells k generations of the sphere to session id.
+func step(t *testing.T, m *session.Manager, id string, k int) session.Session {
+	t.Helper()
+	ctx := context.Background()
+	var s session.Session
+	for range k {
+		b, err := m.Ask(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := make([]float64, len(b.Candidates))
+		for i, x := range b.Candidates {
+			f[i] = sphere(x)
+		}
+		if s, err = m.Tell(ctx, id, session.TellParams{Generation: b.Generation, Fitness: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func seed(v uint64) *uint64 { return &v }
+
+func TestSessionAndHistory(t *testing.T) {
+	ctx := context.Background()
+	m := newManager(t)
+	src := New(m)
+	created, err := m.Create(ctx, session.CreateParams{
+		X0: []float64{1, 2, 3, 4}, Sigma0: 0.5, Seed: seed(7), Name: "four",
+		Restarts:    session.Restarts{Strategy: "ipop"},
+		Termination: session.Termination{TolFun: ptr(1e-3)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.ID
+
+	d, err := src.Session(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ID != id || d.Name != "four" || d.Dimension != 4 || d.Status != ui.StatusRunning || d.BestF != nil || d.Seed != 7 {
+		t.Errorf("new session: %+v", d)
+	}
+	p, _ := cmaes.NewParams(4, d.PopulationSize)
+	if want := (ui.Hyper{C1: p.C1, CMu: p.CMu, Cc: p.Cc}); d.Defaults != want || len(d.RunDefaults) != 1 || d.RunDefaults[0] != want {
+		t.Errorf("defaults %+v, run defaults %+v, want %+v", d.Defaults, d.RunDefaults, want)
+	}
+	if pts, err := src.History(ctx, id); err != nil || len(pts) != 0 {
+		t.Fatalf("history of a new session: %d points, %v", len(pts), err)
+	}
+
+	// Run until the first restart, then a few more generations: the cache
+	// must hold exactly what the Manager holds.
+	var s session.Session
+	for s.Restarts.Count == 0 {
+		s = step(t, m, id, 5)
+	}
+	got, err := src.History(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = step(t, m, id, 3)
+	got2, err := src.History(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got2) != len(got)+3 || len(got2) != s.Generation {
+		t.Fatalf("history grew from %d to %d points, want +3 = %d generations", len(got), len(got2), s.Generation)
+	}
+	recs, err := m.History(ctx, id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recs {
+		g := got2[i]
+		if g.Generation != r.Generation || g.Run != r.Run || g.Lambda != r.Lambda || g.Evaluations != r.Evaluations ||
+			!same(g.Best, r.Best) || !same(g.Median, r.Median) || !same(g.BestSoFar, r.BestSoFar) || g.Sigma != r.Sigma ||
+			g.AxisRatio != r.AxisRatio || g.C1 != r.C1 || g.CMu != r.CMu || g.Cc != r.Cc {
+			t.Fatalf("point %d: %+v, record %+v", i, g, r)
+		}
+	}
+
+	d, err = src.Session(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Restarts < 1 || len(d.Runs) != d.Restarts || len(d.RunDefaults) != d.Restarts+1 {
+		t.Fatalf("restarts %d, runs %d, run defaults %d", d.Restarts, len(d.Runs), len(d.RunDefaults))
+	}
+	p0, _ := cmaes.NewParams(4, d.Runs[0].PopulationSize)
+	if d.RunDefaults[0].C1 != p0.C1 || d.RunDefaults[0] == d.Defaults || d.PopulationSize != 2*d.Runs[0].PopulationSize {
+		t.Errorf("run defaults %+v for λ %d then %d", d.RunDefaults, d.Runs[0].PopulationSize, d.PopulationSize)
+	}
+	if d.BestF == nil || *d.BestF != s.Best.F || len(d.BestX) != 4 || d.Generation != s.Generation {
+		t.Errorf("detail %+v, session %+v", d, s)
+	}
+	if len(d.Runs[0].StopReasons) == 0 {
+		t.Error("the first run ended without a reason")
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	ctx := context.Background()
+	m := newManager(t)
+	src := New(m)
+	for _, id := range []string{"0195a1b2-0000-7000-8000-000000000000", "not an id"} {
+		if _, err := src.Session(ctx, id); !errors.Is(err, ui.ErrNotFound) {
+			t.Errorf("Session(%q): %v, want ErrNotFound", id, err)
+		}
+		if _, err := src.History(ctx, id); !errors.Is(err, ui.ErrNotFound) {
+			t.Errorf("History(%q): %v, want ErrNotFound", id, err)
+		}
+	}
+	// A deleted session is gone, cached history too.
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 1}, Sigma0: 1, Algorithm: session.AlgorithmCMAES})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, m, s.ID, 2)
+	if pts, err := src.History(ctx, s.ID); err != nil || len(pts) != 2 {
+		t.Fatalf("history: %d points, %v", len(pts), err)
+	}
+	if err := m.Delete(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.History(ctx, s.ID); !errors.Is(err, ui.ErrNotFound) {
+		t.Errorf("history of a deleted session: %v", err)
+	}
+	if _, ok := src.cache[s.ID]; ok {
+		t.Error("a deleted session's history stays cached")
+	}
+}
+
+func TestListSessionsPages(t *testing.T) {
+	defer func(n int) { listPage = n }(listPage)
+	listPage = 3
+	ctx := context.Background()
+	m := newManager(t)
+	src := New(m)
+	want := map[string]bool{}
+	for range 7 {
+		s, err := m.Create(ctx, session.CreateParams{X0: []float64{1}, Sigma0: 1, Algorithm: session.AlgorithmCMAES})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[s.ID] = true
+	}
+	got, err := src.ListSessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d sessions, want %d", len(got), len(want))
+	}
+	for _, s := range got {
+		if !want[s.ID] || s.Algorithm != session.AlgorithmCMAES || s.Status != ui.StatusRunning {
+			t.Errorf("summary %+v", s)
+		}
+		delete(want, s.ID)
+	}
+}
+
+func TestHistoryConcurrentAndEvicted(t *testing.T) {
+	ctx := context.Background()
+	m := newManager(t)
+	src := New(m)
+	var ids []string
+	for range cacheCap + 2 {
+		s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 1}, Sigma0: 1, Algorithm: session.AlgorithmCMAES})
+		if err != nil {
+			t.Fatal(err)
+		}
+		step(t, m, s.ID, 2)
+		ids = append(ids, s.ID)
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		for range 3 {
+			wg.Go(func() {
+				if pts, err := src.History(ctx, id); err != nil || len(pts) != 2 {
+					t.Errorf("history of %s: %d points, %v", id, len(pts), err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if n := src.lru.Len(); n != cacheCap || len(src.cache) != cacheCap {
+		t.Errorf("%d histories cached (map %d), want %d", n, len(src.cache), cacheCap)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }

@@ -1,0 +1,113 @@
+// Package ui serves the web pages of the selfcma service under /ui: the list
+// of sessions, and for each session its state and three plots drawn as
+// inline SVG: the fitness (best so far, best and median of each generation)
+// and the step size σ with the axis ratio of C over evaluations, and the
+// learning rates c1, cμ and cc over generations with their defaults dashed,
+// as in Figures 1–2 of Loshchilov, Schoenauer, Sebag and Hansen, "Maximum
+// Likelihood-based Online Adaptation of Hyper-parameters in CMA-ES", PPSN
+// XIII, 2014 (arXiv:1406.2623). IPOP restarts are marked in every plot.
+//
+// The pages are rendered on the server with html/template and embed no
+// external asset. While a session runs, a small inline script polls
+// /ui/sessions/{id}/plots and swaps in the re-rendered state and plots; the
+// pages work without it. Plots of long runs are downsampled to the least and
+// greatest value of each of DefaultColumns columns, so a session of 100 000
+// generations renders about as fast as one of 1 000.
+//
+// ui reads sessions through Source, an interface of its own, and so knows
+// nothing of the service's session package; the adapter lives in
+// ui/sessionsource.
+package ui
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is the error, or the cause of the error, that a Source returns
+// for an unknown session id.
+var ErrNotFound = errors.New("ui: no such session")
+
+// Source is what the pages read.
+type Source interface {
+	// ListSessions returns every session, in any order.
+	ListSessions(ctx context.Context) ([]Summary, error)
+	// Session returns one session; an error satisfying
+	// errors.Is(err, ErrNotFound) if there is none with that id.
+	Session(ctx context.Context, id string) (Detail, error)
+	// History returns one point per generation told, oldest first.
+	History(ctx context.Context, id string) ([]Point, error)
+}
+
+// Statuses of a session.
+const (
+	StatusRunning = "running"
+	StatusStopped = "stopped"
+)
+
+// Summary is a session in the list.
+type Summary struct {
+	ID          string
+	Name        string
+	Algorithm   string // "self-cma-es" or "cma-es"
+	Status      string // StatusRunning or StatusStopped
+	Generation  int    // generations told
+	Evaluations int
+	BestF       *float64 // nil before the first finite value
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// StopReason is a termination criterion that fired, with its value.
+type StopReason struct {
+	Name  string
+	Value float64
+}
+
+// Hyper are the learning rates θ = (c1, cμ, cc).
+type Hyper struct {
+	C1, CMu, Cc float64
+}
+
+// RunEnd is a run that ended in an IPOP restart.
+type RunEnd struct {
+	Generation     int // its last generation
+	PopulationSize int
+	StopReasons    []StopReason
+}
+
+// Detail is a session's page.
+type Detail struct {
+	Summary
+	Dimension      int
+	PopulationSize int // λ of the pending generation
+	Seed           uint64
+	StopReasons    []StopReason
+	BestX          []float64 // nil before the first finite value
+	Mean           []float64
+	Sigma          float64
+	Hyper          Hyper // the rates the next update uses
+	Defaults       Hyper // the default rates for the current λ
+	// RunDefaults are the default rates of each run (index Point.Run), whose
+	// λ doubles at every IPOP restart; nil = Defaults for every run.
+	RunDefaults []Hyper
+	Restarts    int      // IPOP restarts so far
+	Runs        []RunEnd // the runs that ended in a restart
+}
+
+// Point is one generation of the history. A value may be NaN: Best and
+// Median if every evaluation of the generation failed, BestSoFar before
+// the first finite value.
+type Point struct {
+	Generation  int // counted from 0 over all runs
+	Run         int // 0 for the first run, one more per IPOP restart
+	Lambda      int
+	Evaluations int // after this generation
+	Best        float64
+	Median      float64
+	BestSoFar   float64
+	Sigma       float64 // after the update
+	AxisRatio   float64 // √(max/min eigenvalue of C) after the update
+	C1, CMu, Cc float64 // the rates the update used
+}

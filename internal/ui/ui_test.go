@@ -1,0 +1,494 @@
+package ui_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/selfcma/selfcma/internal/ui"
+)
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func TestListPage(t *testing.T) {
+	src := newFake()
+	src.put(detail("aaa", "oldest", ui.StatusStopped, history(5), t0), history(5))
+	src.put(detail("ccc", "newest", ui.StatusRunning, history(3), t0.Add(2*time.Hour)), history(3))
+	src.put(detail("bbb", "", ui.StatusRunning, nil, t0.Add(time.Hour)), nil)
+	s := server(t, src, ui.Options{})
+
+	resp, body := get(t, s.URL+"/ui/")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, want 200", resp.StatusCode)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	var order []int
+	for _, id := range []string{"ccc", "bbb", "aaa"} {
+		i := strings.Index(body, `<a class="session" href="/ui/sessions/`+id+`">`)
+		if i < 0 {
+			t.Fatalf("no link to session %s in\n%s", id, body)
+		}
+		order = append(order, i)
+	}
+	if !slices.IsSorted(order) {
+		t.Errorf("sessions not newest first: positions %v of ccc, bbb, aaa", order)
+	}
+	for _, want := range []string{"newest", "oldest", "self-cma-es", `<span class="badge stopped">stopped</span>`, "2025-03-01 12:01:00 UTC"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("list lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<script") {
+		t.Error("the list has a script")
+	}
+
+	// /ui redirects to /ui/.
+	resp, _ = get(t, s.URL+"/ui")
+	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/ui/" {
+		t.Errorf("/ui: status %d Location %q, want 301 to /ui/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+func TestListPageEmpty(t *testing.T) {
+	s := server(t, newFake(), ui.Options{})
+	resp, body := get(t, s.URL+"/ui/")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "No sessions yet") {
+		t.Errorf("status %d, body\n%s", resp.StatusCode, body)
+	}
+}
+
+// wantSeries are the series of each plot, with the legend entries.
+var wantSeries = map[string][]string{
+	"fitness": {"best-so-far", "best", "median"},
+	"sigma":   {"sigma", "axis-ratio"},
+	"rates":   {"c1", "cmu", "cc"},
+}
+
+func TestSessionPage(t *testing.T) {
+	const gens = 50
+	src := newFake()
+	pts := history(gens)
+	src.put(detail("s1", "sphere <10-D>", ui.StatusRunning, pts, t0), pts)
+	s := server(t, src, ui.Options{PollInterval: 2 * time.Second})
+
+	resp, body := get(t, s.URL+"/ui/sessions/s1")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, want 200:\n%s", resp.StatusCode, body)
+	}
+	order, by := plots(t, body)
+	if want := []string{"fitness", "sigma", "rates"}; !slices.Equal(order, want) {
+		t.Fatalf("plots %v, want %v", order, want)
+	}
+	for name, series := range wantSeries {
+		p := by[name]
+		for _, s := range series {
+			if got := p.points[s]; got != gens {
+				t.Errorf("plot %s, series %s: %d points, want %d", name, s, got, gens)
+			}
+		}
+		legend := series
+		if name == "rates" {
+			legend = append(slices.Clone(series), "defaults")
+		}
+		if !slices.Equal(p.legend, legend) {
+			t.Errorf("plot %s: legend %v, want %v", name, p.legend, legend)
+		}
+		if p.restarts != 0 {
+			t.Errorf("plot %s: %d restart markers, want 0", name, p.restarts)
+		}
+	}
+	for _, d := range []string{"c1-default", "cmu-default", "cc-default"} {
+		if got := by["rates"].points[d]; got != 2 {
+			t.Errorf("%s: %d points, want 2 (one segment)", d, got)
+		}
+	}
+	for _, want := range []string{
+		"sphere &lt;10-D&gt;",                   // the name, escaped
+		`data-poll-url="/ui/sessions/s1/plots"`, // polling
+		`data-poll-ms="2000"`,
+		`<script nonce=`,
+		`href="/v1/sessions/s1/history"`,
+		`href="/v1/sessions/s1/history?format=csv"`,
+		`href="/v1/sessions/s1"`,
+		`<details id="best-x-all"><summary>show all 12</summary>`, // 12 coordinates: truncated
+		`<p class="vector" id="mean">[1, 2, 3]</p>`,               // 3: whole
+		"0.02 (0.0096)",                                           // c1 and its default
+		"axis ratio of C",
+		"best so far",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "Stopped because") {
+		t.Error("a running session shows stop reasons")
+	}
+	csp := resp.Header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'nonce-") || !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("Content-Security-Policy %q", csp)
+	}
+	nonce := csp[strings.Index(csp, "'nonce-")+7:]
+	nonce = nonce[:strings.IndexByte(nonce, '\'')]
+	if !strings.Contains(body, `<script nonce="`+nonce+`">`) {
+		t.Errorf("the script lacks the nonce %q of the policy", nonce)
+	}
+	own := strings.ReplaceAll(body, `xmlns="http://www.w3.org/2000/svg"`, "")
+	for _, asset := range []string{"http://", "https://", "<link", " src="} {
+		if strings.Contains(own, asset) {
+			t.Errorf("the page refers to something outside (%q)", asset)
+		}
+	}
+}
+
+func TestSessionPageStopped(t *testing.T) {
+	src := newFake()
+	pts := history(30)
+	src.put(detail("done", "", ui.StatusStopped, pts, t0), pts)
+	s := server(t, src, ui.Options{})
+	resp, body := get(t, s.URL+"/ui/sessions/done")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if strings.Contains(body, "<script") || strings.Contains(body, `id="live-state"`) {
+		t.Error("a stopped session's page polls")
+	}
+	for _, want := range []string{"Stopped because", `<td class="mono">tolfun</td><td class="num">1e−12</td>`, `<td class="mono">maxevals</td><td class="num">5000</td>`, `<span class="badge stopped" id="status">stopped</span>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if _, by := plots(t, body); len(by) != 3 {
+		t.Errorf("%d plots, want 3", len(by))
+	}
+}
+
+func TestSessionPageRestarts(t *testing.T) {
+	src := newFake()
+	pts := history(120, 39, 79) // runs of 40 generations, λ = 100, 200, 400
+	d := detail("ipop", "ipop", ui.StatusStopped, pts, t0)
+	d.RunDefaults = []ui.Hyper{defaults0, defaults1, defaults2}
+	d.Defaults = defaults2
+	d.Runs = []ui.RunEnd{
+		{Generation: 39, PopulationSize: 100, StopReasons: []ui.StopReason{{Name: "tolfun", Value: 1e-12}}},
+		{Generation: 79, PopulationSize: 200, StopReasons: []ui.StopReason{{Name: "tolx", Value: 3e-13}}},
+	}
+	src.put(d, pts)
+	s := server(t, src, ui.Options{})
+	_, body := get(t, s.URL+"/ui/sessions/ipop")
+	_, by := plots(t, body)
+	for name, p := range by {
+		if p.restarts != 2 {
+			t.Errorf("plot %s: %d restart markers, want 2", name, p.restarts)
+		}
+		if p.legend[len(p.legend)-1] != "restart" {
+			t.Errorf("plot %s: legend %v lacks the restart", name, p.legend)
+		}
+		for _, s := range wantSeries[name] {
+			if p.points[s] != 120 {
+				t.Errorf("plot %s, series %s: %d points, want 120", name, s, p.points[s])
+			}
+		}
+	}
+	for _, name := range []string{"c1-default", "cmu-default", "cc-default"} {
+		if got := by["rates"].points[name]; got != 6 {
+			t.Errorf("%s: %d points, want 6 (a segment per run)", name, got)
+		}
+	}
+	for _, want := range []string{"restart 1, λ = 200", "restart 2, λ = 400", "<h2>Restarts</h2>", `<span class="mono">tolx</span> = 3e−13`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+func TestSessionPageNoHistory(t *testing.T) {
+	src := newFake()
+	src.put(detail("new", "fresh", ui.StatusRunning, nil, t0), nil)
+	s := server(t, src, ui.Options{})
+	resp, body := get(t, s.URL+"/ui/sessions/new")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	_, by := plots(t, body)
+	if len(by) != 3 {
+		t.Fatalf("%d plots, want 3", len(by))
+	}
+	if by["fitness"].points["best"] != 0 || !strings.Contains(body, "no generations told yet") || !strings.Contains(body, "No finite f told yet") {
+		t.Error("an empty history is not shown as such")
+	}
+}
+
+func TestFitnessNotPositive(t *testing.T) {
+	src := newFake()
+	pts := history(20)
+	for i := range pts {
+		pts[i].Best -= 50
+		pts[i].Median -= 50
+		pts[i].BestSoFar -= 50
+	}
+	src.put(detail("neg", "", ui.StatusStopped, pts, t0), pts)
+	s := server(t, src, ui.Options{})
+	_, body := get(t, s.URL+"/ui/sessions/neg")
+	if !strings.Contains(body, "f − f_min + δ (log scale)") || !strings.Contains(body, "Some f ≤ 0") {
+		t.Error("the shifted fitness axis is not explained")
+	}
+	// The last best so far is f_min: drawn too (at δ), not dropped as −∞.
+	if _, by := plots(t, body); by["fitness"].points["best-so-far"] != 20 {
+		t.Errorf("best so far: %d points, want 20", by["fitness"].points["best-so-far"])
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	s := server(t, newFake(), ui.Options{})
+	for _, path := range []string{"/ui/sessions/nope", "/ui/elsewhere"} {
+		resp, body := get(t, s.URL+path)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("%s: status %d %s, want 404 HTML", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if !strings.Contains(body, "<h1>") {
+			t.Errorf("%s: not a page:\n%s", path, body)
+		}
+	}
+	resp, body := get(t, s.URL+"/ui/sessions/nope/plots")
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(body, `"error"`) {
+		t.Errorf("plots of an unknown session: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestInternalError(t *testing.T) {
+	src := newFake()
+	src.err = errors.New("bbolt: secret path /var/lib/x is broken")
+	var logs bytes.Buffer
+	s := server(t, src, ui.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for _, path := range []string{"/ui/", "/ui/sessions/x", "/ui/sessions/x/plots"} {
+		resp, body := get(t, s.URL+path)
+		if resp.StatusCode != http.StatusInternalServerError {
+			t.Errorf("%s: status %d, want 500", path, resp.StatusCode)
+		}
+		if strings.Contains(body, "secret") || strings.Contains(body, "bbolt") {
+			t.Errorf("%s: the page shows the internals:\n%s", path, body)
+		}
+	}
+	if !strings.Contains(logs.String(), "secret path") {
+		t.Errorf("the error was not logged: %s", logs.String())
+	}
+}
+
+func TestPlotsEndpoint(t *testing.T) {
+	src := newFake()
+	pts := history(10)
+	src.put(detail("live", "", ui.StatusRunning, pts, t0), pts)
+	s := server(t, src, ui.Options{})
+	decode := func(body string) (out struct {
+		Status     string `json:"status"`
+		Generation int    `json:"generation"`
+		Unchanged  bool   `json:"unchanged"`
+		HTML       string `json:"html"`
+	}) {
+		t.Helper()
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatalf("%v: %s", err, body)
+		}
+		return out
+	}
+
+	resp, body := get(t, s.URL+"/ui/sessions/live/plots")
+	got := decode(body)
+	if resp.StatusCode != http.StatusOK || got.Status != "running" || got.Generation != 10 || got.Unchanged {
+		t.Fatalf("status %d, %+v", resp.StatusCode, got)
+	}
+	if _, by := plots(t, got.HTML); len(by) != 3 || by["rates"].points["cc"] != 10 {
+		t.Errorf("the fragment's plots: %v", by)
+	}
+	if strings.Contains(got.HTML, "<script") || strings.Contains(got.HTML, "<html") {
+		t.Error("the fragment is more than the live part")
+	}
+
+	// Nothing new: no HTML.
+	_, body = get(t, s.URL+"/ui/sessions/live/plots?generation=10")
+	if got := decode(body); !got.Unchanged || got.HTML != "" {
+		t.Errorf("same generation: %+v, want unchanged", got)
+	}
+
+	// The session goes on and stops: the final state.
+	pts = history(15)
+	src.put(detail("live", "", ui.StatusStopped, pts, t0), pts)
+	_, body = get(t, s.URL+"/ui/sessions/live/plots?generation=10")
+	got = decode(body)
+	if got.Status != "stopped" || got.Generation != 15 || !strings.Contains(got.HTML, "Stopped because") {
+		t.Errorf("after stopping: %+v", got)
+	}
+}
+
+func TestToken(t *testing.T) {
+	const token = "s3cret-token"
+	src := newFake()
+	pts := history(5)
+	src.put(detail("s1", "", ui.StatusRunning, pts, t0), pts)
+	s := server(t, src, ui.Options{Token: token})
+
+	t.Run("no token", func(t *testing.T) {
+		resp, _ := get(t, s.URL+"/ui/sessions/s1")
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/login?next="+url.QueryEscape("/ui/sessions/s1") {
+			t.Errorf("status %d Location %q, want 303 to the login", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		resp, _ = get(t, s.URL+"/ui/")
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("list: status %d, want 303", resp.StatusCode)
+		}
+		resp, _ = get(t, s.URL+"/ui/sessions/s1/plots")
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("plots: status %d, want 401", resp.StatusCode)
+		}
+	})
+	t.Run("bearer", func(t *testing.T) {
+		for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
+			if resp, _ := get(t, s.URL+path, "Authorization", "Bearer "+token); resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: status %d, want 200", path, resp.StatusCode)
+			}
+			if resp, body := get(t, s.URL+path, "Authorization", "Bearer wrong"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "plots") && strings.Contains(body, "svg") {
+				t.Errorf("%s with a wrong token: status %d, want 401", path, resp.StatusCode)
+			}
+		}
+	})
+	t.Run("cookie", func(t *testing.T) {
+		resp, body := get(t, s.URL+"/ui/login?next=/ui/sessions/s1")
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `name="token"`) || !strings.Contains(body, `value="/ui/sessions/s1"`) {
+			t.Fatalf("login form: status %d\n%s", resp.StatusCode, body)
+		}
+		post := func(tok, next string) *http.Response {
+			resp, err := noRedirects.PostForm(s.URL+"/ui/login", url.Values{"token": {tok}, "next": {next}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp
+		}
+		resp = post("wrong", "/ui/sessions/s1")
+		if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+			t.Errorf("wrong token: status %d, cookies %v; want 401 and none", resp.StatusCode, resp.Cookies())
+		}
+		resp = post(token, "/ui/sessions/s1")
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/sessions/s1" {
+			t.Fatalf("login: status %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		cs := resp.Cookies()
+		if len(cs) != 1 {
+			t.Fatalf("cookies %v, want one", cs)
+		}
+		c := cs[0]
+		if c.Name != ui.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/ui" {
+			t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/ui, not Secure over plain HTTP", c)
+		}
+		if strings.Contains(c.Value, token) {
+			t.Error("the cookie holds the token in clear")
+		}
+		for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
+			if resp, _ := get(t, s.URL+path, "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
+				t.Errorf("%s with the cookie: status %d, want 200", path, resp.StatusCode)
+			}
+			if resp, _ := get(t, s.URL+path, "Cookie", c.Name+"="+c.Value+"x"); resp.StatusCode == http.StatusOK {
+				t.Errorf("%s with a forged cookie: status 200", path)
+			}
+		}
+		// Logged in, the page offers to log out.
+		if _, body := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); !strings.Contains(body, `action="/ui/logout"`) {
+			t.Error("no log out button")
+		}
+		// An open redirect is refused.
+		if resp := post(token, "//evil.example/"); resp.Header.Get("Location") != "/ui/" {
+			t.Errorf("next //evil.example/: Location %q, want /ui/", resp.Header.Get("Location"))
+		}
+	})
+	t.Run("TLS", func(t *testing.T) {
+		r := chi.NewRouter()
+		r.Mount(ui.Prefix, ui.Handler(src, ui.Options{Token: token}))
+		req := httptest.NewRequest(http.MethodPost, "https://example.org/ui/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		cs := w.Result().Cookies()
+		if len(cs) != 1 || !cs[0].Secure {
+			t.Errorf("login over TLS: cookies %+v, want one Secure", cs)
+		}
+	})
+	t.Run("logout", func(t *testing.T) {
+		resp, err := noRedirects.PostForm(s.URL+"/ui/logout", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		cs := resp.Cookies()
+		if resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || cs[0].MaxAge >= 0 {
+			t.Errorf("logout: status %d cookies %+v, want 303 and an expired cookie", resp.StatusCode, cs)
+		}
+	})
+}
+
+func TestNoTokenNoLogin(t *testing.T) {
+	s := server(t, newFake(), ui.Options{})
+	_, body := get(t, s.URL+"/ui/login")
+	if !strings.Contains(body, "needs no token") {
+		t.Errorf("login without a token:\n%s", body)
+	}
+	if _, body = get(t, s.URL+"/ui/"); strings.Contains(body, "log out") {
+		t.Error("log out offered without a token")
+	}
+}
+
+func TestLongRunDownsampled(t *testing.T) {
+	const gens = 100_000
+	src := newFake()
+	pts := history(gens, 30_000, 70_000)
+	src.put(detail("long", "", ui.StatusStopped, pts, t0), pts)
+	s := server(t, src, ui.Options{})
+	_, body := get(t, s.URL+"/ui/sessions/long")
+	_, by := plots(t, body)
+	for name, series := range wantSeries {
+		for _, s := range series {
+			n := by[name].points[s]
+			if n < 100 || n > 2*ui.DefaultColumns {
+				t.Errorf("plot %s, series %s: %d points, want at most %d", name, s, n, 2*ui.DefaultColumns)
+			}
+		}
+		if by[name].restarts != 2 {
+			t.Errorf("plot %s: %d restarts, want 2", name, by[name].restarts)
+		}
+	}
+	if len(body) > 400<<10 {
+		t.Errorf("page of %d bytes", len(body))
+	}
+}
+
+func BenchmarkSessionPage(b *testing.B) {
+	for _, gens := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("generations=%d", gens), func(b *testing.B) {
+			src := newFake()
+			pts := history(gens, gens/3, 2*gens/3)
+			src.put(detail("s", "bench", ui.StatusRunning, pts, t0), pts)
+			r := chi.NewRouter()
+			r.Mount(ui.Prefix, ui.Handler(src, ui.Options{}))
+			req := httptest.NewRequest(http.MethodGet, "/ui/sessions/s", nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				r.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
+	}
+}
