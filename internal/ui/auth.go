@@ -57,6 +57,14 @@ func (a *auth) ok(r *http.Request) bool {
 	if scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " "); found && strings.EqualFold(scheme, "Bearer") {
 		return a.tokenOK(token)
 	}
+	return a.loggedIn(r)
+}
+
+// loggedIn reports whether r carries the login cookie.
+func (a *auth) loggedIn(r *http.Request) bool {
+	if !a.on {
+		return false
+	}
 	c, err := r.Cookie(CookieName)
 	if err != nil {
 		return false
@@ -105,7 +113,7 @@ type loginData struct {
 }
 
 func (h *handler) loginForm(w http.ResponseWriter, r *http.Request) {
-	p := h.newPage("Log in")
+	p := h.newPage(r, "Log in")
 	h.render(w, r, http.StatusOK, loginTmpl, p, loginData{page: p, Next: safeNext(r.URL.Query().Get("next")), NoToken: !h.auth.on})
 }
 
@@ -121,7 +129,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.auth.tokenOK(r.PostForm.Get("token")) {
-		p := h.newPage("Log in")
+		p := h.newPage(r, "Log in")
 		h.render(w, r, http.StatusUnauthorized, loginTmpl, p, loginData{page: p, Next: next, Failed: true})
 		return
 	}

@@ -115,13 +115,13 @@ func Handler(src Source, opt Options) http.Handler {
 type page struct {
 	Title  string
 	Nonce  string // of the inline script, for the Content-Security-Policy
-	Logout bool   // a token is configured: show "log out"
+	Logout bool   // logged in with the cookie: show "log out"
 }
 
-func (h *handler) newPage(title string) page {
+func (h *handler) newPage(r *http.Request, title string) page {
 	var b [16]byte
 	rand.Read(b[:])
-	return page{Title: title, Nonce: base64.RawURLEncoding.EncodeToString(b[:]), Logout: h.auth.on}
+	return page{Title: title, Nonce: base64.RawURLEncoding.EncodeToString(b[:]), Logout: h.auth.loggedIn(r)}
 }
 
 // render executes t into a buffer, then writes it with status.
@@ -149,7 +149,7 @@ type errorData struct {
 }
 
 func (h *handler) errorPage(w http.ResponseWriter, r *http.Request, status int, heading, msg string) {
-	p := h.newPage(heading)
+	p := h.newPage(r, heading)
 	h.render(w, r, status, errorTmpl, p, errorData{page: p, Heading: heading, Message: msg})
 }
 
@@ -157,7 +157,7 @@ func (h *handler) errorPage(w http.ResponseWriter, r *http.Request, status int, 
 func (h *handler) internalError(w http.ResponseWriter, r *http.Request, step string, err error) {
 	h.log.ErrorContext(r.Context(), "ui: internal error", "step", step, "path", r.URL.Path, "error", err)
 	var buf bytes.Buffer
-	p := h.newPage("Internal error")
+	p := h.newPage(r, "Internal error")
 	if errorTmpl.ExecuteTemplate(&buf, "layout", errorData{page: p, Heading: "Internal error",
 		Message: "Something went wrong on the server. It has been logged."}) != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -194,7 +194,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		}
 		return cmp.Compare(b.ID, a.ID)
 	})
-	p := h.newPage("Sessions")
+	p := h.newPage(r, "Sessions")
 	h.render(w, r, http.StatusOK, listTmpl, p, listData{page: p, Sessions: ss})
 }
 
@@ -269,7 +269,7 @@ func (h *handler) session(w http.ResponseWriter, r *http.Request) {
 	if title == "" {
 		title = live.ID
 	}
-	p := h.newPage(title)
+	p := h.newPage(r, title)
 	h.render(w, r, http.StatusOK, sessionTmpl, p, sessionData{page: p, Live: live})
 }
 

@@ -32,7 +32,8 @@ type plotSet struct {
 // f_min the least f told and δ a tenth of the smallest positive f − f_min
 // (so that the curve of the best so far, which ends at f_min, ends one
 // decade below its last step rather than at −∞); note says so.
-func fitnessScale(pts []Point) (tf func(float64) float64, label, note string) {
+// Values at or below floor cannot be drawn.
+func fitnessScale(pts []Point) (tf func(float64) float64, floor float64, label, note string) {
 	fmin := math.Inf(1)
 	each := func(fn func(float64)) {
 		for i := range pts {
@@ -45,7 +46,7 @@ func fitnessScale(pts []Point) (tf func(float64) float64, label, note string) {
 	}
 	each(func(v float64) { fmin = math.Min(fmin, v) })
 	if math.IsInf(fmin, 1) || fmin > 0 {
-		return math.Log10, "f (log scale)", ""
+		return math.Log10, 0, "f (log scale)", ""
 	}
 	gap := math.Inf(1)
 	each(func(v float64) {
@@ -60,7 +61,7 @@ func fitnessScale(pts []Point) (tf func(float64) float64, label, note string) {
 	tf = func(v float64) float64 { return math.Log10(v - fmin + delta) }
 	note = "Some f ≤ 0, so the fitness plot shows f − f_min + δ on a log scale, with f_min = " + fmtFloat(fmin) +
 		" the least f told and δ = " + fmtFloat(delta) + " a tenth of the smallest positive f − f_min: the best so far ends at δ."
-	return tf, "f − f_min + δ (log scale)", note
+	return tf, fmin - delta, "f − f_min + δ (log scale)", note
 }
 
 // buildPlots renders the three plots of a session: fitness and σ with the
@@ -84,10 +85,10 @@ func buildPlots(d Detail, pts []Point, cols int) plotSet {
 			genMarks = append(genMarks, marker{X: (gens[i-1] + gens[i]) / 2, Run: pts[i].Run, Label: label})
 		}
 	}
-	series := func(get func(*Point) float64, tf func(float64) float64) []float64 {
+	series := func(get func(*Point) float64) []float64 {
 		out := make([]float64, n)
 		for i := range pts {
-			out[i] = tf(get(&pts[i]))
+			out[i] = get(&pts[i])
 		}
 		return out
 	}
@@ -98,13 +99,13 @@ func buildPlots(d Detail, pts []Point, cols int) plotSet {
 		return legend
 	}
 
-	tf, fLabel, note := fitnessScale(pts)
+	tf, floor, fLabel, note := fitnessScale(pts)
 	fit := chart{
 		ID: "fitness", Title: "Fitness", XLabel: "evaluations", YLabel: fLabel, XMax: maxEval, Columns: cols,
 		Lines: []line{
-			{Name: "median", Label: "median of generation", Color: colorMedian, Width: 1.2, Xs: evals, Ys: series(func(p *Point) float64 { return p.Median }, tf)},
-			{Name: "best", Label: "best of generation", Color: colorBest, Width: 1.2, Xs: evals, Ys: series(func(p *Point) float64 { return p.Best }, tf)},
-			{Name: "best-so-far", Label: "best so far", Color: colorBestSoFar, Width: 2, Xs: evals, Ys: series(func(p *Point) float64 { return p.BestSoFar }, tf)},
+			{Name: "median", Label: "median of generation", Color: colorMedian, Width: 1.2, Xs: evals, Ys: series(func(p *Point) float64 { return p.Median }), Log: tf, Floor: floor},
+			{Name: "best", Label: "best of generation", Color: colorBest, Width: 1.2, Xs: evals, Ys: series(func(p *Point) float64 { return p.Best }), Log: tf, Floor: floor},
+			{Name: "best-so-far", Label: "best so far", Color: colorBestSoFar, Width: 2, Xs: evals, Ys: series(func(p *Point) float64 { return p.BestSoFar }), Log: tf, Floor: floor},
 		},
 		Markers: evalMarks,
 	}
@@ -115,10 +116,10 @@ func buildPlots(d Detail, pts []Point, cols int) plotSet {
 	})
 
 	sig := chart{
-		ID: "sigma", Title: "Step size and axis ratio", XLabel: "evaluations", YLabel: "log scale", XMax: maxEval, Columns: cols,
+		ID: "sigma", Title: "Step size and axis ratio", XLabel: "evaluations", YLabel: "σ and axis ratio (log scale)", XMax: maxEval, Columns: cols,
 		Lines: []line{
-			{Name: "sigma", Label: "σ", Color: colorSigma, Xs: evals, Ys: series(func(p *Point) float64 { return p.Sigma }, math.Log10)},
-			{Name: "axis-ratio", Label: "axis ratio of C", Color: colorAxisRatio, Xs: evals, Ys: series(func(p *Point) float64 { return p.AxisRatio }, math.Log10)},
+			{Name: "sigma", Label: "σ", Color: colorSigma, Xs: evals, Ys: series(func(p *Point) float64 { return p.Sigma }), Log: math.Log10},
+			{Name: "axis-ratio", Label: "axis ratio of C", Color: colorAxisRatio, Xs: evals, Ys: series(func(p *Point) float64 { return p.AxisRatio }), Log: math.Log10},
 		},
 		Markers: evalMarks,
 	}
@@ -131,9 +132,9 @@ func buildPlots(d Detail, pts []Point, cols int) plotSet {
 		ID: "rates", Title: "Learning rates (dashed: defaults for the run's λ)", XLabel: "generation", YLabel: "rate (log scale)",
 		XMax: maxGen, Columns: cols,
 		Lines: []line{
-			{Name: "c1", Label: "c1", Color: colorC1, Xs: gens, Ys: series(func(p *Point) float64 { return p.C1 }, math.Log10)},
-			{Name: "cmu", Label: "cμ", Color: colorCMu, Xs: gens, Ys: series(func(p *Point) float64 { return p.CMu }, math.Log10)},
-			{Name: "cc", Label: "cc", Color: colorCc, Xs: gens, Ys: series(func(p *Point) float64 { return p.Cc }, math.Log10)},
+			{Name: "c1", Label: "c1", Color: colorC1, Xs: gens, Ys: series(func(p *Point) float64 { return p.C1 }), Log: math.Log10},
+			{Name: "cmu", Label: "cμ", Color: colorCMu, Xs: gens, Ys: series(func(p *Point) float64 { return p.CMu }), Log: math.Log10},
+			{Name: "cc", Label: "cc", Color: colorCc, Xs: gens, Ys: series(func(p *Point) float64 { return p.Cc }), Log: math.Log10},
 		},
 		Markers: genMarks,
 	}

@@ -20,7 +20,7 @@ const (
 	charWidth  = 6.8 // rough width of a character of the legend's font
 )
 
-// line is a series of a chart; Ys are log10 of the values.
+// line is a series of a chart.
 type line struct {
 	Name   string // data-series: a stable name for tests and scripts
 	Label  string // legend text
@@ -28,6 +28,11 @@ type line struct {
 	Width  float64
 	Dashed bool
 	Xs, Ys []float64
+	// Log maps a value of Ys to the y axis (log10 of it, or of a shifted
+	// value); it is increasing on (Floor, ∞), and values ≤ Floor are not
+	// drawn.
+	Log   func(float64) float64
+	Floor float64
 }
 
 // segment is a horizontal piece of a stepped line: Y (log10) over [X0, X1].
@@ -121,8 +126,13 @@ func (c *chart) render(b *bytes.Buffer) {
 	lines := make([]line, len(c.Lines))
 	yLo, yHi := math.Inf(1), math.Inf(-1)
 	for i, l := range c.Lines {
-		l.Xs, l.Ys = downsample(l.Xs, l.Ys, 0, xHi, cols)
-		for _, v := range l.Ys {
+		// Downsample first: the transform is monotone, so the least and
+		// greatest value of a column stay so, and only the few points
+		// kept are transformed.
+		l.Xs, l.Ys = downsample(l.Xs, l.Ys, l.Floor, 0, xHi, cols)
+		for j, v := range l.Ys {
+			v = l.Log(v)
+			l.Ys[j] = v
 			yLo, yHi = math.Min(yLo, v), math.Max(yHi, v)
 		}
 		lines[i] = l
@@ -255,7 +265,7 @@ func (c *chart) render(b *bytes.Buffer) {
 		if m.Label == "" {
 			continue
 		}
-		b.WriteString(`<text class="restart-label" x="` + fmtPx(x.at(m.X)+3) + `" y="70" font-size="10" fill="#666">`)
+		b.WriteString(`<text class="restart-label" x="` + fmtPx(x.at(m.X)+3) + `" y="70" font-size="10" fill="#555" stroke="#fff" stroke-width="3" paint-order="stroke">`)
 		b.WriteString(html.EscapeString(m.Label))
 		b.WriteString(`</text>`)
 	}
@@ -312,6 +322,8 @@ func decadeLabel(k float64) string {
 // that suits hi: 12 500 as "12.5k" when hi ≥ 10 000, 3 000 000 as "3M".
 func fmtCount(v, hi float64) string {
 	switch a := math.Abs(hi); {
+	case v == 0:
+		return "0"
 	case a >= 1e10:
 		return strconv.FormatFloat(v/1e9, 'g', 10, 64) + "G"
 	case a >= 1e7:

@@ -368,6 +368,9 @@ func TestToken(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `name="token"`) || !strings.Contains(body, `value="/ui/sessions/s1"`) {
 			t.Fatalf("login form: status %d\n%s", resp.StatusCode, body)
 		}
+		if strings.Contains(body, `action="/ui/logout"`) {
+			t.Error("the login form offers to log out")
+		}
 		post := func(tok, next string) *http.Response {
 			resp, err := noRedirects.PostForm(s.URL+"/ui/login", url.Values{"token": {tok}, "next": {next}})
 			if err != nil {
