@@ -28,6 +28,8 @@ import (
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/ui"
+	"github.com/selfcma/selfcma/internal/ui/sessionsource"
 )
 
 func main() {
@@ -123,10 +125,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	m := session.NewManager(st, session.Options{Limits: cfg.Limits})
+	h := httpapi.New(httpapi.Config{
+		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
+	})
+	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logger: log}))
 	srv := &http.Server{
-		Handler: httpapi.New(httpapi.Config{
-			Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
-		}),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		WriteTimeout:      2 * time.Minute,
