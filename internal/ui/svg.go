@@ -261,11 +261,17 @@ func (c *chart) render(b *bytes.Buffer) {
 		b.WriteString(`"/>`)
 	}
 	b.WriteString(`</g>`)
+	// Restart labels above the plot area, where no data can hide them;
+	// one that would overlap the previous is left out.
+	labelEnd := math.Inf(-1)
 	for _, m := range c.Markers {
-		if m.Label == "" {
+		px := x.at(m.X)
+		if m.Label == "" || px < labelEnd {
 			continue
 		}
-		b.WriteString(`<text class="restart-label" x="` + fmtPx(x.at(m.X)+3) + `" y="70" font-size="10" fill="#555" stroke="#fff" stroke-width="3" paint-order="stroke">`)
+		labelEnd = px + 4 + 5.6*float64(len([]rune(m.Label))) + 8
+		b.WriteString(`<line class="restart-tick" x1="` + fmtPx(px) + `" x2="` + fmtPx(px) + `" y1="48" y2="58" stroke="#888" stroke-width="1.2"/>`)
+		b.WriteString(`<text class="restart-label" x="` + fmtPx(px+3) + `" y="55" font-size="10" fill="#555">`)
 		b.WriteString(html.EscapeString(m.Label))
 		b.WriteString(`</text>`)
 	}

@@ -6,6 +6,10 @@
 // as in Figures 1–2 of Loshchilov, Schoenauer, Sebag and Hansen, "Maximum
 // Likelihood-based Online Adaptation of Hyper-parameters in CMA-ES", PPSN
 // XIII, 2014 (arXiv:1406.2623). IPOP restarts are marked in every plot.
+// The fitness axis is log10 f when every f told is positive; otherwise it is
+// log10(f − f_min + δ), with f_min the least f told and δ a tenth of the
+// smallest positive f − f_min, and the page says so (log10 |f| would fold
+// the values on both sides of 0 onto each other).
 //
 // The pages are rendered on the server with html/template and embed no
 // external asset. While a session runs, a small inline script polls
