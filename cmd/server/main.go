@@ -79,7 +79,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	}
 	str(&c.Addr, "addr", "SELFCMA_ADDR", "127.0.0.1:8080", "address to listen on; port 0 picks a free one")
 	str(&c.DB, "db", "SELFCMA_DB", "selfcma.db", "bbolt file of the sessions")
-	str(&c.Token, "token", "SELFCMA_TOKEN", "", "bearer token that every /v1 request must carry; empty = none")
+	str(&c.Token, "token", "SELFCMA_TOKEN", "", "bearer token that every /v1 request and the /ui pages (login form or bearer) require; empty = none")
 	num(&c.Limits.MaxDimension, "max-dimension", "SELFCMA_MAX_DIMENSION", c.Limits.MaxDimension, "largest dimension n of a session")
 	num(&c.Limits.MaxPopulation, "max-population", "SELFCMA_MAX_POPULATION", c.Limits.MaxPopulation, "largest population size λ, also after restarts")
 	num(&c.Limits.MaxBatch, "max-batch", "SELFCMA_MAX_BATCH", c.Limits.MaxBatch, "largest λ·n of a batch")
