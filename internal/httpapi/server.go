@@ -31,6 +31,10 @@ type Config struct {
 	Token        string // when not empty, every /v1 request needs "Authorization: Bearer <Token>"
 	MaxBodyBytes int64  // 0 = DefaultMaxBodyBytes
 	Logger       *slog.Logger
+	// ReadAccess, when not nil, admits a GET without the bearer token if it
+	// returns true: cmd/server passes the web pages' login check, so that
+	// a logged-in browser can open the pages' links to the JSON and CSV.
+	ReadAccess func(*http.Request) bool
 }
 
 type server struct {
@@ -39,12 +43,13 @@ type server struct {
 	auth      bool
 	maxBody   int64
 	log       *slog.Logger
+	read      func(*http.Request) bool
 }
 
 // New returns the router of the service. Other packages may mount more
 // routes on it (the web pages under /ui).
 func New(cfg Config) *chi.Mux {
-	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger}
+	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -245,7 +250,7 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 // that not even the length leaks).
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.auth {
+		if !s.auth || (r.Method == http.MethodGet && s.read != nil && s.read(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}

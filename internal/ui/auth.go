@@ -60,6 +60,15 @@ func (a *auth) ok(r *http.Request) bool {
 	return a.loggedIn(r)
 }
 
+// LoggedIn returns a check that a request carries the login cookie of the
+// pages for token: the API admits such a GET, so that the page's links to
+// the history (JSON, CSV) and the session JSON open in the browser. It
+// reports false for every request when token is empty.
+func LoggedIn(token string) func(*http.Request) bool {
+	a := newAuth(token)
+	return a.loggedIn
+}
+
 // loggedIn reports whether r carries the login cookie.
 func (a *auth) loggedIn(r *http.Request) bool {
 	if !a.on {
@@ -134,7 +143,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: h.auth.cookie, Path: Prefix,
+		Name: CookieName, Value: h.auth.cookie, Path: "/", // the page's data links are /v1 GETs
 		MaxAge: int(cookieMaxAge / time.Second), HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil,
 	})
@@ -143,7 +152,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
+		Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
 	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)

@@ -217,7 +217,6 @@ type liveData struct {
 	APIURL      string
 	HistoryURL  string
 	CSVURL      string
-	AuthNeeded  bool
 	Unnamed     bool
 	DefaultRate bool // the rates are the defaults (plain CMA-ES)
 }
@@ -249,7 +248,6 @@ func (h *handler) liveOf(d Detail, pts []Point) liveData {
 		APIURL:      api,
 		HistoryURL:  api + "/history",
 		CSVURL:      api + "/history?format=csv",
-		AuthNeeded:  h.auth.on,
 		Unnamed:     d.Name == "",
 		DefaultRate: d.Hyper == d.Defaults,
 	}

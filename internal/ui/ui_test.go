@@ -392,8 +392,8 @@ func TestToken(t *testing.T) {
 			t.Fatalf("cookies %v, want one", cs)
 		}
 		c := cs[0]
-		if c.Name != ui.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/ui" {
-			t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/ui, not Secure over plain HTTP", c)
+		if c.Name != ui.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/" {
+			t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure over plain HTTP", c)
 		}
 		if strings.Contains(c.Value, token) {
 			t.Error("the cookie holds the token in clear")
@@ -405,6 +405,18 @@ func TestToken(t *testing.T) {
 			if resp, _ := get(t, s.URL+path, "Cookie", c.Name+"="+c.Value+"x"); resp.StatusCode == http.StatusOK {
 				t.Errorf("%s with a forged cookie: status 200", path)
 			}
+		}
+		// The API's check for the pages' data links accepts this cookie only.
+		check := ui.LoggedIn(token)
+		for value, want := range map[string]bool{c.Value: true, c.Value + "x": false, "": false} {
+			r := httptest.NewRequest(http.MethodGet, "/v1/sessions/s1/history", nil)
+			r.AddCookie(&http.Cookie{Name: ui.CookieName, Value: value})
+			if got := check(r); got != want {
+				t.Errorf("LoggedIn with cookie %q: %v, want %v", value, got, want)
+			}
+		}
+		if ui.LoggedIn("")(httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)) {
+			t.Error("LoggedIn without a token admits a request")
 		}
 		// Logged in, the page offers to log out.
 		if _, body := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); !strings.Contains(body, `action="/ui/logout"`) {

@@ -1,0 +1,47 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
+)
+
+// ReadAccess admits a GET without the bearer token when it says so, and
+// never a request that changes anything.
+func TestReadAccess(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "r.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := session.NewManager(st, session.Options{})
+	mux := New(Config{Manager: m, Token: "secret", ReadAccess: func(r *http.Request) bool {
+		c, err := r.Cookie("pass")
+		return err == nil && c.Value == "yes"
+	}})
+	tests := []struct {
+		method, cookie string
+		want           int
+	}{
+		{"GET", "yes", http.StatusOK},
+		{"GET", "no", http.StatusUnauthorized},
+		{"GET", "", http.StatusUnauthorized},
+		{"POST", "yes", http.StatusUnauthorized},
+		{"DELETE", "yes", http.StatusUnauthorized},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(tt.method, "/v1/sessions", nil)
+		if tt.cookie != "" {
+			r.AddCookie(&http.Cookie{Name: "pass", Value: tt.cookie})
+		}
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, r)
+		if w.Code != tt.want {
+			t.Errorf("%s with cookie %q: status %d, want %d (%s)", tt.method, tt.cookie, w.Code, tt.want, w.Body)
+		}
+	}
+}
