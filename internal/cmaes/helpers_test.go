@@ -2,38 +2,19 @@ package cmaes
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
+	"github.com/selfcma/selfcma/internal/testfn"
 	"gonum.org/v1/gonum/mat"
 )
 
-func sphere(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v * v
-	}
-	return s
-}
-
-// ellipsoid is Σ 10^{6 i/(n−1)} x_i², condition 1e6.
-func ellipsoid(x []float64) float64 {
-	var s float64
-	n := len(x)
-	for i, v := range x {
-		s += math.Pow(10, 6*float64(i)/float64(n-1)) * v * v
-	}
-	return s
-}
-
-func rosenbrock(x []float64) float64 {
-	var s float64
-	for i := 0; i+1 < len(x); i++ {
-		a, b := x[i]*x[i]-x[i+1], x[i]-1
-		s += 100*a*a + b*b
-	}
-	return s
-}
+// The shared test functions, under the short names the tests use.
+var (
+	sphere     = testfn.Sphere
+	ellipsoid  = testfn.Ellipsoid
+	rosenbrock = testfn.Rosenbrock
+	uniformX0  = testfn.UniformX0
+)
 
 func constVec(n int, v float64) []float64 {
 	x := make([]float64, n)
@@ -120,13 +101,4 @@ func checkInvariants(tb testing.TB, e *ES) {
 			tb.Fatalf("generation %d: non-finite value in m, p_σ or p_c", e.Generation())
 		}
 	}
-}
-
-func uniformX0(seed uint64, n int) []float64 {
-	r := rand.New(rand.NewPCG(seed, 1))
-	x := make([]float64, n)
-	for i := range x {
-		x[i] = -4 + 8*r.Float64()
-	}
-	return x
 }

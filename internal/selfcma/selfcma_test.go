@@ -10,34 +10,16 @@ import (
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/testfn"
 	"gonum.org/v1/gonum/mat"
 )
 
-func sphere(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v * v
-	}
-	return s
-}
-
-func rosenbrock(x []float64) float64 {
-	var s float64
-	for i := 0; i+1 < len(x); i++ {
-		a, b := x[i]*x[i]-x[i+1], x[i]-1
-		s += 100*a*a + b*b
-	}
-	return s
-}
-
-func uniformX0(seed uint64, n int) []float64 {
-	r := rand.New(rand.NewPCG(seed, 1))
-	x := make([]float64, n)
-	for i := range x {
-		x[i] = -4 + 8*r.Float64()
-	}
-	return x
-}
+// The shared test functions, under the short names the tests use.
+var (
+	sphere     = testfn.Sphere
+	rosenbrock = testfn.Rosenbrock
+	uniformX0  = testfn.UniformX0
+)
 
 func mustNew(tb testing.TB, cfg Config) *ES {
 	tb.Helper()
