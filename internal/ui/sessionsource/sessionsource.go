@@ -159,7 +159,9 @@ func (s *Source) History(ctx context.Context, id string) ([]ui.Point, error) {
 	defer s.mu.Unlock()
 	e, ok := s.cache[id]
 	if !ok {
-		e = s.lru.PushFront(&history{id: id})
+		// Evicted since the first look (or never cached): start from the
+		// points read then, since recs holds only what came after them.
+		e = s.lru.PushFront(&history{id: id, pts: have})
 		s.cache[id] = e
 		for s.lru.Len() > cacheCap {
 			old := s.lru.Back()
