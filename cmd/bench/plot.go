@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/selfcma/selfcma/internal/plotaxis"
 	"io"
 	"math"
 	"os"
@@ -116,32 +117,11 @@ var series = []struct {
 	{"cc", "cc", "#2ca02c", func(h cmaes.Hyper) float64 { return h.Cc }},
 }
 
-// axis maps values in [lo, hi] to pixels [p0, p1].
-type axis struct{ lo, hi, p0, p1 float64 }
-
-func (a axis) at(v float64) float64 { return a.p0 + (v-a.lo)/(a.hi-a.lo)*(a.p1-a.p0) }
-
-// niceStep returns a step of 1, 2 or 5 times a power of ten that cuts span
-// into at most about n intervals.
-func niceStep(span float64, n int) float64 {
-	if !(span > 0) {
-		return 1
-	}
-	raw := span / float64(n)
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
 // tickStep returns the smallest step of 1, 2 or 5 times a power of ten
 // that covers [0, span] with at most n intervals.
 func tickStep(span float64, n int) float64 {
-	step := niceStep(span, n)
-	if smaller := niceStep(span/2, n); math.Ceil(span/smaller) <= float64(n) {
+	step := plotaxis.NiceStep(span, n)
+	if smaller := plotaxis.NiceStep(span/2, n); math.Ceil(span/smaller) <= float64(n) {
 		step = smaller
 	}
 	return step
@@ -178,12 +158,12 @@ func writeSVG(w io.Writer, fig figure) error {
 	if dfHi <= dfLo {
 		dfHi = dfLo + 1
 	}
-	dfStep := math.Max(1, niceStep(dfHi-dfLo, 8))
+	dfStep := math.Max(1, plotaxis.NiceStep(dfHi-dfLo, 8))
 	dfLo, dfHi = math.Floor(dfLo/dfStep)*dfStep, math.Ceil(dfHi/dfStep)*dfStep
 	xStep := tickStep(float64(maxGen), 8)
 	xMax := math.Ceil(float64(maxGen)/xStep) * xStep
-	left := axis{lo: rateLo, hi: 0, p0: plotBottom, p1: plotTop}
-	right := axis{lo: dfLo, hi: dfHi, p0: plotBottom, p1: plotTop}
+	left := plotaxis.Axis{Lo: rateLo, Hi: 0, P0: plotBottom, P1: plotTop}
+	right := plotaxis.Axis{Lo: dfLo, Hi: dfHi, P0: plotBottom, P1: plotTop}
 
 	width := panelW * len(fig.Panels)
 	var b bytes.Buffer
@@ -194,56 +174,56 @@ func writeSVG(w io.Writer, fig figure) error {
 
 	for k, p := range fig.Panels {
 		ox := float64(k * panelW)
-		x := axis{lo: 0, hi: xMax, p0: ox + plotLeft, p1: ox + panelW - plotRight}
+		x := plotaxis.Axis{Lo: 0, Hi: xMax, P0: ox + plotLeft, P1: ox + panelW - plotRight}
 		fmt.Fprintf(&b, `<g class="panel">`+"\n")
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="13">%s</text>`+"\n", (x.p0+x.p1)/2, plotTop-14, esc(p.Title))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="13">%s</text>`+"\n", (x.P0+x.P1)/2, plotTop-14, esc(p.Title))
 
 		// Grid, ticks and labels.
 		for g := 0.0; g <= xMax+xStep/2; g += xStep {
-			px := x.at(g)
+			px := x.At(g)
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#999"/>`, px, plotBottom, px, plotBottom+5)
 			fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", px, plotBottom+18, strconv.FormatFloat(g, 'f', -1, 64))
 		}
 		decStep := math.Max(1, math.Ceil(-rateLo/7))
 		for d := rateLo; d <= 0; d += decStep {
-			py := left.at(d)
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/>`, x.p0, py, x.p1, py)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", x.p0-6, py+4, decade(d))
+			py := left.At(d)
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e5e5e5"/>`, x.P0, py, x.P1, py)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", x.P0-6, py+4, decade(d))
 		}
 		for v := dfLo; v <= dfHi+dfStep/2; v += dfStep {
-			py := right.at(v)
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999"/>`, x.p1, py, x.p1+5, py)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x.p1+8, py+4, strconv.FormatFloat(v, 'f', -1, 64))
+			py := right.At(v)
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999"/>`, x.P1, py, x.P1+5, py)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x.P1+8, py+4, strconv.FormatFloat(v, 'f', -1, 64))
 		}
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="none" stroke="#333"/>`+"\n", x.p0, plotTop, x.p1-x.p0, plotBottom-plotTop)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">generation</text>`+"\n", (x.p0+x.p1)/2, plotBottom+36)
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="none" stroke="#333"/>`+"\n", x.P0, plotTop, x.P1-x.P0, plotBottom-plotTop)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">generation</text>`+"\n", (x.P0+x.P1)/2, plotBottom+36)
 		cy := (plotTop + plotBottom) / 2
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" transform="rotate(-90 %.1f %d)">learning rate</text>`+"\n", ox+16, cy, ox+16, cy)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" transform="rotate(90 %.1f %d)">log10(f − f_opt)</text>`+"\n", x.p1+44, cy, x.p1+44, cy)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" transform="rotate(90 %.1f %d)">log10(f − f_opt)</text>`+"\n", x.P1+44, cy, x.P1+44, cy)
 
 		// Lines: the defaults dashed, the median rates with markers, then
 		// log10(f − f_opt) on top.
 		for _, s := range series {
-			py := left.at(math.Log10(s.get(p.Defaults)))
+			py := left.At(math.Log10(s.get(p.Defaults)))
 			fmt.Fprintf(&b, `<polyline class="default %s" points="%.1f,%.1f %.1f,%.1f" fill="none" stroke="%s" stroke-width="1" stroke-dasharray="6 4"/>`+"\n",
-				s.class, x.p0, py, x.p1, py, s.color)
+				s.class, x.P0, py, x.P1, py, s.color)
 		}
 		for i, s := range series {
 			var pts []string
 			for _, m := range p.Points {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x.at(float64(m.Gen)), left.at(math.Max(rateLo, math.Log10(s.get(m.Hyper))))))
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x.At(float64(m.Gen)), left.At(math.Max(rateLo, math.Log10(s.get(m.Hyper))))))
 			}
 			fmt.Fprintf(&b, `<polyline class="rate %s" points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", s.class, strings.Join(pts, " "), s.color)
 			every := max(1, len(p.Points)/markerEvery)
 			for j := (every * i / len(series)); j < len(p.Points); j += every {
 				m := p.Points[j]
-				b.WriteString(marker(i, x.at(float64(m.Gen)), left.at(math.Max(rateLo, math.Log10(s.get(m.Hyper)))), s.color))
+				b.WriteString(marker(i, x.At(float64(m.Gen)), left.At(math.Max(rateLo, math.Log10(s.get(m.Hyper)))), s.color))
 			}
 			b.WriteString("\n")
 		}
 		var pts []string
 		for _, m := range p.Points {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x.at(float64(m.Gen)), right.at(m.LogDF)))
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x.At(float64(m.Gen)), right.At(m.LogDF)))
 		}
 		fmt.Fprintf(&b, `<polyline class="fitness" points="%s" fill="none" stroke="black" stroke-width="2"/>`+"\n", strings.Join(pts, " "))
 		b.WriteString("</g>\n")

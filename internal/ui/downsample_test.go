@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/selfcma/selfcma/internal/plotaxis"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -95,8 +96,8 @@ func TestTicks(t *testing.T) {
 		n    int
 		want float64
 	}{{10, 8, 2}, {100_000, 8, 20_000}, {7, 8, 1}, {1, 8, 0.2}, {0, 8, 1}} {
-		if got := niceStep(c.span, c.n); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("niceStep(%g, %d) = %g, want %g", c.span, c.n, got, c.want)
+		if got := plotaxis.NiceStep(c.span, c.n); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("NiceStep(%g, %d) = %g, want %g", c.span, c.n, got, c.want)
 		}
 	}
 	for _, c := range []struct {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"github.com/selfcma/selfcma/internal/plotaxis"
 	"html"
 	"html/template"
 	"math"
@@ -72,26 +73,6 @@ type chart struct {
 	Columns int // downsampling columns; 0 = DefaultColumns
 }
 
-// axis maps values in [lo, hi] to pixels [p0, p1].
-type axis struct{ lo, hi, p0, p1 float64 }
-
-func (a axis) at(v float64) float64 { return a.p0 + (v-a.lo)/(a.hi-a.lo)*(a.p1-a.p0) }
-
-// niceStep returns 1, 2 or 5 times a power of ten, at least span/n.
-func niceStep(span float64, n int) float64 {
-	if !(span > 0) {
-		return 1
-	}
-	raw := span / float64(n)
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5} {
-		if m*p >= raw*(1-1e-9) {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
 // decadeStep returns the step between labelled decades: 1, 2, 3, 5, 10, ...
 // decades, so that [lo, hi] has at most about 7 ticks.
 func decadeStep(span float64) float64 {
@@ -118,9 +99,9 @@ func (c *chart) render(b *bytes.Buffer) {
 	if !(xMax > 0) {
 		xMax = 1
 	}
-	xStep := niceStep(xMax, 8)
+	xStep := plotaxis.NiceStep(xMax, 8)
 	xHi := math.Ceil(xMax/xStep-1e-9) * xStep
-	x := axis{lo: 0, hi: xHi, p0: plotLeft, p1: plotRight}
+	x := plotaxis.Axis{Lo: 0, Hi: xHi, P0: plotLeft, P1: plotRight}
 
 	// Downsample, then find the y range (min/max decimation keeps it).
 	lines := make([]line, len(c.Lines))
@@ -157,7 +138,7 @@ func (c *chart) render(b *bytes.Buffer) {
 	}
 	yStep := decadeStep(hi - lo)
 	lo, hi = math.Floor(lo/yStep)*yStep, math.Ceil(hi/yStep)*yStep
-	y := axis{lo: lo, hi: hi, p0: plotBottom, p1: plotTop}
+	y := plotaxis.Axis{Lo: lo, Hi: hi, P0: plotBottom, P1: plotTop}
 
 	id := "plot-" + c.ID
 	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" class="plot" id="`)
@@ -179,11 +160,11 @@ func (c *chart) render(b *bytes.Buffer) {
 	b.WriteString(`<g class="grid" stroke="#e4e4e4" stroke-width="1">`)
 	nx, ny := int(math.Round(xHi/xStep)), int(math.Round((hi-lo)/yStep))
 	for i := 0; i <= ny; i++ {
-		py := fmtPx(y.at(lo + float64(i)*yStep))
+		py := fmtPx(y.At(lo + float64(i)*yStep))
 		b.WriteString(`<line x1="74" x2="944" y1="` + py + `" y2="` + py + `"/>`)
 	}
 	for i := 0; i <= nx; i++ {
-		px := fmtPx(x.at(float64(i) * xStep))
+		px := fmtPx(x.At(float64(i) * xStep))
 		b.WriteString(`<line y1="58" y2="280" x1="` + px + `" x2="` + px + `"/>`)
 	}
 	b.WriteString(`</g>`)
@@ -191,7 +172,7 @@ func (c *chart) render(b *bytes.Buffer) {
 	b.WriteString(`<g class="yticks" text-anchor="end" fill="#333">`)
 	for i := 0; i <= ny; i++ {
 		v := lo + float64(i)*yStep
-		py := y.at(v)
+		py := y.At(v)
 		b.WriteString(`<line x1="68" x2="74" stroke="#555" y1="` + fmtPx(py) + `" y2="` + fmtPx(py) + `"/>`)
 		b.WriteString(`<text x="64" y="` + fmtPx(py+4) + `">`)
 		b.WriteString(decadeLabel(v))
@@ -200,7 +181,7 @@ func (c *chart) render(b *bytes.Buffer) {
 	b.WriteString(`</g><g class="xticks" text-anchor="middle" fill="#333">`)
 	for i := 0; i <= nx; i++ {
 		v := float64(i) * xStep
-		px := x.at(v)
+		px := x.At(v)
 		b.WriteString(`<line y1="280" y2="286" stroke="#555" x1="` + fmtPx(px) + `" x2="` + fmtPx(px) + `"/>`)
 		b.WriteString(`<text y="300" x="` + fmtPx(px) + `">` + fmtCount(v, xHi) + `</text>`)
 	}
@@ -216,7 +197,7 @@ func (c *chart) render(b *bytes.Buffer) {
 	b.WriteString(`<clipPath id="` + id + `-clip"><rect x="74" y="58" width="870" height="222"/></clipPath>`)
 	b.WriteString(`<g clip-path="url(#` + id + `-clip)" fill="none" stroke-linejoin="round">`)
 	for _, m := range c.Markers {
-		px := fmtPx(x.at(m.X))
+		px := fmtPx(x.At(m.X))
 		b.WriteString(`<line class="restart" data-run="` + strconv.Itoa(m.Run) + `" x1="` + px + `" x2="` + px +
 			`" y1="58" y2="280" stroke="#888" stroke-width="1.2" stroke-dasharray="2 3"/>`)
 	}
@@ -228,11 +209,11 @@ func (c *chart) render(b *bytes.Buffer) {
 				b.WriteByte(' ')
 			}
 			b.WriteByte('M')
-			b.WriteString(fmtPx(x.at(g.X0)))
+			b.WriteString(fmtPx(x.At(g.X0)))
 			b.WriteByte(' ')
-			b.WriteString(fmtPx(y.at(g.Y)))
+			b.WriteString(fmtPx(y.At(g.Y)))
 			b.WriteString(" H")
-			b.WriteString(fmtPx(x.at(g.X1)))
+			b.WriteString(fmtPx(x.At(g.X1)))
 		}
 		b.WriteString(`"/>`)
 	}
@@ -252,10 +233,10 @@ func (c *chart) render(b *bytes.Buffer) {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			num = strconv.AppendFloat(num[:0], x.at(l.Xs[i]), 'f', 1, 64)
+			num = strconv.AppendFloat(num[:0], x.At(l.Xs[i]), 'f', 1, 64)
 			b.Write(num)
 			b.WriteByte(',')
-			num = strconv.AppendFloat(num[:0], y.at(math.Max(l.Ys[i], lo-1)), 'f', 1, 64)
+			num = strconv.AppendFloat(num[:0], y.At(math.Max(l.Ys[i], lo-1)), 'f', 1, 64)
 			b.Write(num)
 		}
 		b.WriteString(`"/>`)
@@ -265,7 +246,7 @@ func (c *chart) render(b *bytes.Buffer) {
 	// one that would overlap the previous is left out.
 	labelEnd := math.Inf(-1)
 	for _, m := range c.Markers {
-		px := x.at(m.X)
+		px := x.At(m.X)
 		if m.Label == "" || px < labelEnd {
 			continue
 		}
