@@ -7,11 +7,9 @@ import (
 	"math/rand/v2"
 	"sort"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/selfcma/selfcma/internal/symeig"
 )
 
 // Numerical safeguards (PAPER_NOTES.md section 1, after Hansen's cmaes.m).
@@ -117,9 +115,9 @@ type scratch struct {
 	order   []int
 	ymu     *mat.Dense
 	cNew    *mat.SymDense
-	eigVecs *mat.Dense // n×n: dsyev's input and output
+	eigVecs *mat.Dense // n×n: the eigendecomposition's input and output
 	eigVals []float64  // eigenvalues of the last decomposition, ascending
-	eigWork []float64
+	eig     symeig.Workspace
 	vec     []float64
 	vec2    []float64
 	sorted  []float64
@@ -475,9 +473,9 @@ func (e *ES) update(order []int) bool {
 	return true
 }
 
-// decompose sets B and D from the eigendecomposition of c (LAPACK's dsyev
-// in place, on reused buffers), leaving them as they were and returning
-// false if it fails.
+// decompose sets B and D from the eigendecomposition of c (LAPACK's dsyev,
+// bit for bit, in place on reused buffers: see internal/symeig), leaving
+// them as they were and returning false if it fails.
 func (e *ES) decompose(c *mat.SymDense) bool {
 	n := e.p.N
 	sc := &e.scratch
@@ -486,12 +484,7 @@ func (e *ES) decompose(c *mat.SymDense) bool {
 	for i := range n {
 		copy(a.Data[i*a.Stride+i:i*a.Stride+n], src.Data[i*src.Stride+i:i*src.Stride+n])
 	}
-	if len(sc.eigWork) == 0 {
-		work := []float64{0}
-		lapack64.Syev(lapack.EVCompute, blas64.Symmetric{N: n, Stride: a.Stride, Data: a.Data, Uplo: blas.Upper}, sc.eigVals, work, -1)
-		sc.eigWork = make([]float64, int(work[0]))
-	}
-	if !lapack64.Syev(lapack.EVCompute, blas64.Symmetric{N: n, Stride: a.Stride, Data: a.Data, Uplo: blas.Upper}, sc.eigVals, sc.eigWork, len(sc.eigWork)) {
+	if !sc.eig.Factorize(n, a.Data, a.Stride, sc.eigVals) {
 		return false
 	}
 	if !finite(sc.eigVals) || !finite(a.Data) {
