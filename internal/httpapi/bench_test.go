@@ -87,21 +87,88 @@ func createBody(tb testing.TB, bc benchCase, seed int) []byte {
 	return b
 }
 
+// genClient drives one session: benchClient (net/http and encoding/json)
+// or rawClient (hand-written HTTP/1.1 and parsing).
+type genClient interface {
+	newSession()
+	generation() bool
+}
+
+// clientKinds are the two benchmark clients, by the name the benchmarks
+// report.
+var clientKinds = []struct {
+	name string
+	dial func(tb testing.TB, ts *testServer, create []byte) genClient
+}{
+	{"client=net-http", func(tb testing.TB, ts *testServer, create []byte) genClient {
+		return &benchClient{tb: tb, hc: ts.Client(), url: ts.URL, create: create}
+	}},
+	{"client=raw", func(tb testing.TB, ts *testServer, create []byte) genClient {
+		return dialRaw(tb, ts.URL, create)
+	}},
+}
+
 // BenchmarkGeneration is one generation over HTTP: ask, evaluate, tell, with
 // the fsync of the tell's commit (SELFCMA_BENCH_NOSYNC=1 leaves it out, to
 // see what the rest costs). A session that stops is replaced, off the clock.
 func BenchmarkGeneration(b *testing.B) {
 	for _, bc := range benchCases {
+		for _, ck := range clientKinds {
+			b.Run(bc.name+"/"+ck.name, func(b *testing.B) {
+				ts := newTestServer(b, serverOpts{sync: os.Getenv("SELFCMA_BENCH_NOSYNC") == ""})
+				c := ck.dial(b, ts, createBody(b, bc, 1))
+				c.newSession()
+				b.ReportAllocs()
+				for b.Loop() {
+					if !c.generation() {
+						b.StopTimer()
+						c.newSession()
+						b.StartTimer()
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkManagerGeneration is one generation through session.Manager on
+// the same store (fsync on), without HTTP: what BenchmarkGeneration costs
+// beyond it is the HTTP exchange and JSON.
+func BenchmarkManagerGeneration(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			ts := newTestServer(b, serverOpts{sync: os.Getenv("SELFCMA_BENCH_NOSYNC") == ""})
-			c := &benchClient{tb: b, hc: ts.Client(), url: ts.URL, create: createBody(b, bc, 1)}
-			c.newSession()
+			st, err := store.Open(filepath.Join(b.TempDir(), "m.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			m := session.NewManager(st, session.Options{})
+			p, err := decodeCreate(bytes.NewReader(createBody(b, bc, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := m.Create(ctx, p)
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if !c.generation() {
+				batch, err := m.Ask(ctx, s.ID)
+				if err != nil { // stopped: replace it, off the clock
 					b.StopTimer()
-					c.newSession()
+					if s, err = m.Create(ctx, p); err != nil {
+						b.Fatal(err)
+					}
 					b.StartTimer()
+					continue
+				}
+				f := make([]float64, len(batch.Candidates))
+				for i, x := range batch.Candidates {
+					f[i] = sphere(x)
+				}
+				if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: batch.Generation, Fitness: f}); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
@@ -149,33 +216,35 @@ func BenchmarkCommit(b *testing.B) {
 // driving its own session over HTTP (fsync on); gens/s is the figure.
 func BenchmarkParallelSessions(b *testing.B) {
 	for _, bc := range benchCases[:2] {
-		b.Run(bc.name+"/sessions=64", func(b *testing.B) {
-			ts := newTestServer(b, serverOpts{sync: true})
-			ts.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = 64
-			clients := make(chan *benchClient, 64)
-			for i := range 64 {
-				c := &benchClient{tb: b, hc: ts.Client(), url: ts.URL, create: createBody(b, bc, i)}
-				c.newSession()
-				clients <- c
-			}
-			b.SetParallelism((64 + 1) / 2) // 64 goroutines on 2 cores; more on more
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				var c *benchClient
-				select {
-				case c = <-clients:
-				default:
-					c = &benchClient{tb: b, hc: ts.Client(), url: ts.URL, create: createBody(b, bc, 1000)}
+		for _, ck := range clientKinds {
+			b.Run(bc.name+"/sessions=64/"+ck.name, func(b *testing.B) {
+				ts := newTestServer(b, serverOpts{sync: true})
+				ts.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = 64
+				clients := make(chan genClient, 64)
+				for i := range 64 {
+					c := ck.dial(b, ts, createBody(b, bc, i))
 					c.newSession()
+					clients <- c
 				}
-				for pb.Next() {
-					if !c.generation() {
+				b.SetParallelism((64 + 1) / 2) // 64 goroutines on 2 cores; more on more
+				b.ReportAllocs()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					var c genClient
+					select {
+					case c = <-clients:
+					default:
+						c = ck.dial(b, ts, createBody(b, bc, 1000))
 						c.newSession()
 					}
-				}
+					for pb.Next() {
+						if !c.generation() {
+							c.newSession()
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "gens/s")
 			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "gens/s")
-		})
+		}
 	}
 }

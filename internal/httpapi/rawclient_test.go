@@ -1,0 +1,238 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/url"
+	"strconv"
+	"testing"
+)
+
+// rawClient is the lean client of the speed benchmarks: HTTP/1.1 on one
+// kept-alive connection, written and read by hand, with the batch parsed
+// straight into reused slices and the tell formatted into a reused buffer.
+// It does what benchClient does (every candidate is parsed and evaluated,
+// every fitness sent, every status checked) without net/http's client
+// goroutines and encoding/json's reflection, which on this 2-core machine
+// cost about as much CPU as the server's side of the exchange; the
+// benchmarks report both clients.
+type rawClient struct {
+	tb     testing.TB
+	conn   net.Conn
+	r      *bufio.Reader
+	host   string
+	id     string
+	create []byte
+
+	req, body, tell []byte
+	cand            [][]float64
+	flat            []float64
+	fit             []float64
+}
+
+func dialRaw(tb testing.TB, serverURL string, create []byte) *rawClient {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return &rawClient{tb: tb, conn: conn, r: bufio.NewReaderSize(conn, 64<<10), host: u.Host, create: create}
+}
+
+// roundTrip sends one request and returns the status and the body (valid
+// until the next call).
+func (c *rawClient) roundTrip(method, path string, body []byte) (int, []byte) {
+	c.req = append(c.req[:0], method...)
+	c.req = append(c.req, ' ')
+	c.req = append(c.req, path...)
+	c.req = append(c.req, " HTTP/1.1\r\nHost: "...)
+	c.req = append(c.req, c.host...)
+	if body != nil {
+		c.req = append(c.req, "\r\nContent-Type: application/json\r\nContent-Length: "...)
+		c.req = strconv.AppendInt(c.req, int64(len(body)), 10)
+	}
+	c.req = append(c.req, "\r\n\r\n"...)
+	c.req = append(c.req, body...)
+	if _, err := c.conn.Write(c.req); err != nil {
+		c.tb.Fatal(err)
+	}
+	line, err := c.r.ReadSlice('\n')
+	if err != nil || len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.1 ")) {
+		c.tb.Fatalf("%s %s: status line %q: %v", method, path, line, err)
+	}
+	status, err := strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		c.tb.Fatalf("%s %s: status line %q", method, path, line)
+	}
+	length := -1
+	for {
+		h, err := c.r.ReadSlice('\n')
+		if err != nil {
+			c.tb.Fatal(err)
+		}
+		if len(h) <= 2 {
+			break
+		}
+		if k, v, ok := bytes.Cut(h, []byte(":")); ok && bytes.EqualFold(k, []byte("Content-Length")) {
+			if length, err = strconv.Atoi(string(bytes.TrimSpace(v))); err != nil {
+				c.tb.Fatalf("Content-Length %q", v)
+			}
+		}
+	}
+	if length < 0 {
+		c.tb.Fatalf("%s %s: no Content-Length", method, path)
+	}
+	c.body = append(c.body[:0], make([]byte, length)...)
+	if _, err := io.ReadFull(c.r, c.body); err != nil {
+		c.tb.Fatal(err)
+	}
+	return status, c.body
+}
+
+func (c *rawClient) newSession() {
+	status, b := c.roundTrip("POST", "/v1/sessions", c.create)
+	if status != 201 {
+		c.tb.Fatalf("create: %d %s", status, b)
+	}
+	c.id = string(stringField(c.tb, b, "id"))
+}
+
+// generation runs one ask and tell; it reports whether the session runs on.
+func (c *rawClient) generation() bool {
+	status, b := c.roundTrip("GET", "/v1/sessions/"+c.id+"/ask", nil)
+	if status != 200 {
+		c.tb.Fatalf("ask: %d %s", status, b)
+	}
+	gen := c.parseBatch(b)
+	c.fit = c.fit[:0]
+	for _, x := range c.cand {
+		c.fit = append(c.fit, sphere(x))
+	}
+	c.tell = append(c.tell[:0], `{"generation":`...)
+	c.tell = strconv.AppendInt(c.tell, int64(gen), 10)
+	c.tell = append(c.tell, `,"fitness":`...)
+	c.tell = appendNums(c.tell, c.fit)
+	c.tell = append(c.tell, '}')
+	status, b = c.roundTrip("POST", "/v1/sessions/"+c.id+"/tell", c.tell)
+	if status != 200 {
+		c.tb.Fatalf("tell: %d %s", status, b)
+	}
+	return string(stringField(c.tb, b, "status")) == "running"
+}
+
+// parseBatch reads {"generation":g,"candidates":[[...],...]} (the order the
+// server writes) into c.cand and returns g.
+func (c *rawClient) parseBatch(b []byte) int {
+	const genKey, candKey = `{"generation":`, `,"candidates":[`
+	if !bytes.HasPrefix(b, []byte(genKey)) {
+		c.tb.Fatalf("batch %.40q", b)
+	}
+	b = b[len(genKey):]
+	end := bytes.IndexByte(b, ',')
+	gen, err := strconv.Atoi(string(b[:end]))
+	if err != nil || !bytes.HasPrefix(b[end:], []byte(candKey)) {
+		c.tb.Fatalf("batch %.60q", b)
+	}
+	b = b[end+len(candKey):]
+	c.cand, c.flat = c.cand[:0], c.flat[:0]
+	starts := c.fit[:0] // reuse as row offsets
+	for len(b) > 0 && b[0] == '[' {
+		b = b[1:]
+		starts = append(starts, float64(len(c.flat)))
+		for {
+			i := bytes.IndexAny(b, ",]")
+			v, err := strconv.ParseFloat(string(b[:i]), 64)
+			if err != nil {
+				c.tb.Fatalf("candidate %q: %v", b[:i], err)
+			}
+			c.flat = append(c.flat, v)
+			sep := b[i]
+			b = b[i+1:]
+			if sep == ']' {
+				break
+			}
+		}
+		if len(b) > 0 && b[0] == ',' {
+			b = b[1:]
+		}
+	}
+	for k, s := range starts {
+		e := len(c.flat)
+		if k+1 < len(starts) {
+			e = int(starts[k+1])
+		}
+		c.cand = append(c.cand, c.flat[int(s):e:e])
+	}
+	return gen
+}
+
+// stringField returns the value of the first "key":"value" in b.
+func stringField(tb testing.TB, b []byte, key string) []byte {
+	k := []byte(fmt.Sprintf("%q:\"", key))
+	i := bytes.Index(b, k)
+	if i < 0 {
+		tb.Fatalf("no %s in %.100q", key, b)
+	}
+	v := b[i+len(k):]
+	return v[:bytes.IndexByte(v, '"')]
+}
+
+// TestRawClient checks the benchmark client against the spec-checked one:
+// its parse of every batch equals encoding/json's, and its loop runs a
+// session until the session stops.
+func TestRawClient(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	body := createBody(t, benchCase{alg: "cma-es", n: 4}, 7)
+	c := dialRaw(t, ts.URL, body)
+	c.newSession()
+	gens := 0
+	for {
+		want := ts.ask(t, c.id)
+		status, b := c.roundTrip("GET", "/v1/sessions/"+c.id+"/ask", nil)
+		if status != 200 {
+			t.Fatalf("ask: %d", status)
+		}
+		if g := c.parseBatch(b); g != want.Generation {
+			t.Fatalf("generation %d, want %d", g, want.Generation)
+		}
+		if len(c.cand) != len(want.Candidates) {
+			t.Fatalf("%d candidates, want %d", len(c.cand), len(want.Candidates))
+		}
+		for k := range want.Candidates {
+			if i := firstBitDiff(c.cand[k], want.Candidates[k]); i >= 0 {
+				t.Fatalf("generation %d candidate %d[%d]: %v, want %v", want.Generation, k, i, c.cand[k][i], want.Candidates[k][i])
+			}
+		}
+		gens++
+		if !c.generation() {
+			break
+		}
+		if gens > 5000 {
+			t.Fatal("the session does not stop")
+		}
+	}
+	s := decode[sessionView](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + c.id}))
+	if s.Status != "stopped" || s.Generation != gens || gens < 20 {
+		t.Fatalf("after %d generations: status %s, generation %d", gens, s.Status, s.Generation)
+	}
+}
+
+func firstBitDiff(a, b []float64) int {
+	if len(a) != len(b) {
+		return 0
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}
