@@ -88,7 +88,8 @@ func createBody(tb testing.TB, bc benchCase, seed int) []byte {
 }
 
 // genClient drives one session: benchClient (net/http and encoding/json)
-// or rawClient (hand-written HTTP/1.1 and parsing).
+// or rawClient (hand-written HTTP/1.1 and parsing), the latter also with
+// tell?next=true (one request per generation).
 type genClient interface {
 	newSession()
 	generation() bool
@@ -105,6 +106,11 @@ var clientKinds = []struct {
 	}},
 	{"client=raw", func(tb testing.TB, ts *testServer, create []byte) genClient {
 		return dialRaw(tb, ts.URL, create)
+	}},
+	{"client=raw-next", func(tb testing.TB, ts *testServer, create []byte) genClient {
+		c := dialRaw(tb, ts.URL, create)
+		c.next = true
+		return c
 	}},
 }
 

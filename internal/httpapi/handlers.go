@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -96,31 +97,70 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	// The batch is most of the bytes the service writes: encoded directly,
-	// without encoding/json's second pass over a Marshaler's output.
+	s.writeBody(w, http.StatusOK, append(appendBatch(nil, b), '\n'))
+}
+
+// appendBatch appends {"generation": g, "candidates": [...]}. The batch is
+// most of the bytes the service writes: encoded directly, without
+// encoding/json's second pass over a Marshaler's output.
+func appendBatch(body []byte, b session.Batch) []byte {
 	size := 64
 	for _, x := range b.Candidates {
 		size += 3 + 24*len(x)
 	}
-	body := append(make([]byte, 0, size), `{"generation":`...)
+	body = slices.Grow(body, size)
+	body = append(body, `{"generation":`...)
 	body = strconv.AppendInt(body, int64(b.Generation), 10)
 	body = append(body, `,"candidates":`...)
 	body = appendMatrix(body, b.Candidates)
-	s.writeBody(w, http.StatusOK, append(body, "}\n"...))
+	return append(body, '}')
 }
 
+// tell answers with the advanced session; with ?next=true also with its
+// pending batch, as "next" (null once the session has stopped), which
+// saves the client the round trip of the next ask.
 func (s *server) tell(w http.ResponseWriter, r *http.Request) {
+	next := false
+	if v := r.URL.Query().Get("next"); v != "" {
+		var err error
+		if next, err = strconv.ParseBool(v); err != nil {
+			s.writeError(w, r, invalid("next %q, want true or false", v))
+			return
+		}
+	}
 	p, err := decodeTell(r.Body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	sess, err := s.m.Tell(r.Context(), chi.URLParam(r, "id"), p)
+	id := chi.URLParam(r, "id")
+	if !next {
+		sess, err := s.m.Tell(r.Context(), id, p)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.writeJSON(w, r, http.StatusOK, toSessionJSON(sess))
+		return
+	}
+	sess, batch, err := s.m.TellAsk(r.Context(), id, p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, toSessionJSON(sess))
+	body, err := marshalJSON(toSessionJSON(sess))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// The session object, its closing brace and newline replaced by "next".
+	body = append(bytes.TrimSuffix(body, []byte("}\n")), `,"next":`...)
+	if batch == nil {
+		body = append(body, "null"...)
+	} else {
+		body = appendBatch(body, *batch)
+	}
+	s.writeBody(w, http.StatusOK, append(body, "}\n"...))
 }
 
 func (s *server) history(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -235,6 +236,7 @@ func TestBadInput(t *testing.T) {
 		{"generation string", call{method: "POST", path: sp + "/tell", body: `{"generation": "1", "fitness": [1,2,3,4,5,6,7]}`}, 400, "invalid", "generation"},
 		{"tell unknown field", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,4,5,6,7], "x": 1}`}, 400, "invalid", `unknown field "x"`},
 		{"tell malformed", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2`}, 400, "invalid", "truncated"},
+		{"tell next not a boolean", call{method: "POST", path: sp + "/tell?next=please", body: good}, 400, "invalid", `next "please"`},
 		{"history bad from", call{method: "GET", path: sp + "/history?from=x"}, 400, "invalid", "from"},
 		{"history negative from", call{method: "GET", path: sp + "/history?from=-1"}, 422, "out_of_range", "from"},
 		{"history bad format", call{method: "GET", path: sp + "/history?format=xml"}, 422, "out_of_range", "format"},
@@ -315,6 +317,68 @@ func TestStoppedSession(t *testing.T) {
 	}
 	if again := ts.tell(t, s.ID, last); again.Status != "stopped" || again.Generation != s.Generation {
 		t.Errorf("retry of the stopping tell: %+v", again)
+	}
+}
+
+// tell?next=true answers with the session and, as "next", exactly the batch
+// the next ask answers; a retry answers the same; once the session stops,
+// next is null.
+func TestTellNext(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 0.5, "seed": 9, "algorithm": "self-cma-es",
+		"population_size": 8, "termination": map[string]any{"max_evaluations": 80}})
+	tell := sphereTell(ts.ask(t, s.ID))
+	for gen := 0; ; gen++ {
+		path := "/v1/sessions/" + s.ID + "/tell?next=true"
+		r := ts.do(t, call{method: "POST", path: path, body: tell})
+		if r.status != 200 {
+			t.Fatalf("generation %d: %d %s", gen, r.status, r.body)
+		}
+		var got struct {
+			sessionView
+			Next json.RawMessage `json:"next"`
+		}
+		if err := json.Unmarshal(r.body, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Generation != gen+1 {
+			t.Fatalf("told generation %d, the session is at %d", gen, got.Generation)
+		}
+		// The session part equals what GET answers now.
+		plain := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID})
+		var a, b map[string]any
+		json.Unmarshal(r.body, &a)
+		json.Unmarshal(plain.body, &b)
+		delete(a, "next")
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("generation %d: the session in the answer differs from GET:\n%s\n%s", gen, r.body, plain.body)
+		}
+		// A retry answers the same bytes.
+		if again := ts.do(t, call{method: "POST", path: path, body: tell}); !bytes.Equal(again.body, r.body) {
+			t.Fatalf("generation %d: the retry answers\n%s\nnot\n%s", gen, again.body, r.body)
+		}
+		if got.Status == "stopped" {
+			if string(got.Next) != "null" {
+				t.Fatalf("stopped session with next %s", got.Next)
+			}
+			if gen < 5 {
+				t.Fatalf("stopped after %d generations", gen+1)
+			}
+			break
+		}
+		// next is, byte for byte, the body of the next ask.
+		ask := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/ask"})
+		if !bytes.Equal(append(append([]byte(nil), got.Next...), '\n'), ask.body) {
+			t.Fatalf("generation %d: next\n%s\nask\n%s", gen, got.Next, ask.body)
+		}
+		tell = sphereTell(decode[batchView](t, ask))
+	}
+	// Without next (or next=false), no next field.
+	for _, q := range []string{"", "?next=false"} {
+		r := ts.do(t, call{method: "POST", path: "/v1/sessions/" + s.ID + "/tell" + q, body: tell})
+		if bytes.Contains(r.body, []byte(`"next"`)) {
+			t.Errorf("tell%s: %s", q, r.body)
+		}
 	}
 }
 

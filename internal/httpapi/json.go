@@ -86,14 +86,24 @@ func appendNum(b []byte, f float64) []byte {
 // writeJSON encodes v into a buffer, then writes the status and the body:
 // an encoding error becomes a 500, not half a response.
 func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	body, err := marshalJSON(v)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeBody(w, status, body)
+}
+
+// marshalJSON encodes v as every response body is: no HTML escaping, a
+// newline at the end.
+func marshalJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		s.writeError(w, r, err)
-		return
+		return nil, err
 	}
-	s.writeBody(w, status, buf.Bytes())
+	return buf.Bytes(), nil
 }
 
 // writeBody writes a complete JSON body.

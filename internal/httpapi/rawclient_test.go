@@ -28,6 +28,11 @@ type rawClient struct {
 	id     string
 	create []byte
 
+	// next: tell with ?next=true and take the next batch from the answer,
+	// one request per generation instead of two.
+	next    bool
+	pending int // generation of the batch in cand; -1 = none
+
 	req, body, tell []byte
 	cand            [][]float64
 	flat            []float64
@@ -44,7 +49,7 @@ func dialRaw(tb testing.TB, serverURL string, create []byte) *rawClient {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { conn.Close() })
-	return &rawClient{tb: tb, conn: conn, r: bufio.NewReaderSize(conn, 64<<10), host: u.Host, create: create}
+	return &rawClient{tb: tb, conn: conn, r: bufio.NewReaderSize(conn, 64<<10), host: u.Host, create: create, pending: -1}
 }
 
 // roundTrip sends one request and returns the status and the body (valid
@@ -103,29 +108,47 @@ func (c *rawClient) newSession() {
 		c.tb.Fatalf("create: %d %s", status, b)
 	}
 	c.id = string(stringField(c.tb, b, "id"))
+	c.pending = -1
 }
 
-// generation runs one ask and tell; it reports whether the session runs on.
+// generation runs one ask and tell (or, with next, one tell whose answer
+// carries the next batch); it reports whether the session runs on.
 func (c *rawClient) generation() bool {
-	status, b := c.roundTrip("GET", "/v1/sessions/"+c.id+"/ask", nil)
-	if status != 200 {
-		c.tb.Fatalf("ask: %d %s", status, b)
+	if c.pending < 0 {
+		status, b := c.roundTrip("GET", "/v1/sessions/"+c.id+"/ask", nil)
+		if status != 200 {
+			c.tb.Fatalf("ask: %d %s", status, b)
+		}
+		c.pending = c.parseBatch(b)
 	}
-	gen := c.parseBatch(b)
 	c.fit = c.fit[:0]
 	for _, x := range c.cand {
 		c.fit = append(c.fit, sphere(x))
 	}
 	c.tell = append(c.tell[:0], `{"generation":`...)
-	c.tell = strconv.AppendInt(c.tell, int64(gen), 10)
+	c.tell = strconv.AppendInt(c.tell, int64(c.pending), 10)
 	c.tell = append(c.tell, `,"fitness":`...)
 	c.tell = appendNums(c.tell, c.fit)
 	c.tell = append(c.tell, '}')
-	status, b = c.roundTrip("POST", "/v1/sessions/"+c.id+"/tell", c.tell)
+	path := "/v1/sessions/" + c.id + "/tell"
+	if c.next {
+		path += "?next=true"
+	}
+	status, b := c.roundTrip("POST", path, c.tell)
 	if status != 200 {
 		c.tb.Fatalf("tell: %d %s", status, b)
 	}
-	return string(stringField(c.tb, b, "status")) == "running"
+	c.pending = -1
+	running := string(stringField(c.tb, b, "status")) == "running"
+	if c.next && running {
+		const key = `"next":`
+		i := bytes.LastIndex(b, []byte(key))
+		if i < 0 {
+			c.tb.Fatalf("tell?next=true answered without next: %.200q", b)
+		}
+		c.pending = c.parseBatch(b[i+len(key):])
+	}
+	return running
 }
 
 // parseBatch reads {"generation":g,"candidates":[[...],...]} (the order the
@@ -200,7 +223,9 @@ func TestRawClient(t *testing.T) {
 		if status != 200 {
 			t.Fatalf("ask: %d", status)
 		}
-		if g := c.parseBatch(b); g != want.Generation {
+		g := c.parseBatch(b)
+		c.pending = -1 // generation asks again
+		if g != want.Generation {
 			t.Fatalf("generation %d, want %d", g, want.Generation)
 		}
 		if len(c.cand) != len(want.Candidates) {

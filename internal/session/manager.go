@@ -276,47 +276,67 @@ func stoppedError(o optimizer) *Error {
 func (m *Manager) Tell(ctx context.Context, id string, t TellParams) (Session, error) {
 	e := m.acquire(id)
 	defer m.release(e)
+	s, _, err := m.tell(ctx, e, id, t)
+	return s, err
+}
+
+// TellAsk is Tell and then Ask under the same hold of the session, so that
+// no other tell comes between: the advanced session and its pending batch,
+// nil once the session has stopped. A client saves the round trip of the
+// next ask.
+func (m *Manager) TellAsk(ctx context.Context, id string, t TellParams) (Session, *Batch, error) {
+	e := m.acquire(id)
+	defer m.release(e)
+	s, l, err := m.tell(ctx, e, id, t)
+	if err != nil || len(l.opt.Stopped()) > 0 {
+		return s, nil, err
+	}
+	return s, &Batch{Generation: l.opt.Generation(), Candidates: l.opt.Ask()}, nil
+}
+
+// tell is Tell with e held; it also returns the session it answers from.
+func (m *Manager) tell(ctx context.Context, e *entry, id string, t TellParams) (Session, *loaded, error) {
 	for attempt := 0; ; attempt++ {
 		l, err := m.load(ctx, e, id)
 		if err != nil {
-			return Session{}, err
+			return Session{}, nil, err
 		}
 		if lt := l.meta.LastTell; lt != nil && lt.Generation == t.Generation && sameValues(lt.Fitness, t.Fitness) {
-			return view(l), nil
+			return view(l), l, nil
 		}
 		if err := stoppedError(l.opt); err != nil {
-			return Session{}, err
+			return Session{}, nil, err
 		}
 		if g := l.opt.Generation(); t.Generation != g {
-			e := errorf(CodeConflict, "generation %d was told, the pending generation is %d", t.Generation, g)
+			ce := errorf(CodeConflict, "generation %d was told, the pending generation is %d", t.Generation, g)
 			if t.Generation > g {
-				e.Message = fmt.Sprintf("generation %d has not been asked, the pending generation is %d", t.Generation, g)
+				ce.Message = fmt.Sprintf("generation %d has not been asked, the pending generation is %d", t.Generation, g)
 			}
-			e.Generation = g
-			return Session{}, e
+			ce.Generation = g
+			return Session{}, nil, ce
 		}
 		if lam := l.opt.Params().Lambda; len(t.Fitness) != lam {
-			return Session{}, errorf(CodeOutOfRange, "fitness has %d values, want %d (the population size)", len(t.Fitness), lam)
+			return Session{}, nil, errorf(CodeOutOfRange, "fitness has %d values, want %d (the population size)", len(t.Fitness), lam)
 		}
 		for i, f := range t.Fitness {
 			if math.IsInf(f, 0) {
-				return Session{}, errorf(CodeOutOfRange, "fitness[%d] is infinite, want a finite number or null", i)
+				return Session{}, nil, errorf(CodeOutOfRange, "fitness[%d] is infinite, want a finite number or null", i)
 			}
 		}
 
 		// From here on the cached optimizer changes: any failure drops it.
 		s, err := m.apply(ctx, id, l, t)
 		if err == nil {
-			return s, nil
+			return s, l, nil
 		}
 		e.l = nil
 		if errors.Is(err, ErrVersion) && attempt == 0 {
 			continue // written by someone else: start over from the store
 		}
 		if errors.Is(err, ErrNoRecord) {
-			return Session{}, errorf(CodeNotFound, "no session %q", id)
+			return Session{}, nil, errorf(CodeNotFound, "no session %q", id)
 		}
-		return Session{}, internal("tell", err)
+		return Session{}, nil, internal("tell", err)
 	}
 }
 
