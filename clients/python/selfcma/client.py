@@ -97,6 +97,7 @@ class Session:
         self._state = state
         self._batch = None  # (generation, candidates) of the last ask
         self._told = None  # (generation, candidates) of the last tell
+        self._next = None  # (generation, candidates) the last tell answered with
 
     def __repr__(self):
         s = self._state
@@ -125,8 +126,17 @@ class Session:
         lists of floats. Asking again before telling returns the same points
         (also after a restart of the server, and from another process).
 
+        The first ask after a tell costs no request: the tell's answer
+        carried the batch (``tell?next=true``).
+
         Raises Stopped when the session has stopped.
         """
+        if self._next is not None and self._next[0] == self._state.get("generation"):
+            g, cands = self._next
+            self._next = None
+            self._batch = (g, cands)
+            return [list(x) for x in cands]
+        self._next = None
         try:
             b = self._client._t.request("GET", self._path + "/ask")
         except Stopped:
@@ -160,15 +170,20 @@ class Session:
         for i, j in enumerate(perm):
             ordered[j] = values[i]
         cands = self._batch[1] if self._batch and self._batch[0] == gen else X
+        self._next = None
         try:
-            self._state = self._client._t.request(
-                "POST", self._path + "/tell", {"generation": gen, "fitness": ordered}
+            state = self._client._t.request(
+                "POST", self._path + "/tell", {"generation": gen, "fitness": ordered}, query={"next": "true"}
             )
         except Stopped:
             self._refresh_quietly()
             raise
+        nxt = state.pop("next", None)
+        self._state = state
         self._told = (gen, [list(c) for c in cands])
         self._batch = None
+        if nxt is not None:
+            self._next = (nxt["generation"], nxt["candidates"])
 
     def _match(self, X):
         """(generation, perm) of the batch X belongs to; ValueError if none."""

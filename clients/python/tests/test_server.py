@@ -158,6 +158,14 @@ class LoopTest(ServerTestCase):
         self.assertNotEqual(es.ask(), X)
         self.assertEqual(es.generation, 1)  # ask saw the advance and refreshed
 
+    def test_ask_after_tell_equals_the_servers_batch(self):
+        es = self.client.create([1.0] * 3, 0.5, algorithm="cma-es", seed=6)
+        other = self.client.session(es.id)
+        for _ in range(5):
+            X = es.ask()
+            self.assertEqual(X, other.ask())  # other asks the server
+            es.tell(X, [sphere(x) for x in X])
+
     def test_retold_generation_applies_once(self):
         es = self.client.create([1.0] * 3, 0.5, algorithm="cma-es", seed=2)
         X = es.ask()

@@ -281,10 +281,27 @@ class StubTest(unittest.TestCase):
         with self.assertLogs("selfcma", "WARNING"):
             es.tell(X, [1.0, None])
         self.assertEqual(es.generation, 1)
-        tells = [r for r in s.requests if r[1].endswith("/tell")]
+        tells = [r for r in s.requests if r[1].endswith("/tell?next=true")]
         self.assertEqual(len(tells), 2)
         self.assertEqual(tells[0][3], tells[1][3])
         self.assertEqual(json.loads(tells[0][3]), {"generation": 0, "fitness": [1.0, None]})
+
+    def test_ask_after_tell_uses_the_batch_the_tell_carried(self):
+        nxt = {"generation": 1, "candidates": [[0.25, 0.5], [-1.0, 3.0]]}
+        s = self.stub((200, SESSION), (200, BATCH), (200, dict(SESSION, generation=1, evaluations=2, next=nxt)),
+                      (200, dict(SESSION, generation=2, evaluations=4)), (200, dict(BATCH, generation=2)))
+        es = self.client(s).session("abc")
+        X = es.ask()
+        es.tell(X, [1.0, 2.0])
+        self.assertNotIn("next", es.info)
+        self.assertEqual(es.ask(), nxt["candidates"])
+        self.assertEqual([r[1] for r in s.requests], ["/v1/sessions/abc", "/v1/sessions/abc/ask",
+                                                      "/v1/sessions/abc/tell?next=true"])
+        # A tell answered without next (a server before it, or a stopped
+        # session) leaves ask to the server.
+        es.tell(nxt["candidates"], [1.0, 2.0])
+        es.ask()
+        self.assertEqual([r[1] for r in s.requests][3:], ["/v1/sessions/abc/tell?next=true", "/v1/sessions/abc/ask"])
 
     def test_tell_refuses_other_points_without_sending(self):
         s = self.stub((200, SESSION), (200, BATCH))
