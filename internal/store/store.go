@@ -1,11 +1,17 @@
 // Package store is the bbolt implementation of session.Store.
 //
-// Layout of the file (bbolt buckets):
+// Layout of the file (bbolt buckets), version 2:
 //
 //	meta      "schema" -> the layout's version, decimal
-//	sessions  id -> version (8 bytes, big endian) ‖ session meta
-//	states    id -> optimizer state
-//	history   id -> bucket: generation (8 bytes, big endian) -> entry
+//	sessions  id -> version (8 bytes) ‖ len(meta) (4 bytes) ‖ meta ‖ state
+//	hist      len(id) (2 bytes) ‖ id ‖ generation (8 bytes) -> entry
+//
+// Integers are big endian. A write puts two values: the record and the
+// generation's history entry, whose key sorts after the session's earlier
+// ones, so a tell dirties about two leaf pages. (Layout 1 kept the meta,
+// the state and a history bucket per session apart: twice the pages and
+// write calls per tell. Open migrates a file of layout 1 in one
+// transaction.)
 //
 // Every write goes through one committer goroutine that puts all the writes
 // waiting for it into one transaction (group commit): concurrent tells to
@@ -32,15 +38,18 @@ import (
 )
 
 // SchemaVersion is the version of the file's layout, kept in the meta
-// bucket. Bump it with any change of the layout.
-const SchemaVersion = 1
+// bucket. Bump it with any change of the layout, and migrate.
+const SchemaVersion = 2
 
 var (
 	bucketMeta     = []byte("meta")
 	bucketSessions = []byte("sessions")
-	bucketStates   = []byte("states")
-	bucketHistory  = []byte("history")
+	bucketHist     = []byte("hist")
 	keySchema      = []byte("schema")
+
+	// Layout 1's buckets, read by the migration only.
+	bucketStatesV1  = []byte("states")
+	bucketHistoryV1 = []byte("history")
 )
 
 // maxBatch is the most writes one transaction takes.
@@ -104,20 +113,111 @@ func initSchema(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	if v := meta.Get(keySchema); v != nil {
-		got, err := strconv.Atoi(string(v))
-		if err != nil || got != SchemaVersion {
-			return fmt.Errorf("file layout version %q, this server reads %d", v, SchemaVersion)
+	switch v := meta.Get(keySchema); {
+	case v == nil:
+		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+			return err
 		}
-	} else if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
-		return err
+	case string(v) == "1":
+		if err := migrateV1(tx); err != nil {
+			return fmt.Errorf("migrate layout 1 to %d: %w", SchemaVersion, err)
+		}
+		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+			return err
+		}
+	case string(v) != strconv.Itoa(SchemaVersion):
+		return fmt.Errorf("file layout version %q, this server reads %d (and migrates 1)", v, SchemaVersion)
 	}
-	for _, name := range [][]byte{bucketSessions, bucketStates, bucketHistory} {
+	for _, name := range [][]byte{bucketSessions, bucketHist} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// migrateV1 rewrites layout 1 (sessions: id -> version ‖ meta; states:
+// id -> state; history: id -> bucket of generation -> entry) as layout 2,
+// in the caller's transaction: all of it or nothing.
+func migrateV1(tx *bolt.Tx) error {
+	sess, states, hist := tx.Bucket(bucketSessions), tx.Bucket(bucketStatesV1), tx.Bucket(bucketHistoryV1)
+	if sess == nil || states == nil || hist == nil {
+		return errors.New("a bucket of layout 1 is missing")
+	}
+	type rec struct{ id, val []byte }
+	var recs []rec
+	err := sess.ForEach(func(id, v []byte) error {
+		if len(v) < 8 {
+			return fmt.Errorf("record %s of %d bytes", id, len(v))
+		}
+		recs = append(recs, rec{bytes.Clone(id), recordValue(binary.BigEndian.Uint64(v), v[8:], states.Get(id))})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := sess.Put(r.id, r.val); err != nil {
+			return err
+		}
+	}
+	nh, err := tx.CreateBucketIfNotExists(bucketHist)
+	if err != nil {
+		return err
+	}
+	err = hist.ForEachBucket(func(id []byte) error {
+		if len(id) > maxIDLen {
+			return fmt.Errorf("id of %d bytes", len(id))
+		}
+		return hist.Bucket(id).ForEach(func(g, e []byte) error {
+			if len(g) != 8 {
+				return fmt.Errorf("history %s: key of %d bytes", id, len(g))
+			}
+			return nh.Put(histKey(string(id), binary.BigEndian.Uint64(g)), e)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if err := tx.DeleteBucket(bucketStatesV1); err != nil {
+		return err
+	}
+	return tx.DeleteBucket(bucketHistoryV1)
+}
+
+// maxIDLen is the longest id the history keys can hold.
+const maxIDLen = 1<<16 - 1
+
+// recordValue is the value of a session: version ‖ len(meta) ‖ meta ‖ state.
+func recordValue(version uint64, meta, state []byte) []byte {
+	v := make([]byte, 12, 12+len(meta)+len(state))
+	binary.BigEndian.PutUint64(v, version)
+	binary.BigEndian.PutUint32(v[8:], uint32(len(meta)))
+	return append(append(v, meta...), state...)
+}
+
+// splitRecord returns the parts of a session's value (aliasing it).
+func splitRecord(id, v []byte) (version uint64, meta, state []byte, err error) {
+	if len(v) < 12 {
+		return 0, nil, nil, fmt.Errorf("store: record %s of %d bytes", id, len(v))
+	}
+	n := binary.BigEndian.Uint32(v[8:])
+	if uint64(n) > uint64(len(v)-12) {
+		return 0, nil, nil, fmt.Errorf("store: record %s: meta of %d bytes in %d", id, n, len(v))
+	}
+	return binary.BigEndian.Uint64(v), v[12 : 12+n], v[12+n:], nil
+}
+
+// histPrefix is the start of the history keys of id; histKey is the key of
+// its generation g. The length in front keeps every id's keys together.
+func histPrefix(id string) []byte {
+	k := make([]byte, 2, 2+len(id)+8)
+	binary.BigEndian.PutUint16(k, uint16(len(id)))
+	return append(k, id...)
+}
+
+func histKey(id string, g uint64) []byte {
+	return binary.BigEndian.AppendUint64(histPrefix(id), g)
 }
 
 // Close waits for the writes under way, then closes the file.
@@ -202,8 +302,6 @@ func expected(err error) bool {
 	return errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion)
 }
 
-func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
-
 // storedVersion returns the version of id, 0 if there is none.
 func storedVersion(tx *bolt.Tx, id []byte) uint64 {
 	v := tx.Bucket(bucketSessions).Get(id)
@@ -218,14 +316,16 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if rec.ID == "" {
-		return 0, fmt.Errorf("store: put: empty id")
+	if rec.ID == "" || len(rec.ID) > maxIDLen {
+		return 0, fmt.Errorf("store: put: id of %d bytes", len(rec.ID))
 	}
 	id := []byte(rec.ID)
 	next := rec.Version + 1
-	val := make([]byte, 8, 8+len(rec.Meta))
-	binary.BigEndian.PutUint64(val, next)
-	val = append(val, rec.Meta...)
+	val := recordValue(next, rec.Meta, rec.State)
+	var hk []byte
+	if hist != nil {
+		hk = histKey(rec.ID, hist.Generation)
+	}
 	err := s.write(func(tx *bolt.Tx) error {
 		if got := storedVersion(tx, id); got != rec.Version {
 			if got == 0 {
@@ -236,17 +336,10 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		if err := tx.Bucket(bucketSessions).Put(id, val); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketStates).Put(id, rec.State); err != nil {
-			return err
-		}
 		if hist == nil {
 			return nil
 		}
-		h, err := tx.Bucket(bucketHistory).CreateBucketIfNotExists(id)
-		if err != nil {
-			return err
-		}
-		return h.Put(u64(hist.Generation), hist.Data)
+		return tx.Bucket(bucketHist).Put(hk, hist.Data)
 	})
 	if err != nil {
 		if expected(err) {
@@ -274,12 +367,12 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 		if err := tx.Bucket(bucketSessions).Delete(key); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketStates).Delete(key); err != nil {
-			return err
-		}
-		h := tx.Bucket(bucketHistory)
-		if h.Bucket(key) != nil {
-			return h.DeleteBucket(key)
+		c := tx.Bucket(bucketHist).Cursor()
+		prefix := histPrefix(id)
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Seek(prefix) {
+			if err := c.Delete(); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -300,15 +393,11 @@ func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 		if v == nil {
 			return fmt.Errorf("store: get %s: %w", id, session.ErrNoRecord)
 		}
-		if len(v) < 8 {
-			return fmt.Errorf("store: get %s: record of %d bytes", id, len(v))
+		version, meta, state, err := splitRecord([]byte(id), v)
+		if err != nil {
+			return err
 		}
-		rec = session.Record{
-			ID:      id,
-			Version: binary.BigEndian.Uint64(v),
-			Meta:    bytes.Clone(v[8:]),
-			State:   bytes.Clone(tx.Bucket(bucketStates).Get([]byte(id))),
-		}
+		rec = session.Record{ID: id, Version: version, Meta: bytes.Clone(meta), State: bytes.Clone(state)}
 		return nil
 	})
 	return rec, err
@@ -327,14 +416,11 @@ func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Re
 			k, v = c.Next()
 		}
 		for ; k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-			if len(v) < 8 {
-				return fmt.Errorf("store: list: record %s of %d bytes", k, len(v))
+			version, meta, _, err := splitRecord(k, v)
+			if err != nil {
+				return err
 			}
-			out = append(out, session.Record{
-				ID:      string(k),
-				Version: binary.BigEndian.Uint64(v),
-				Meta:    bytes.Clone(v[8:]),
-			})
+			out = append(out, session.Record{ID: string(k), Version: version, Meta: bytes.Clone(meta)})
 		}
 		return nil
 	})
@@ -348,16 +434,13 @@ func (s *Store) History(ctx context.Context, id string, from uint64, limit int) 
 	}
 	var out []session.HistoryEntry
 	err := s.db.View(func(tx *bolt.Tx) error {
-		h := tx.Bucket(bucketHistory).Bucket([]byte(id))
-		if h == nil {
-			return nil
-		}
-		c := h.Cursor()
-		for k, v := c.Seek(u64(from)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-			if len(k) != 8 {
+		prefix := histPrefix(id)
+		c := tx.Bucket(bucketHist).Cursor()
+		for k, v := c.Seek(histKey(id, from)); k != nil && bytes.HasPrefix(k, prefix) && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			if len(k) != len(prefix)+8 {
 				return fmt.Errorf("store: history %s: key of %d bytes", id, len(k))
 			}
-			out = append(out, session.HistoryEntry{Generation: binary.BigEndian.Uint64(k), Data: bytes.Clone(v)})
+			out = append(out, session.HistoryEntry{Generation: binary.BigEndian.Uint64(k[len(prefix):]), Data: bytes.Clone(v)})
 		}
 		return nil
 	})

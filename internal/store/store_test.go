@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -207,5 +209,137 @@ func TestClosed(t *testing.T) {
 	s.Close()
 	if _, err := s.Put(context.Background(), session.Record{ID: "a"}, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Put after Close: %v, want ErrClosed", err)
+	}
+}
+
+// A file of layout 1 (meta, state and a history bucket per session apart)
+// is migrated on Open, in one transaction, and reads as it was written.
+func TestMigrateLayout1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	u64 := func(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+	writeV1 := func(withStates bool) {
+		db, err := bolt.Open(path, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.Update(func(tx *bolt.Tx) error {
+			for _, name := range []string{"meta", "sessions", "states", "history"} {
+				if name == "states" && !withStates {
+					continue
+				}
+				if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+					return err
+				}
+			}
+			tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("1"))
+			for i, id := range []string{"a", "ab", "b"} {
+				tx.Bucket([]byte("sessions")).Put([]byte(id), append(u64(uint64(10+i)), "meta-"+id...))
+				if withStates {
+					tx.Bucket([]byte("states")).Put([]byte(id), []byte("state-"+id))
+				}
+				h, err := tx.Bucket([]byte("history")).CreateBucket([]byte(id))
+				if err != nil {
+					return err
+				}
+				for g := range uint64(5 + i) {
+					h.Put(u64(g), fmt.Appendf(nil, "%s/%d", id, g))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+	}
+
+	// A broken file of layout 1 is refused and left as it was.
+	writeV1(false)
+	if s, err := Open(path, nil); err == nil {
+		s.Close()
+		t.Fatal("Open migrated a layout-1 file without its states bucket")
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != "1" || tx.Bucket([]byte("history")) == nil {
+			t.Errorf("the failed migration changed the file: schema %q", v)
+		}
+		return nil
+	})
+	db.Close()
+
+	os.Remove(path)
+	writeV1(true)
+	for range 2 { // migrated, then opened as layout 2
+		s := open(t, path)
+		for i, id := range []string{"a", "ab", "b"} {
+			rec, err := s.Get(ctx, id)
+			if err != nil || rec.Version != uint64(10+i) || string(rec.Meta) != "meta-"+id || string(rec.State) != "state-"+id {
+				t.Errorf("Get(%s) = %+v, %v", id, rec, err)
+			}
+			h, err := s.History(ctx, id, 1, 0)
+			if err != nil || len(h) != 4+i || h[0].Generation != 1 || string(h[len(h)-1].Data) != fmt.Sprintf("%s/%d", id, 4+i) {
+				t.Errorf("History(%s) = %+v, %v", id, h, err)
+			}
+		}
+		list, err := s.List(ctx, "", 0)
+		if err != nil || len(list) != 3 || string(list[1].Meta) != "meta-ab" || list[1].Version != 11 {
+			t.Errorf("List = %+v, %v", list, err)
+		}
+		s.Close()
+	}
+	db, err = bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != "2" {
+			t.Errorf("schema after migration %q", v)
+		}
+		if tx.Bucket([]byte("states")) != nil || tx.Bucket([]byte("history")) != nil {
+			t.Error("layout 1's buckets survived the migration")
+		}
+		return nil
+	})
+}
+
+// History keys of ids that are prefixes of one another stay apart.
+func TestHistoryPrefixIDs(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "s.db"))
+	defer s.Close()
+	ids := []string{"a", "a\x00", "a\x00\x00\x00\x00\x00\x00\x00\x01", "aa", "b"}
+	vs := map[string]uint64{}
+	for _, id := range ids {
+		vs[id] = put(t, s, session.Record{ID: id}, nil)
+	}
+	for g := range uint64(3) {
+		for _, id := range ids {
+			vs[id] = put(t, s, session.Record{ID: id, Version: vs[id]}, &session.HistoryEntry{Generation: g, Data: []byte(id)})
+		}
+	}
+	for _, id := range ids {
+		h, err := s.History(ctx, id, 0, 0)
+		if err != nil || len(h) != 3 {
+			t.Fatalf("History(%q) = %d entries, %v", id, len(h), err)
+		}
+		for i, e := range h {
+			if e.Generation != uint64(i) || string(e.Data) != id {
+				t.Errorf("History(%q)[%d] = %d %q", id, i, e.Generation, e.Data)
+			}
+		}
+	}
+	if err := s.Delete(ctx, "a", vs["a"]); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids[1:] {
+		if h, _ := s.History(ctx, id, 0, 0); len(h) != 3 {
+			t.Errorf("deleting a took %q's history: %d left", id, len(h))
+		}
 	}
 }
