@@ -6,11 +6,22 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/selfcma/selfcma/internal/binenc"
 )
 
-// metaSchema is the version of the persisted session record (Record.Meta)
-// and history entries. Bump it with any incompatible change of either.
-const metaSchema = 1
+// The persisted session record (Record.Meta) and history entries are
+// written in binenc's exact binary encoding, schema recordSchema. Schema 1,
+// which earlier servers wrote, was JSON; it is still read (a JSON record
+// starts with '{', a binenc blob with its tag's length).
+const (
+	recordSchema = 2
+	metaMagic    = "selfcma.session"
+	historyMagic = "selfcma.history"
+
+	// metaSchema is the version the JSON records of schema 1 carry.
+	metaSchema = 1
+)
 
 // meta is the persisted session record without the optimizer state: who the
 // session is, what a list shows, and the last applied tell.
@@ -79,17 +90,94 @@ func (m *meta) summarize(o optimizer) {
 }
 
 func encodeMeta(m *meta) ([]byte, error) {
-	m.Schema = metaSchema
-	return json.Marshal(m)
+	w := binenc.NewWriterSize(metaMagic, recordSchema, 256+len(m.Metadata)+len(m.Name))
+	w.String(m.ID)
+	w.String(m.Name)
+	w.String(m.Algorithm)
+	w.Bool(m.Metadata != nil)
+	w.Bytes(m.Metadata)
+	putTime(w, m.CreatedAt)
+	putTime(w, m.UpdatedAt)
+	w.Int(m.Dimension)
+	w.Int(m.PopulationSize)
+	w.String(m.Status)
+	w.Int(m.Generation)
+	w.Int(m.Evaluations)
+	w.Bool(m.BestF != nil)
+	if m.BestF != nil {
+		w.Float(*m.BestF)
+	}
+	w.Bool(m.LastTell != nil)
+	if lt := m.LastTell; lt != nil {
+		w.Int(lt.Generation)
+		w.Int(len(lt.Fitness))
+		for _, f := range lt.Fitness {
+			w.Float(float64(f))
+		}
+	}
+	return w.Finish(), nil
+}
+
+func putTime(w *binenc.Writer, t time.Time) {
+	w.Int(int(t.Unix()))
+	w.Int(t.Nanosecond())
+}
+
+func getTime(r *binenc.Reader) time.Time {
+	sec, nsec := r.Int(), r.Int()
+	if nsec < 0 || nsec >= 1e9 {
+		r.Fail("nanoseconds %d", nsec)
+	}
+	return time.Unix(int64(sec), int64(nsec)).UTC()
 }
 
 func decodeMeta(b []byte) (*meta, error) {
+	if len(b) > 0 && b[0] == '{' {
+		return decodeMetaJSON(b)
+	}
+	r, err := binenc.NewReader(b, metaMagic, recordSchema)
+	if err != nil {
+		return nil, fmt.Errorf("decode session record: %w", err)
+	}
+	m := &meta{Schema: recordSchema, ID: r.String(), Name: r.String(), Algorithm: r.String()}
+	hasMetadata := r.Bool()
+	if md := r.Bytes(); hasMetadata {
+		m.Metadata = append(json.RawMessage{}, md...)
+	}
+	m.CreatedAt, m.UpdatedAt = getTime(r), getTime(r)
+	m.Dimension, m.PopulationSize, m.Status = r.Int(), r.Int(), r.String()
+	m.Generation, m.Evaluations = r.Int(), r.Int()
+	if r.Bool() {
+		f := r.Float()
+		m.BestF = &f
+	}
+	if r.Bool() {
+		lt := &lastTell{Generation: r.Int()}
+		n := r.Int()
+		if n < 0 || n > r.Remaining()/8 {
+			r.Fail("last tell of %d values", n)
+		} else {
+			lt.Fitness = make([]nullNum, n)
+			for i := range lt.Fitness {
+				lt.Fitness[i] = nullNum(r.Float())
+			}
+		}
+		m.LastTell = lt
+	}
+	if err := r.Done(); err != nil {
+		return nil, fmt.Errorf("decode session record: %w", err)
+	}
+	return m, nil
+}
+
+// decodeMetaJSON reads a record of schema 1.
+func decodeMetaJSON(b []byte) (*meta, error) {
 	m := new(meta)
 	if err := json.Unmarshal(b, m); err != nil {
 		return nil, fmt.Errorf("decode session record: %w", err)
 	}
 	if m.Schema != metaSchema {
-		return nil, fmt.Errorf("decode session record: schema %d, this server reads %d", m.Schema, metaSchema)
+		return nil, fmt.Errorf("decode session record: schema %d, this server reads %d and %d", m.Schema, metaSchema, recordSchema)
 	}
 	return m, nil
 }
@@ -120,25 +208,61 @@ type auxJSON struct {
 }
 
 func encodeHistory(h HistoryRecord) ([]byte, error) {
-	j := historyJSON{
-		Schema: metaSchema, Generation: h.Generation, Run: h.Run, Lambda: h.Lambda, Evaluations: h.Evaluations,
-		Best: nullNum(h.Best), Median: nullNum(h.Median), BestSoFar: nullNum(h.BestSoFar), Sigma: nullNum(h.Sigma),
-		C1: nullNum(h.C1), CMu: nullNum(h.CMu), Cc: nullNum(h.Cc), AxisRatio: nullNum(h.AxisRatio),
-		Restarted: h.Restarted,
+	w := binenc.NewWriterSize(historyMagic, recordSchema, 160)
+	w.Int(h.Generation)
+	w.Int(h.Run)
+	w.Int(h.Lambda)
+	w.Int(h.Evaluations)
+	for _, v := range [...]float64{h.Best, h.Median, h.BestSoFar, h.Sigma, h.C1, h.CMu, h.Cc, h.AxisRatio} {
+		w.Float(v)
 	}
+	w.Bool(h.Restarted)
+	w.Bool(h.Aux != nil)
 	if a := h.Aux; a != nil {
-		j.Aux = &auxJSON{Mean: [3]nullNum{nullNum(a.Mean[0]), nullNum(a.Mean[1]), nullNum(a.Mean[2])}, Sigma: nullNum(a.Sigma), Feasible: a.Feasible}
+		for _, v := range a.Mean {
+			w.Float(v)
+		}
+		w.Float(a.Sigma)
+		w.Bool(a.Feasible)
 	}
-	return json.Marshal(j)
+	return w.Finish(), nil
 }
 
 func decodeHistory(b []byte) (HistoryRecord, error) {
+	if len(b) > 0 && b[0] == '{' {
+		return decodeHistoryJSON(b)
+	}
+	r, err := binenc.NewReader(b, historyMagic, recordSchema)
+	if err != nil {
+		return HistoryRecord{}, fmt.Errorf("decode history record: %w", err)
+	}
+	h := HistoryRecord{Generation: r.Int(), Run: r.Int(), Lambda: r.Int(), Evaluations: r.Int()}
+	for _, p := range [...]*float64{&h.Best, &h.Median, &h.BestSoFar, &h.Sigma, &h.C1, &h.CMu, &h.Cc, &h.AxisRatio} {
+		*p = r.Float()
+	}
+	h.Restarted = r.Bool()
+	if r.Bool() {
+		a := &AuxRecord{}
+		for i := range a.Mean {
+			a.Mean[i] = r.Float()
+		}
+		a.Sigma, a.Feasible = r.Float(), r.Bool()
+		h.Aux = a
+	}
+	if err := r.Done(); err != nil {
+		return HistoryRecord{}, fmt.Errorf("decode history record: %w", err)
+	}
+	return h, nil
+}
+
+// decodeHistoryJSON reads an entry of schema 1.
+func decodeHistoryJSON(b []byte) (HistoryRecord, error) {
 	var j historyJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return HistoryRecord{}, fmt.Errorf("decode history record: %w", err)
 	}
 	if j.Schema != metaSchema {
-		return HistoryRecord{}, fmt.Errorf("decode history record: schema %d, this server reads %d", j.Schema, metaSchema)
+		return HistoryRecord{}, fmt.Errorf("decode history record: schema %d, this server reads %d and %d", j.Schema, metaSchema, recordSchema)
 	}
 	h := HistoryRecord{
 		Generation: j.Generation, Run: j.Run, Lambda: j.Lambda, Evaluations: j.Evaluations,

@@ -1,0 +1,232 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// sameMeta compares two records, NaN equal to NaN.
+func sameMeta(a, b *meta) bool {
+	x, y := *a, *b
+	fa, fb := x.LastTell, y.LastTell
+	x.LastTell, y.LastTell = nil, nil
+	if !reflect.DeepEqual(x, y) || (fa == nil) != (fb == nil) {
+		return false
+	}
+	if fa == nil {
+		return true
+	}
+	if fa.Generation != fb.Generation || len(fa.Fitness) != len(fb.Fitness) {
+		return false
+	}
+	for i := range fa.Fitness {
+		if math.Float64bits(float64(fa.Fitness[i])) != math.Float64bits(float64(fb.Fitness[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestMetaRoundTrip(t *testing.T) {
+	best := 0.1 + 0.2
+	created := time.Date(2026, 11, 23, 10, 57, 27, 123456789, time.UTC)
+	for name, m := range map[string]*meta{
+		"new": {ID: "0193a1b2-c3d4-7e5f-8a9b-000000000001", Algorithm: AlgorithmSelfCMAES, CreatedAt: created, UpdatedAt: created,
+			Dimension: 10, PopulationSize: 100, Status: StatusRunning},
+		"told": {ID: "x", Name: "naïve \"run\" <1>", Algorithm: AlgorithmCMAES, Metadata: json.RawMessage(`{"k":[1,"é"]}`),
+			CreatedAt: created, UpdatedAt: created.Add(36 * time.Hour), Dimension: 3, PopulationSize: 7, Status: StatusStopped,
+			Generation: 12, Evaluations: 84, BestF: &best,
+			LastTell: &lastTell{Generation: 11, Fitness: []nullNum{1, nullNum(math.NaN()), nullNum(math.Copysign(0, -1)), 5e-324, 7}}},
+		"empty metadata": {ID: "y", Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(0, 0).UTC(), UpdatedAt: time.Unix(-1, 5).UTC()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := encodeMeta(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := decodeMeta(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := *m
+			want.Schema = recordSchema
+			if !sameMeta(got, &want) {
+				t.Fatalf("decoded %+v\nwant    %+v", got, &want)
+			}
+			for i := range b { // every corrupted byte is refused
+				c := bytes.Clone(b)
+				c[i] ^= 0x20
+				if _, err := decodeMeta(c); err == nil {
+					t.Fatalf("byte %d flipped: decoded", i)
+				}
+			}
+		})
+	}
+}
+
+func TestHistoryRoundTrip(t *testing.T) {
+	for name, h := range map[string]HistoryRecord{
+		"cma-es": {Generation: 3, Run: 1, Lambda: 20, Evaluations: 80, Best: 1.5, Median: math.NaN(), BestSoFar: math.Inf(1),
+			Sigma: 0.3, C1: 0.01, CMu: 0.2, Cc: 0.3, AxisRatio: 12, Restarted: true},
+		"self-cma-es": {Generation: 9, Lambda: 100, Evaluations: 1000, Best: -2, Median: -1, BestSoFar: -2, Sigma: 1e-9,
+			C1: 0.02, CMu: 0.5, Cc: 0.4, AxisRatio: 1e7, Aux: &AuxRecord{Mean: [3]float64{0.1, 0.6, 0.5}, Sigma: 0.55, Feasible: true}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := encodeHistory(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := decodeHistory(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Aux, h.Aux) || got.Generation != h.Generation || got.Run != h.Run || got.Lambda != h.Lambda ||
+				got.Evaluations != h.Evaluations || got.Restarted != h.Restarted {
+				t.Fatalf("decoded %+v, want %+v", got, h)
+			}
+			for i, p := range [][2]float64{{got.Best, h.Best}, {got.Median, h.Median}, {got.BestSoFar, h.BestSoFar}, {got.Sigma, h.Sigma},
+				{got.C1, h.C1}, {got.CMu, h.CMu}, {got.Cc, h.Cc}, {got.AxisRatio, h.AxisRatio}} {
+				if math.Float64bits(p[0]) != math.Float64bits(p[1]) {
+					t.Errorf("value %d: %v, want %v", i, p[0], p[1])
+				}
+			}
+			b[len(b)/2] ^= 1
+			if _, err := decodeHistory(b); err == nil {
+				t.Error("a corrupted entry decoded")
+			}
+		})
+	}
+}
+
+// Records of schema 1 (JSON, as servers before schema 2 wrote them) are
+// read: a session created then continues, its history lists old and new
+// entries.
+func TestSchema1Records(t *testing.T) {
+	metaV1 := `{"schema":1,"id":"abc","name":"n","algorithm":"cma-es","metadata":{"k":1},` +
+		`"created_at":"2026-11-20T10:00:00.123456789Z","updated_at":"2026-11-20T11:00:00Z","dimension":3,` +
+		`"population_size":7,"status":"running","generation":2,"evaluations":14,"best_f":0.25,` +
+		`"last_tell":{"generation":1,"fitness":[1.5,null,3,4,5,6,7]}}`
+	m, err := decodeMeta([]byte(metaV1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ID != "abc" || m.Generation != 2 || *m.BestF != 0.25 || string(m.Metadata) != `{"k":1}` ||
+		m.CreatedAt.Nanosecond() != 123456789 || !math.IsNaN(float64(m.LastTell.Fitness[1])) || m.LastTell.Fitness[2] != 3 {
+		t.Fatalf("schema 1 record decoded as %+v", m)
+	}
+	histV1 := `{"schema":1,"generation":1,"run":0,"lambda":7,"evaluations":14,"best":0.25,"median":null,` +
+		`"best_so_far":0.25,"sigma":0.4,"c1":0.1,"cmu":0.2,"cc":0.3,"axis_ratio":1.5,` +
+		`"aux":{"mean":[0.1,0.2,0.3],"sigma":0.6,"feasible":true}}`
+	h, err := decodeHistory([]byte(histV1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Generation != 1 || h.Best != 0.25 || !math.IsNaN(h.Median) || h.Aux == nil || h.Aux.Mean[2] != 0.3 || !h.Aux.Feasible {
+		t.Fatalf("schema 1 history decoded as %+v", h)
+	}
+	if _, err := decodeMeta([]byte(`{"schema":7,"id":"x"}`)); err == nil {
+		t.Error("a JSON record of schema 7 decoded")
+	}
+
+	// A session whose record is of schema 1 goes on under a Manager.
+	ctx := context.Background()
+	st := newMemStore()
+	mgr := NewManager(st, Options{})
+	seed := uint64(3)
+	s, err := mgr.Create(ctx, CreateParams{X0: []float64{1, 2, 3}, Sigma0: 0.5, Algorithm: AlgorithmCMAES, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := mgr.Ask(ctx, s.ID)
+	f := make([]float64, len(b.Candidates))
+	for i, x := range b.Candidates {
+		f[i] = x[0]*x[0] + x[1]*x[1] + x[2]*x[2]
+	}
+	if _, err := mgr.Tell(ctx, s.ID, TellParams{Generation: 0, Fitness: f}); err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite the record and the history entry as schema 1 would have.
+	rec := st.recs[s.ID]
+	md, _ := decodeMeta(rec.Meta)
+	md.Schema = metaSchema
+	old, err := json.Marshal(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Meta = old
+	st.recs[s.ID] = rec
+	hOld, _ := decodeHistory(st.hist[s.ID][0].Data)
+	st.hist[s.ID][0].Data = []byte(`{"schema":1,"generation":0,"run":0,"lambda":` + strconv.Itoa(hOld.Lambda) + `,"evaluations":` +
+		strconv.Itoa(hOld.Evaluations) + `,"best":1,"median":2,"best_so_far":1,"sigma":0.5,"c1":0.1,"cmu":0.2,"cc":0.3,"axis_ratio":1}`)
+
+	again := NewManager(st, Options{}) // nothing cached
+	got, err := again.Get(ctx, s.ID)
+	if err != nil || got.Generation != 1 {
+		t.Fatalf("Get of a schema 1 session: %+v, %v", got, err)
+	}
+	// The retry of the last tell is recognized from the schema 1 record.
+	if r, err := again.Tell(ctx, s.ID, TellParams{Generation: 0, Fitness: f}); err != nil || r.Generation != 1 {
+		t.Fatalf("retry against a schema 1 record: %+v, %v", r, err)
+	}
+	b, _ = again.Ask(ctx, s.ID)
+	if _, err := again.Tell(ctx, s.ID, TellParams{Generation: 1, Fitness: f[:len(b.Candidates)]}); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := again.History(ctx, s.ID, 0, 0)
+	if err != nil || len(hist) != 2 || hist[0].Best != 1 || hist[1].Generation != 1 {
+		t.Fatalf("history across schemas: %+v, %v", hist, err)
+	}
+	if st.recs[s.ID].Meta[0] == '{' {
+		t.Error("the record was not rewritten in schema 2")
+	}
+}
+
+// memStore is a Store in memory, for tests that edit the stored bytes.
+type memStore struct {
+	recs map[string]Record
+	hist map[string][]HistoryEntry
+}
+
+func newMemStore() *memStore {
+	return &memStore{recs: map[string]Record{}, hist: map[string][]HistoryEntry{}}
+}
+
+func (s *memStore) Get(_ context.Context, id string) (Record, error) {
+	r, ok := s.recs[id]
+	if !ok {
+		return Record{}, ErrNoRecord
+	}
+	return r, nil
+}
+
+func (s *memStore) List(context.Context, string, int) ([]Record, error) { return nil, nil }
+
+func (s *memStore) Put(_ context.Context, rec Record, h *HistoryEntry) (uint64, error) {
+	if s.recs[rec.ID].Version != rec.Version {
+		return 0, ErrVersion
+	}
+	rec.Version++
+	s.recs[rec.ID] = rec
+	if h != nil {
+		s.hist[rec.ID] = append(s.hist[rec.ID], *h)
+	}
+	return rec.Version, nil
+}
+
+func (s *memStore) Delete(context.Context, string, uint64) error { return nil }
+
+func (s *memStore) History(_ context.Context, id string, from uint64, _ int) ([]HistoryEntry, error) {
+	var out []HistoryEntry
+	for _, h := range s.hist[id] {
+		if h.Generation >= from {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
