@@ -27,7 +27,7 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
-	s.writeJSON(w, r, http.StatusCreated, toSessionJSON(sess))
+	s.writeSession(w, http.StatusCreated, sess)
 }
 
 // Limits of GET /v1/sessions.
@@ -80,7 +80,7 @@ func (s *server) get(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, toSessionJSON(sess))
+	s.writeSession(w, http.StatusOK, sess)
 }
 
 func (s *server) delete(w http.ResponseWriter, r *http.Request) {
@@ -140,7 +140,7 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		s.writeJSON(w, r, http.StatusOK, toSessionJSON(sess))
+		s.writeSession(w, http.StatusOK, sess)
 		return
 	}
 	sess, batch, err := s.m.TellAsk(r.Context(), id, p)
@@ -148,13 +148,10 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	body, err := marshalJSON(toSessionJSON(sess))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	// The session object, its closing brace and newline replaced by "next".
-	body = append(bytes.TrimSuffix(body, []byte("}\n")), `,"next":`...)
+	j := toSessionJSON(sess)
+	body := appendSession(nil, &j)
+	// The session object, its closing brace replaced by "next".
+	body = append(body[:len(body)-1], `,"next":`...)
 	if batch == nil {
 		body = append(body, "null"...)
 	} else {

@@ -6,6 +6,9 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
+
+	"github.com/selfcma/selfcma/internal/session"
 )
 
 // JSON has no NaN or infinity: the service writes every non-finite number
@@ -106,10 +109,169 @@ func marshalJSON(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// writeSession writes the session object.
+func (s *server) writeSession(w http.ResponseWriter, status int, sess session.Session) {
+	j := toSessionJSON(sess)
+	s.writeBody(w, status, append(appendSession(make([]byte, 0, 1024), &j), '\n'))
+}
+
 // writeBody writes a complete JSON body.
 func (s *server) writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// appendSession appends j as encoding/json writes it (no HTML escaping,
+// no newline), without reflection: the session is the answer of every
+// tell. TestAppendSession holds it to encoding/json's bytes.
+func appendSession(b []byte, j *sessionJSON) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, j.ID)
+	b = append(b, `,"name":`...)
+	b = appendString(b, j.Name)
+	b = append(b, `,"algorithm":`...)
+	b = appendString(b, j.Algorithm)
+	b = append(b, `,"dimension":`...)
+	b = strconv.AppendInt(b, int64(j.Dimension), 10)
+	b = append(b, `,"population_size":`...)
+	b = strconv.AppendInt(b, int64(j.PopulationSize), 10)
+	b = append(b, `,"seed":`...)
+	b = strconv.AppendUint(b, j.Seed, 10)
+	b = append(b, `,"status":`...)
+	b = appendString(b, j.Status)
+	b = append(b, `,"stop_reasons":`...)
+	b = appendStops(b, j.StopReasons)
+	b = append(b, `,"generation":`...)
+	b = strconv.AppendInt(b, int64(j.Generation), 10)
+	b = append(b, `,"evaluations":`...)
+	b = strconv.AppendInt(b, int64(j.Evaluations), 10)
+	b = append(b, `,"best":`...)
+	if j.Best == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"x":`...)
+		b = appendNumsOrNull(b, j.Best.X)
+		b = append(b, `,"f":`...)
+		b = appendNum(b, float64(j.Best.F))
+		b = append(b, `,"generation":`...)
+		b = strconv.AppendInt(b, int64(j.Best.Generation), 10)
+		b = append(b, '}')
+	}
+	b = append(b, `,"mean":`...)
+	b = appendNumsOrNull(b, j.Mean)
+	b = append(b, `,"sigma":`...)
+	b = appendNum(b, float64(j.Sigma))
+	h := &j.Hyperparameters
+	b = append(b, `,"hyperparameters":{"c1":`...)
+	b = appendNum(b, float64(h.C1))
+	b = append(b, `,"cmu":`...)
+	b = appendNum(b, float64(h.CMu))
+	b = append(b, `,"cc":`...)
+	b = appendNum(b, float64(h.Cc))
+	b = append(b, `,"c_sigma":`...)
+	b = appendNum(b, float64(h.CSigma))
+	b = append(b, `,"d_sigma":`...)
+	b = appendNum(b, float64(h.DSigma))
+	b = append(b, `,"mu_w":`...)
+	b = appendNum(b, float64(h.MuW))
+	if h.Init != "" {
+		b = append(b, `,"init":`...)
+		b = appendString(b, h.Init)
+	}
+	rs := &j.Restarts
+	b = append(b, `},"restarts":{"strategy":`...)
+	b = appendString(b, rs.Strategy)
+	b = append(b, `,"max":`...)
+	b = strconv.AppendInt(b, int64(rs.Max), 10)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, int64(rs.Count), 10)
+	b = append(b, `,"runs":`...)
+	if rs.Runs == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, r := range rs.Runs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"generation":`...)
+			b = strconv.AppendInt(b, int64(r.Generation), 10)
+			b = append(b, `,"population_size":`...)
+			b = strconv.AppendInt(b, int64(r.PopulationSize), 10)
+			b = append(b, `,"stop_reasons":`...)
+			b = appendStops(b, r.StopReasons)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
+	if len(j.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, j.Metadata); err != nil {
+			b = append(b, "null"...) // never stored: metadata is checked on create
+		} else {
+			b = append(b, buf.Bytes()...)
+		}
+	}
+	b = append(b, `,"created_at":"`...)
+	b = j.CreatedAt.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","updated_at":"`...)
+	b = j.UpdatedAt.AppendFormat(b, time.RFC3339Nano)
+	l := &j.Links
+	b = append(b, `","links":{"self":`...)
+	b = appendString(b, l.Self)
+	b = append(b, `,"ask":`...)
+	b = appendString(b, l.Ask)
+	b = append(b, `,"tell":`...)
+	b = appendString(b, l.Tell)
+	b = append(b, `,"history":`...)
+	b = appendString(b, l.History)
+	b = append(b, `,"ui":`...)
+	b = appendString(b, l.UI)
+	return append(b, "}}"...)
+}
+
+func appendStops(b []byte, s []stopJSON) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, r := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = appendString(b, r.Name)
+		b = append(b, `,"value":`...)
+		b = appendNum(b, float64(r.Value))
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+func appendNumsOrNull(b []byte, v []float64) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return appendNums(b, v)
+}
+
+// appendString appends s as a JSON string: plain printable ASCII directly,
+// anything else as encoding/json escapes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			q, err := marshalJSON(s)
+			if err != nil { // a string always encodes
+				panic(err)
+			}
+			return append(b, q[:len(q)-1]...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -1,0 +1,107 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/selfcma/selfcma/internal/session"
+)
+
+// randomSession is a session with every field exercised: strings that
+// need escaping, non-finite and extreme numbers, absent and present
+// optional parts.
+func randomSession(r *rand.Rand) session.Session {
+	strs := []string{"", "plain", `quo"te`, `back\slash`, "tab\tnew\nline", "ctl\x01\x1f", "<html>&amp;", "naïve é", "\u2028\u2029",
+		"bad\xffutf8", "emoji 🎯", "del\x7f"}
+	str := func() string { return strs[r.IntN(len(strs))] }
+	nums := []float64{0, math.Copysign(0, -1), 1, -2.5, 1e-7, 1e-6, 1e20, 1e21, 1e-300, 5e-324, math.MaxFloat64,
+		math.NaN(), math.Inf(1), math.Inf(-1), 0.1 + 0.2, 123456789.125}
+	num := func() float64 {
+		if r.IntN(3) == 0 {
+			return r.NormFloat64() * math.Pow(10, float64(r.IntN(40)-20))
+		}
+		return nums[r.IntN(len(nums))]
+	}
+	vec := func() []float64 {
+		v := make([]float64, r.IntN(6))
+		for i := range v {
+			v[i] = num()
+		}
+		return v
+	}
+	stops := func() []session.StopReason {
+		var s []session.StopReason
+		for range r.IntN(3) {
+			s = append(s, session.StopReason{Name: str(), Value: num()})
+		}
+		return s
+	}
+	t0 := time.Date(2000+r.IntN(100), time.Month(1+r.IntN(12)), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(1e9), time.UTC)
+	s := session.Session{
+		ID: str(), Name: str(), Algorithm: str(), Dimension: r.IntN(1000), PopulationSize: r.IntN(1000), Seed: r.Uint64(),
+		Status: str(), StopReasons: stops(), Generation: r.IntN(1 << 30), Evaluations: r.IntN(1 << 40),
+		Mean: vec(), Sigma: num(),
+		Hyper:     session.Hyper{C1: num(), CMu: num(), Cc: num(), CSigma: num(), DSigma: num(), MuW: num()},
+		Restarts:  session.RestartsView{Strategy: str(), Max: r.IntN(10), Count: r.IntN(10)},
+		CreatedAt: t0, UpdatedAt: t0.Add(time.Duration(r.IntN(1e15))),
+	}
+	if r.IntN(2) == 0 {
+		s.Hyper.Init = str()
+	}
+	if r.IntN(2) == 0 {
+		s.Best = &session.Best{X: vec(), F: num(), Generation: r.IntN(100)}
+	}
+	for range r.IntN(3) {
+		s.Restarts.Runs = append(s.Restarts.Runs, session.RunEnd{Generation: r.IntN(100), PopulationSize: r.IntN(100), StopReasons: stops()})
+	}
+	switch r.IntN(3) {
+	case 1:
+		s.Metadata = []byte(`{"k":[1,"x"],"<":"&"}`)
+	case 2:
+		s.Metadata = []byte(`{}`)
+	}
+	if r.IntN(4) == 0 {
+		s.Mean = nil
+	}
+	return s
+}
+
+// TestAppendSession holds the hand-written session encoding to
+// encoding/json's bytes.
+func TestAppendSession(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 5000 {
+		s := randomSession(r)
+		j := toSessionJSON(s)
+		want, err := marshalJSON(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append(appendSession(nil, &j), '\n')
+		if !bytes.Equal(got, want) {
+			t.Fatalf("session %d:\n got %s\nwant %s", i, got, want)
+		}
+		if !json.Valid(got) {
+			t.Fatalf("session %d: invalid JSON %s", i, got)
+		}
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "a", `"`, "\\", "\x00", "\u2028", "\xff", "é", "<&>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := marshalJSON(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := append(appendString(nil, s), '\n'); !bytes.Equal(got, want) {
+			t.Fatalf("%q: got %s want %s", s, got, want)
+		}
+	})
+}
