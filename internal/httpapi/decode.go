@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/selfcma/selfcma/internal/session"
@@ -206,7 +208,29 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 
 // decodeTell reads the body of POST /v1/sessions/{id}/tell: null stands for
 // a failed evaluation and becomes NaN, which the engine ranks worst.
+//
+// The body a client sends every generation, {"generation": g, "fitness":
+// [...]} with nothing else, is read by a strict scanner (tellFast) without
+// encoding/json's reflection and per-element allocations; anything it does
+// not take, it leaves to encoding/json, which also words every error.
+// FuzzDecodeTell holds the two to the same values.
 func decodeTell(r io.Reader) (session.TellParams, error) {
+	body, err := io.ReadAll(r)
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return session.TellParams{}, errTooLarge
+		}
+		return session.TellParams{}, invalid("reading the body: %v", err)
+	}
+	if p, ok := tellFast(body); ok {
+		return p, nil
+	}
+	return decodeTellJSON(bytes.NewReader(body))
+}
+
+// decodeTellJSON is decodeTell by encoding/json.
+func decodeTellJSON(r io.Reader) (session.TellParams, error) {
 	var req tellRequest
 	if err := decodeJSON(r, &req); err != nil {
 		return session.TellParams{}, err
@@ -229,4 +253,143 @@ func decodeTell(r io.Reader) (session.TellParams, error) {
 		}
 	}
 	return p, nil
+}
+
+// tellFast reads exactly {"generation": <non-negative integer>, "fitness":
+// [<number or null>, ...]} (either order, JSON whitespace anywhere) and
+// reports false for anything else.
+func tellFast(b []byte) (session.TellParams, bool) {
+	var (
+		p           session.TellParams
+		gen, fit    bool
+		i           int
+		bad         = session.TellParams{}
+		skip        = func() { i = skipSpace(b, i) }
+		expect      = func(c byte) bool { skip(); ok := i < len(b) && b[i] == c; i++; return ok }
+		genKey      = []byte(`"generation"`)
+		fitnessKey  = []byte(`"fitness"`)
+		nullLiteral = []byte("null")
+	)
+	if !expect('{') {
+		return bad, false
+	}
+	for {
+		skip()
+		switch {
+		case bytes.HasPrefix(b[i:], genKey) && !gen:
+			i += len(genKey)
+			if !expect(':') {
+				return bad, false
+			}
+			skip()
+			j := i
+			for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+				j++
+			}
+			if j == i || j-i > 15 || (b[i] == '0' && j-i > 1) {
+				return bad, false // none, too long for an int of any platform, or a leading zero
+			}
+			g, err := strconv.Atoi(string(b[i:j]))
+			if err != nil {
+				return bad, false
+			}
+			p.Generation, gen, i = g, true, j
+		case bytes.HasPrefix(b[i:], fitnessKey) && !fit:
+			i += len(fitnessKey)
+			if !expect(':') || !expect('[') {
+				return bad, false
+			}
+			p.Fitness = make([]float64, 0, 16)
+			skip()
+			if i < len(b) && b[i] == ']' {
+				i++
+			} else {
+				for {
+					skip()
+					if bytes.HasPrefix(b[i:], nullLiteral) {
+						p.Fitness = append(p.Fitness, math.NaN())
+						i += len(nullLiteral)
+					} else {
+						j := jsonNumberEnd(b, i)
+						if j < 0 {
+							return bad, false
+						}
+						v, err := strconv.ParseFloat(string(b[i:j]), 64)
+						if err != nil {
+							return bad, false
+						}
+						p.Fitness, i = append(p.Fitness, v), j
+					}
+					skip()
+					if i < len(b) && b[i] == ',' {
+						i++
+						continue
+					}
+					if !expect(']') {
+						return bad, false
+					}
+					break
+				}
+			}
+			fit = true
+		default:
+			return bad, false
+		}
+		skip()
+		if i < len(b) && b[i] == ',' {
+			i++
+			continue
+		}
+		if !expect('}') || !gen || !fit {
+			return bad, false
+		}
+		if skip(); i != len(b) {
+			return bad, false
+		}
+		return p, true
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonNumberEnd returns the end of the JSON number at b[i:], or -1 if
+// there is none: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func jsonNumberEnd(b []byte, i int) int {
+	digits := func() int {
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return -1
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return -1
+		}
+	}
+	return i
 }

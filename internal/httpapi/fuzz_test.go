@@ -60,11 +60,29 @@ func FuzzDecodeTell(f *testing.F) {
 		`{"generation": -1, "fitness": [1]}`,
 		`{"generation": 1, "fitness": ["NaN"]}`, `{"generation": 1, "fitness": [1e999]}`,
 		`{"generation": 1.5, "fitness": [1]}`, `{"fitness": [1]}`, `{"generation": 1}`, `{`, `{"generation": 0, "fitness": [1], "x": 0}`,
+		` { "fitness" : [ -0 , 0.5e+3 , null ] , "generation" : 7 } `, `{"generation":0,"generation":1,"fitness":[]}`,
+		`{"generation":01,"fitness":[1]}`, `{"generation":1,"fitness":[01]}`, `{"generation":1,"fitness":[1.]}`,
+		`{"Generation":1,"fitness":[1]}`, `{"generation":1,"fitness":[1,]}`, `{"generation":1,"fitness":[1e-400, 4.9e-324]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		p, err := decodeTell(bytes.NewReader(body))
+		// The fast scanner takes only what encoding/json takes, as it does.
+		if fast, ok := tellFast(body); ok {
+			slow, err := decodeTellJSON(bytes.NewReader(body))
+			if err != nil {
+				t.Fatalf("the scanner took %q, encoding/json refuses it: %v", body, err)
+			}
+			if fast.Generation != slow.Generation || len(fast.Fitness) != len(slow.Fitness) {
+				t.Fatalf("%q: scanner %+v, encoding/json %+v", body, fast, slow)
+			}
+			for i := range fast.Fitness {
+				if math.Float64bits(fast.Fitness[i]) != math.Float64bits(slow.Fitness[i]) {
+					t.Fatalf("%q: fitness[%d] %v by the scanner, %v by encoding/json", body, i, fast.Fitness[i], slow.Fitness[i])
+				}
+			}
+		}
 		if err != nil {
 			if !decodeErrorOK(err) {
 				t.Fatalf("error %v is not a client error", err)

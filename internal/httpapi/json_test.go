@@ -105,3 +105,18 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// The tells clients send take the fast scanner: compact (Go, curl) and
+// json.dumps's spacing (Python).
+func TestTellFastTakesClientBodies(t *testing.T) {
+	for _, body := range []string{
+		`{"generation":3,"fitness":[1.5,null,-2e-300,0]}`,
+		`{"generation": 3, "fitness": [1.5, null, -2e-300, 0.0]}`,
+		"{\"fitness\": [1.5, null, -2e-300, 0],\n \"generation\": 3}\n",
+	} {
+		p, ok := tellFast([]byte(body))
+		if !ok || p.Generation != 3 || len(p.Fitness) != 4 || p.Fitness[0] != 1.5 || !math.IsNaN(p.Fitness[1]) || p.Fitness[2] != -2e-300 {
+			t.Errorf("%q: %+v, %v", body, p, ok)
+		}
+	}
+}
