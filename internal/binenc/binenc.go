@@ -38,9 +38,11 @@ func (w *Writer) Bytes(v []byte)  { w.Int(len(v)); w.buf = append(w.buf, v...) }
 func (w *Writer) String(v string) { w.Int(len(v)); w.buf = append(w.buf, v...) }
 func (w *Writer) Floats(v []float64) {
 	w.Int(len(v))
-	w.buf = slices.Grow(w.buf, 8*len(v))
-	for _, x := range v {
-		w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(x))
+	off := len(w.buf)
+	w.buf = slices.Grow(w.buf, 8*len(v))[:off+8*len(v)]
+	out := w.buf[off:]
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(x))
 	}
 }
 func (w *Writer) Ints(v []int) {
@@ -155,9 +157,13 @@ func (r *Reader) Floats() []float64 {
 	if r.err != nil {
 		return nil
 	}
+	in := r.need(8 * n)
+	if r.err != nil {
+		return nil
+	}
 	v := make([]float64, n)
 	for i := range v {
-		v[i] = r.Float()
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(in[8*i:]))
 	}
 	return v
 }

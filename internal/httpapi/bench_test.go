@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/selfcma"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store"
 )
@@ -136,6 +138,67 @@ func BenchmarkGeneration(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAlgorithm is the algorithm alone on the work BenchmarkGeneration
+// gives it (the same start, seed and sphere): ask, evaluate, tell, in
+// process, without encoding or storage. It is the "algorithm time" the HTTP
+// generation is compared with; the engines' own benchmarks tell random
+// values instead, which makes C, and so the eigendecomposition, different.
+func BenchmarkAlgorithm(b *testing.B) {
+	type engine interface {
+		Ask() [][]float64
+		Tell([]float64) error
+		Stopped() []cmaes.StopReason
+	}
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			x0 := make([]float64, bc.n)
+			for i := range x0 {
+				x0[i] = 1
+			}
+			cfg := cmaes.Config{X0: x0, Sigma0: 0.5, Lambda: bc.lambda, Seed: 1}
+			start := func() engine {
+				if bc.alg == "cma-es" {
+					e, err := cmaes.New(cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					return plainEngine{e}
+				}
+				e, err := selfcma.New(selfcma.Config{CMA: cfg})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return selfEngine{e}
+			}
+			e := start()
+			b.ReportAllocs()
+			for b.Loop() {
+				if e.Stopped() != nil {
+					b.StopTimer()
+					e = start()
+					b.StartTimer()
+				}
+				X := e.Ask()
+				f := make([]float64, len(X))
+				for i, x := range X {
+					f[i] = sphere(x)
+				}
+				if err := e.Tell(f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+type plainEngine struct{ *cmaes.ES }
+
+func (e plainEngine) Tell(f []float64) error { _, err := e.ES.Tell(f); return err }
+
+type selfEngine struct{ *selfcma.ES }
+
+func (e selfEngine) Tell(f []float64) error { _, err := e.ES.Tell(f); return err }
 
 // BenchmarkManagerGeneration is one generation through session.Manager on
 // the same store (fsync on), without HTTP: what BenchmarkGeneration costs
