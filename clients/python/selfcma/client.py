@@ -90,6 +90,10 @@ class Session:
     properties) is the one the server sent with the last create, attach or
     tell of this object; ``refresh()`` reads it again (when another client
     drives the same session).
+
+    A generation of the loop is one request: ``tell`` asks the server for
+    the next batch with its answer (``tell?next=true``), and the ``ask``
+    after it hands that batch out.
     """
 
     def __init__(self, client, state):
