@@ -1,8 +1,8 @@
-// Package symeig is the symmetric eigendecomposition that CMA-ES needs every
-// generation (C = B D² Bᵀ, Algorithm 1 of Loshchilov, Schoenauer, Sebag,
-// Hansen, PPSN XIII 2014, arXiv:1406.2623; Hansen's tutorial,
-// arXiv:1604.00772 v2, eq. 2): gonum's LAPACK dsyev (Dsytrd, Dorgtr, Dsteqr)
-// with one change, in how the eigenvectors are accumulated.
+// Package symeig is the symmetric eigendecomposition C = B D² Bᵀ that
+// CMA-ES samples from every generation (Algorithm 1 of Loshchilov,
+// Schoenauer, Sebag, Hansen, PPSN XIII 2014, arXiv:1406.2623): gonum's
+// LAPACK dsyev (Dsytrd, Dorgtr, Dsteqr) with one change, in how the
+// eigenvectors are accumulated.
 //
 // Dsteqr's implicit QL/QR iterations apply each sweep's plane rotations to
 // the columns of Z (the orthogonal matrix of the tridiagonal reduction) as
