@@ -200,6 +200,26 @@ type selfEngine struct{ *selfcma.ES }
 
 func (e selfEngine) Tell(f []float64) error { _, err := e.ES.Tell(f); return err }
 
+// benchSession opens a store (fsync on) in a temporary file, a Manager
+// over it and a session of bc; it returns them with the create parameters.
+func benchSession(b *testing.B, bc benchCase) (*store.Store, *session.Manager, session.CreateParams, session.Session) {
+	st, err := store.Open(filepath.Join(b.TempDir(), "b.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	m := session.NewManager(st, session.Options{})
+	p, err := decodeCreate(bytes.NewReader(createBody(b, bc, 1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := m.Create(context.Background(), p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st, m, p, s
+}
+
 // BenchmarkManagerGeneration is one generation through session.Manager on
 // the same store (fsync on), without HTTP: what BenchmarkGeneration costs
 // beyond it is the HTTP exchange and JSON.
@@ -207,20 +227,7 @@ func BenchmarkManagerGeneration(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			st, err := store.Open(filepath.Join(b.TempDir(), "m.db"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			m := session.NewManager(st, session.Options{})
-			p, err := decodeCreate(bytes.NewReader(createBody(b, bc, 1)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := m.Create(ctx, p)
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, m, p, s := benchSession(b, bc)
 			b.ReportAllocs()
 			for b.Loop() {
 				batch, err := m.Ask(ctx, s.ID)
@@ -250,25 +257,12 @@ func BenchmarkCommit(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			st, err := store.Open(filepath.Join(b.TempDir(), "c.db"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			m := session.NewManager(st, session.Options{})
-			p, err := decodeCreate(bytes.NewReader(createBody(b, bc, 1)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := m.Create(ctx, p)
-			if err != nil {
-				b.Fatal(err)
-			}
+			st, _, _, s := benchSession(b, bc)
 			rec, err := st.Get(ctx, s.ID)
 			if err != nil {
 				b.Fatal(err)
 			}
-			hist := &session.HistoryEntry{Data: bytes.Repeat([]byte("x"), 400)}
+			hist := &session.HistoryEntry{Data: bytes.Repeat([]byte("x"), 200)} // a history entry is 150-200 bytes
 			b.SetBytes(int64(len(rec.Meta) + len(rec.State) + len(hist.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
