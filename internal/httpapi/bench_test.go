@@ -262,7 +262,7 @@ func BenchmarkCommit(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			hist := &session.HistoryEntry{Data: bytes.Repeat([]byte("x"), 200)} // a history entry is 150-200 bytes
+			hist := &session.HistoryEntry{Data: bytes.Repeat([]byte("x"), 160)} // a history entry is 130-160 bytes
 			b.SetBytes(int64(len(rec.Meta) + len(rec.State) + len(hist.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
