@@ -287,7 +287,7 @@ func tellFast(b []byte) (session.TellParams, bool) {
 				j++
 			}
 			if j == i || j-i > 15 || (b[i] == '0' && j-i > 1) {
-				return bad, false // none, too long for an int of any platform, or a leading zero
+				return bad, false // no digits, a leading zero, or more digits than any generation: encoding/json judges
 			}
 			g, err := strconv.Atoi(string(b[i:j]))
 			if err != nil {
