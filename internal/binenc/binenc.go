@@ -15,7 +15,10 @@ import (
 )
 
 // Writer appends values to a byte slice.
-type Writer struct{ buf []byte }
+type Writer struct {
+	buf   []byte
+	start int // where the blob starts in buf
+}
 
 // NewWriter starts a blob with its magic tag and schema version.
 func NewWriter(magic string, version uint32) *Writer { return NewWriterSize(magic, version, 1024) }
@@ -23,7 +26,13 @@ func NewWriter(magic string, version uint32) *Writer { return NewWriterSize(magi
 // NewWriterSize is NewWriter with room for about size bytes, so that a
 // large state is written without growing the buffer.
 func NewWriterSize(magic string, version uint32, size int) *Writer {
-	w := &Writer{buf: make([]byte, 0, size+len(magic)+16)}
+	return NewWriterTo(make([]byte, 0, size+len(magic)+16), magic, version)
+}
+
+// NewWriterTo is NewWriter appending to dst, so that a caller can reuse a
+// buffer: Finish returns dst extended.
+func NewWriterTo(dst []byte, magic string, version uint32) *Writer {
+	w := &Writer{buf: dst, start: len(dst)}
 	w.String(magic)
 	w.Uint32(version)
 	return w
@@ -45,6 +54,25 @@ func (w *Writer) Floats(v []float64) {
 		binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(x))
 	}
 }
+
+// SymFloats writes the full n×n row-major matrix (as Floats) of the
+// symmetric matrix whose upper triangle is in data, row i at data[i*stride:]:
+// the lower triangle mirrored, without building the matrix.
+func (w *Writer) SymFloats(n, stride int, data []float64) {
+	w.Int(n * n)
+	off := len(w.buf)
+	w.buf = slices.Grow(w.buf, 8*n*n)[:off+8*n*n]
+	out := w.buf[off:]
+	for i := range n {
+		for j := range n {
+			x := data[i*stride+j]
+			if j < i {
+				x = data[j*stride+i]
+			}
+			binary.LittleEndian.PutUint64(out[8*(i*n+j):], math.Float64bits(x))
+		}
+	}
+}
 func (w *Writer) Ints(v []int) {
 	w.Int(len(v))
 	for _, x := range v {
@@ -52,9 +80,10 @@ func (w *Writer) Ints(v []int) {
 	}
 }
 
-// Finish appends the CRC-32 (IEEE) of everything written and returns the blob.
+// Finish appends the CRC-32 (IEEE) of everything written and returns the
+// blob (after what NewWriterTo's dst held).
 func (w *Writer) Finish() []byte {
-	return binary.LittleEndian.AppendUint32(w.buf, crc32.ChecksumIEEE(w.buf))
+	return binary.LittleEndian.AppendUint32(w.buf, crc32.ChecksumIEEE(w.buf[w.start:]))
 }
 
 func boolByte(v bool) byte {

@@ -94,3 +94,40 @@ func TestRejects(t *testing.T) {
 		t.Fatalf("resealed blob refused: %v", err)
 	}
 }
+
+// TestSymFloats: the full matrix SymFloats writes from an upper triangle
+// (with a stride) reads back as Floats of the mirrored matrix, and
+// NewWriterTo writes after what dst holds the bytes NewWriter writes.
+func TestSymFloats(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 5, 17} {
+		stride := n + 3
+		data := make([]float64, n*stride)
+		full := make([]float64, n*n)
+		for i := range n {
+			for j := i; j < n; j++ {
+				v := float64(i*100+j) + 0.25
+				data[i*stride+j] = v
+				full[i*n+j], full[j*n+i] = v, v
+			}
+			for j := range i {
+				data[i*stride+j] = math.NaN() // the lower triangle is never read
+			}
+		}
+		prefix := []byte("kept")
+		w := NewWriterTo(slices.Clone(prefix), "tag", 2)
+		w.SymFloats(n, stride, data)
+		blob := w.Finish()
+		want := NewWriter("tag", 2)
+		want.Floats(full)
+		if !slices.Equal(blob[len(prefix):], want.Finish()) || string(blob[:len(prefix)]) != "kept" {
+			t.Fatalf("n=%d: SymFloats differs from Floats of the full matrix", n)
+		}
+		r, err := NewReader(blob[len(prefix):], "tag", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Floats(); !slices.Equal(got, full) || r.Done() != nil {
+			t.Fatalf("n=%d: read back %v, want %v", n, got, full)
+		}
+	}
+}

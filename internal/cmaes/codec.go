@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/selfcma/selfcma/internal/binenc"
 	"gonum.org/v1/gonum/mat"
@@ -20,7 +21,15 @@ const (
 // the pending batch included, so that a restored ES continues bit for bit.
 // The kept Step is not encoded: LastStep is nil after a restore.
 func (e *ES) MarshalBinary() ([]byte, error) {
-	w := binenc.NewWriterSize(stateMagic, stateVersion, e.EncodedSize())
+	return e.AppendBinary(make([]byte, 0, e.EncodedSize()+64))
+}
+
+// AppendBinary appends what MarshalBinary returns to dst
+// (encoding.BinaryAppender): a caller that persists every generation
+// reuses one buffer.
+func (e *ES) AppendBinary(dst []byte) ([]byte, error) {
+	dst = slices.Grow(dst, e.EncodedSize()+64)
+	w := binenc.NewWriterTo(dst, stateMagic, stateVersion)
 	e.encode(w)
 	return w.Finish(), nil
 }
@@ -68,7 +77,7 @@ func (e *ES) encode(w *binenc.Writer) {
 	w.Float(e.hyp.Cc)
 	w.Floats(e.mean)
 	w.Float(e.sigma)
-	w.Floats(symData(e.c))
+	writeSym(w, e.c)
 	w.Floats(e.b.RawMatrix().Data)
 	w.Floats(e.d)
 	w.Floats(e.pSigma)
@@ -126,20 +135,11 @@ func decodeReasons(r *binenc.Reader) []StopReason {
 // the encoding mirrors a symmetric matrix bit for bit.
 func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
-// symData returns the full n×n row-major data of a symmetric matrix, the
+// writeSym writes the full n×n row-major data of a symmetric matrix, the
 // lower half mirrored from the upper one that SymDense keeps.
-func symData(c *mat.SymDense) []float64 {
+func writeSym(w *binenc.Writer, c *mat.SymDense) {
 	r := c.RawSymmetric()
-	n := r.N
-	out := make([]float64, n*n)
-	for i := range n {
-		row := r.Data[i*r.Stride : i*r.Stride+n]
-		for j := i; j < n; j++ {
-			out[i*n+j] = row[j]
-			out[j*n+i] = row[j]
-		}
-	}
-	return out
+	w.SymFloats(r.N, r.Stride, r.Data)
 }
 
 // Unmarshal decodes a state written by MarshalBinary. A corrupted, truncated
@@ -275,11 +275,11 @@ func (s *Step) EncodedSize() int {
 
 // MarshalTo appends the Step to w (selfcma persists the step it replays).
 func (s *Step) MarshalTo(w *binenc.Writer) {
-	w.Floats(symData(s.C))
+	writeSym(w, s.C)
 	w.Floats(s.PC)
 	w.Floats(s.Yw)
 	w.Float(s.HSigma)
-	w.Floats(symData(s.CMu))
+	writeSym(w, s.CMu)
 	w.Float(s.MuW)
 	w.Float(s.Hyper.C1)
 	w.Float(s.Hyper.CMu)

@@ -436,3 +436,27 @@ func TestFailedGenerationsCountAgainstTheBudget(t *testing.T) {
 		t.Fatalf("stopped by %v after %d evaluations, want max_evaluations after 21", reasonNames(e.Stopped()), e.Evaluations())
 	}
 }
+
+// TestAppendBinary: AppendBinary writes after dst's bytes exactly what
+// MarshalBinary returns, into a reused buffer too, and the blob decodes.
+func TestAppendBinary(t *testing.T) {
+	e := mustNew(t, Config{X0: constVec(6, 1), Sigma0: 1, Seed: 4, Bounds: &Bounds{Lower: constVec(6, -2), Upper: constVec(6, 3)}})
+	var buf []byte
+	for g := range 4 {
+		want, err := e.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.AppendBinary([]byte("prefix"))
+		if err != nil || string(got[:6]) != "prefix" || !bytes.Equal(got[6:], want) {
+			t.Fatalf("generation %d: AppendBinary after a prefix differs from MarshalBinary (%v)", g, err)
+		}
+		if buf, err = e.AppendBinary(buf[:0]); err != nil || !bytes.Equal(buf, want) {
+			t.Fatalf("generation %d: AppendBinary into a reused buffer differs (%v)", g, err)
+		}
+		if _, err := Unmarshal(got[6:]); err != nil {
+			t.Fatalf("generation %d: %v", g, err)
+		}
+		step(t, e, sphere)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/selfcma/selfcma/internal/binenc"
@@ -284,12 +285,17 @@ const (
 
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.
-func (s *ES) MarshalBinary() ([]byte, error) {
+func (s *ES) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
+
+// AppendBinary appends what MarshalBinary returns to dst
+// (encoding.BinaryAppender): a caller that persists every generation
+// reuses one buffer.
+func (s *ES) AppendBinary(dst []byte) ([]byte, error) {
 	size := s.primary.EncodedSize() + s.aux.EncodedSize()
 	if s.hasPrev {
 		size += s.prev.EncodedSize()
 	}
-	w := binenc.NewWriterSize(stateMagic, stateVersion, size)
+	w := binenc.NewWriterTo(slices.Grow(dst, size+64), stateMagic, stateVersion)
 	w.String(s.init)
 	w.Int(s.auxRuns)
 	s.primary.MarshalTo(w)

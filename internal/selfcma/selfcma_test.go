@@ -386,3 +386,27 @@ func TestDefaultLambda(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendBinary: AppendBinary writes after dst's bytes exactly what
+// MarshalBinary returns, into a reused buffer too, and the blob decodes.
+func TestAppendBinary(t *testing.T) {
+	s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(8, 1), Sigma0: 1, Seed: 4}})
+	var buf []byte
+	for g := range 4 {
+		want, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.AppendBinary([]byte("prefix"))
+		if err != nil || string(got[:6]) != "prefix" || !bytes.Equal(got[6:], want) {
+			t.Fatalf("generation %d: AppendBinary after a prefix differs from MarshalBinary (%v)", g, err)
+		}
+		if buf, err = s.AppendBinary(buf[:0]); err != nil || !bytes.Equal(buf, want) {
+			t.Fatalf("generation %d: AppendBinary into a reused buffer differs (%v)", g, err)
+		}
+		if _, err := Unmarshal(got[6:]); err != nil {
+			t.Fatalf("generation %d: %v", g, err)
+		}
+		step(t, s, sphere)
+	}
+}
