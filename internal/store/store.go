@@ -28,6 +28,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -150,7 +151,7 @@ func migrateV1(tx *bolt.Tx) error {
 		if len(v) < 8 {
 			return fmt.Errorf("record %s of %d bytes", id, len(v))
 		}
-		recs = append(recs, rec{bytes.Clone(id), recordValue(binary.BigEndian.Uint64(v), v[8:], states.Get(id))})
+		recs = append(recs, rec{bytes.Clone(id), recordValue(nil, binary.BigEndian.Uint64(v), v[8:], states.Get(id))})
 		return nil
 	})
 	if err != nil {
@@ -188,13 +189,20 @@ func migrateV1(tx *bolt.Tx) error {
 // maxIDLen is the longest id the history keys can hold.
 const maxIDLen = 1<<16 - 1
 
-// recordValue is the value of a session: version ‖ len(meta) ‖ meta ‖ state.
-func recordValue(version uint64, meta, state []byte) []byte {
-	v := make([]byte, 12, 12+len(meta)+len(state))
-	binary.BigEndian.PutUint64(v, version)
-	binary.BigEndian.PutUint32(v[8:], uint32(len(meta)))
+// recordValue is the value of a session: version ‖ len(meta) ‖ meta ‖ state,
+// appended to dst.
+func recordValue(dst []byte, version uint64, meta, state []byte) []byte {
+	v := slices.Grow(dst, 12+len(meta)+len(state))
+	v = binary.BigEndian.AppendUint64(v, version)
+	v = binary.BigEndian.AppendUint32(v, uint32(len(meta)))
 	return append(append(v, meta...), state...)
 }
+
+// values holds the buffers Put builds a record's value in. bbolt copies a
+// value into its pages when it commits and keeps no reference after the
+// transaction, so a buffer is free again once Put's write has returned:
+// at n = 100 that saves half a megabyte of fresh memory per tell.
+var values = sync.Pool{New: func() any { return new([]byte) }}
 
 // splitRecord returns the parts of a session's value (aliasing it).
 func splitRecord(id, v []byte) (version uint64, meta, state []byte, err error) {
@@ -321,7 +329,12 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	}
 	id := []byte(rec.ID)
 	next := rec.Version + 1
-	val := recordValue(next, rec.Meta, rec.State)
+	buf := values.Get().(*[]byte)
+	val := recordValue((*buf)[:0], next, rec.Meta, rec.State)
+	defer func() {
+		*buf = val
+		values.Put(buf)
+	}()
 	var hk []byte
 	if hist != nil {
 		hk = histKey(rec.ID, hist.Generation)
