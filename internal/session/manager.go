@@ -33,10 +33,11 @@ import (
 // and assumes it is the only writer of its store; a write that finds another
 // version drops the cached session and starts over from the store.
 type Manager struct {
-	store  Store
-	limits Limits
-	now    func() time.Time
-	newID  func() string
+	store       Store
+	limits      Limits
+	now         func() time.Time
+	newID       func() string
+	encodeBatch func(Batch) []byte
 
 	mu       sync.Mutex
 	entries  map[string]*entry
@@ -58,18 +59,31 @@ type loaded struct {
 	version uint64
 	meta    *meta
 	opt     optimizer
+	encoded []byte // Options.EncodeBatch of the pending batch; nil = not yet
 }
+
+// stateBufs holds the buffers states are encoded in for a write: the store
+// keeps no byte of a record after Put, so a buffer serves again once the
+// write has returned (half a megabyte a tell at n = 100).
+var stateBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // Options configure a Manager.
 type Options struct {
 	Limits   Limits           // zero value = DefaultLimits
 	CacheCap int              // decoded sessions kept in memory; 0 = 256
 	Now      func() time.Time // for tests; nil = time.Now
+
+	// EncodeBatch, when not nil, writes a pending batch as the server
+	// answers it. The Manager runs it while the write that makes the batch
+	// pending waits for the disk, keeps the bytes with the cached session
+	// and hands them out as Batch.Encoded, so the next ask costs no
+	// encoding and the commit's wait hides the encoding's CPU.
+	EncodeBatch func(Batch) []byte
 }
 
 // NewManager returns a Manager over st.
 func NewManager(st Store, opt Options) *Manager {
-	m := &Manager{store: st, limits: opt.Limits, now: opt.Now, cacheCap: opt.CacheCap, entries: map[string]*entry{}}
+	m := &Manager{store: st, limits: opt.Limits, now: opt.Now, encodeBatch: opt.EncodeBatch, cacheCap: opt.CacheCap, entries: map[string]*entry{}}
 	if m.limits == (Limits{}) {
 		m.limits = DefaultLimits
 	}
@@ -207,7 +221,10 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Session, error) {
 		md.Metadata = buf.Bytes()
 	}
 	md.summarize(o)
-	state, err := o.MarshalBinary()
+	buf := stateBufs.Get().(*[]byte)
+	defer stateBufs.Put(buf)
+	state, err := o.AppendBinary((*buf)[:0])
+	*buf = state
 	if err != nil {
 		return Session{}, internal("encode state", err)
 	}
@@ -215,12 +232,11 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Session, error) {
 	if err != nil {
 		return Session{}, internal("encode session record", err)
 	}
-	// The write must not be abandoned half way by a client that goes away.
-	v, err := m.store.Put(context.WithoutCancel(ctx), Record{ID: md.ID, Meta: mb, State: state}, nil)
+	v, enc, err := m.put(ctx, Record{ID: md.ID, Meta: mb, State: state}, nil, o)
 	if err != nil {
 		return Session{}, internal("store new session", err)
 	}
-	l := &loaded{version: v, meta: md, opt: o}
+	l := &loaded{version: v, meta: md, opt: o, encoded: enc}
 	e := m.acquire(md.ID)
 	e.l = l
 	s := view(l)
@@ -251,7 +267,49 @@ func (m *Manager) Ask(ctx context.Context, id string) (Batch, error) {
 	if err := stoppedError(l.opt); err != nil {
 		return Batch{}, err
 	}
-	return Batch{Generation: l.opt.Generation(), Candidates: l.opt.Ask()}, nil
+	return m.pending(l), nil
+}
+
+// pending returns the pending batch of l, with its encoding when the
+// Manager has an encoder (made now if the write did not make it). l's
+// session is held and not stopped.
+func (m *Manager) pending(l *loaded) Batch {
+	b := Batch{Generation: l.opt.Generation(), Candidates: l.opt.Ask()}
+	if m.encodeBatch != nil && l.encoded == nil {
+		l.encoded = m.encodeBatch(b)
+	}
+	b.Encoded = l.encoded
+	return b
+}
+
+// encodeAside is the size of a batch (λ·n) from which put encodes it on
+// another goroutine: below it, starting one costs more than the encoding.
+const encodeAside = 1024
+
+// put writes rec (and hist) and, with an encoder, encodes o's pending batch
+// meanwhile: a large batch's encoding runs while the commit waits for the
+// disk. It returns the new version and the encoding (nil when there is no
+// encoder or o has stopped). The write must not be abandoned half way by a
+// client that goes away: ctx's cancellation does not reach it.
+func (m *Manager) put(ctx context.Context, rec Record, hist *HistoryEntry, o optimizer) (uint64, []byte, error) {
+	var (
+		enc []byte
+		wg  sync.WaitGroup
+	)
+	if m.encodeBatch != nil && len(o.Stopped()) == 0 {
+		b := Batch{Generation: o.Generation(), Candidates: o.Ask()}
+		if len(b.Candidates)*o.Dim() < encodeAside {
+			enc = m.encodeBatch(b)
+		} else {
+			wg.Go(func() { enc = m.encodeBatch(b) })
+		}
+	}
+	v, err := m.store.Put(context.WithoutCancel(ctx), rec, hist)
+	wg.Wait()
+	if err != nil {
+		return 0, nil, err
+	}
+	return v, enc, nil
 }
 
 func stoppedError(o optimizer) *Error {
@@ -291,7 +349,8 @@ func (m *Manager) TellAsk(ctx context.Context, id string, t TellParams) (Session
 	if err != nil || len(l.opt.Stopped()) > 0 {
 		return s, nil, err
 	}
-	return s, &Batch{Generation: l.opt.Generation(), Candidates: l.opt.Ask()}, nil
+	b := m.pending(l)
+	return s, &b, nil
 }
 
 // tell is Tell with e held; it also returns the session it answers from.
@@ -341,11 +400,15 @@ func (m *Manager) tell(ctx context.Context, e *entry, id string, t TellParams) (
 }
 
 func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams) (Session, error) {
+	l.encoded = nil // of the batch being told
 	h, err := l.opt.Tell(t.Fitness)
 	if err != nil {
 		return Session{}, err
 	}
-	state, err := l.opt.MarshalBinary()
+	buf := stateBufs.Get().(*[]byte)
+	defer stateBufs.Put(buf)
+	state, err := l.opt.AppendBinary((*buf)[:0])
+	*buf = state
 	if err != nil {
 		return Session{}, err
 	}
@@ -365,12 +428,12 @@ func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams)
 	if err != nil {
 		return Session{}, err
 	}
-	v, err := m.store.Put(context.WithoutCancel(ctx), Record{ID: id, Version: l.version, Meta: mb, State: state},
-		&HistoryEntry{Generation: uint64(t.Generation), Data: hist})
+	v, enc, err := m.put(ctx, Record{ID: id, Version: l.version, Meta: mb, State: state},
+		&HistoryEntry{Generation: uint64(t.Generation), Data: hist}, l.opt)
 	if err != nil {
 		return Session{}, err
 	}
-	l.version, l.meta = v, &md
+	l.version, l.meta, l.encoded = v, &md, enc
 	return view(l), nil
 }
 

@@ -18,7 +18,7 @@ const (
 type optimizer interface {
 	Ask() [][]float64
 	Tell(fitness []float64) (HistoryRecord, error)
-	MarshalBinary() ([]byte, error)
+	AppendBinary(dst []byte) ([]byte, error) // the state, appended to dst
 
 	Config() cmaes.Config
 	Params() cmaes.Params

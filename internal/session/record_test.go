@@ -212,9 +212,10 @@ func (s *memStore) Put(_ context.Context, rec Record, h *HistoryEntry) (uint64, 
 		return 0, ErrVersion
 	}
 	rec.Version++
+	rec.Meta, rec.State = bytes.Clone(rec.Meta), bytes.Clone(rec.State) // Put keeps no slice handed in
 	s.recs[rec.ID] = rec
 	if h != nil {
-		s.hist[rec.ID] = append(s.hist[rec.ID], *h)
+		s.hist[rec.ID] = append(s.hist[rec.ID], HistoryEntry{Generation: h.Generation, Data: bytes.Clone(h.Data)})
 	}
 	return rec.Version, nil
 }
