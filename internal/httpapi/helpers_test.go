@@ -63,6 +63,8 @@ type serverOpts struct {
 	maxBody int64
 	limits  session.Limits
 	sync    bool // fsync every commit (as the server does)
+
+	noEncoder bool // no session.Options.EncodeBatch: every answer encodes its batch
 }
 
 func newTestServer(tb testing.TB, o serverOpts) *testServer {
@@ -71,7 +73,11 @@ func newTestServer(tb testing.TB, o serverOpts) *testServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m := session.NewManager(st, session.Options{Limits: o.limits})
+	enc := EncodeBatch
+	if o.noEncoder {
+		enc = nil
+	}
+	m := session.NewManager(st, session.Options{Limits: o.limits, EncodeBatch: enc})
 	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody})
 	ts := &testServer{Server: httptest.NewServer(mux), mux: mux, m: m, token: o.token}
 	tb.Cleanup(func() {

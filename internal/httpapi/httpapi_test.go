@@ -523,3 +523,26 @@ func TestNumberEncoding(t *testing.T) {
 		t.Errorf("matrix: %s, %v", b, err)
 	}
 }
+
+// The batches the Manager encodes ahead (session.Options.EncodeBatch, in
+// parts for a large batch) are the bytes a server without it writes at
+// each answer: ask and tell?next=true, generation after generation.
+func TestEncodedBatchAnswers(t *testing.T) {
+	with, without := newTestServer(t, serverOpts{}), newTestServer(t, serverOpts{noEncoder: true})
+	body := map[string]any{"x0": make([]float64, 64), "sigma0": 0.5, "seed": 11, "population_size": 80}
+	a, b := with.create(t, body), without.create(t, body)
+	for gen := range 4 {
+		askA := with.do(t, call{method: "GET", path: "/v1/sessions/" + a.ID + "/ask"})
+		askB := without.do(t, call{method: "GET", path: "/v1/sessions/" + b.ID + "/ask"})
+		if askA.status != 200 || !bytes.Equal(askA.body, askB.body) {
+			t.Fatalf("generation %d: the asks differ (%d, %d bytes)", gen, len(askA.body), len(askB.body))
+		}
+		tell := sphereTell(decode[batchView](t, askA))
+		nextA := with.do(t, call{method: "POST", path: "/v1/sessions/" + a.ID + "/tell?next=true", body: tell})
+		nextB := without.do(t, call{method: "POST", path: "/v1/sessions/" + b.ID + "/tell?next=true", body: tell})
+		i, j := bytes.Index(nextA.body, []byte(`"next":`)), bytes.Index(nextB.body, []byte(`"next":`))
+		if i < 0 || j < 0 || !bytes.Equal(nextA.body[i:], nextB.body[j:]) {
+			t.Fatalf("generation %d: the next batches differ", gen)
+		}
+	}
+}

@@ -115,12 +115,18 @@ func (s *server) writeSession(w http.ResponseWriter, status int, sess session.Se
 	s.writeBody(w, status, append(appendSession(make([]byte, 0, 1024), &j), '\n'))
 }
 
-// writeBody writes a complete JSON body.
-func (s *server) writeBody(w http.ResponseWriter, status int, body []byte) {
+// writeBody writes a complete JSON body, given in parts.
+func (s *server) writeBody(w http.ResponseWriter, status int, body ...[]byte) {
+	n := 0
+	for _, b := range body {
+		n += len(b)
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("Content-Length", strconv.Itoa(n))
 	w.WriteHeader(status)
-	w.Write(body)
+	for _, b := range body {
+		w.Write(b)
+	}
 }
 
 // appendSession appends j as encoding/json writes it (no HTML escaping,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -118,5 +119,52 @@ func TestTellFastTakesClientBodies(t *testing.T) {
 		if !ok || p.Generation != 3 || len(p.Fitness) != 4 || p.Fitness[0] != 1.5 || !math.IsNaN(p.Fitness[1]) || p.Fitness[2] != -2e-300 {
 			t.Errorf("%q: %+v, %v", body, p, ok)
 		}
+	}
+}
+
+// TestEncodeBatch holds the parallel encoding of large batches to
+// appendBatch's bytes, with numbers of every length appendNum writes
+// (the longest rows fill their regions to the bound) and on 1 to 5
+// processors.
+func TestEncodeBatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	longest := []float64{-0.0000012345678901234567, -1.2345678901234567e-308, -123456789012345678901, -1.2345678901234567e-100, -5e-324}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3, 5} {
+		runtime.GOMAXPROCS(procs)
+		for _, shape := range [][2]int{{1, 1}, {3, 2}, {64, 64}, {100, 100}, {7, 700}, {4100, 1}, {5, 1000}} {
+			lam, n := shape[0], shape[1]
+			for trial := range 4 {
+				b := session.Batch{Generation: r.IntN(1 << 20)}
+				for range lam {
+					x := make([]float64, n)
+					for i := range x {
+						switch trial {
+						case 0:
+							x[i] = r.NormFloat64()
+						case 1:
+							x[i] = longest[r.IntN(len(longest))]
+						default:
+							x[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(60)-30))
+							if r.IntN(50) == 0 {
+								x[i] = math.NaN()
+							}
+						}
+					}
+					b.Candidates = append(b.Candidates, x)
+				}
+				got, want := EncodeBatch(b), appendBatch(nil, b)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("procs %d, %d×%d, trial %d: EncodeBatch differs from appendBatch:\n%.200s\n%.200s", procs, lam, n, trial, got, want)
+				}
+			}
+		}
+	}
+	most := 0
+	for _, x := range longest {
+		most = max(most, len(appendNum(nil, x))+1)
+	}
+	if most != maxNumLen {
+		t.Errorf("the longest numbers take %d bytes with their comma, maxNumLen is %d", most, maxNumLen)
 	}
 }
