@@ -252,12 +252,27 @@ func BenchmarkManagerGeneration(b *testing.B) {
 }
 
 // BenchmarkCommit is the bare bbolt commit (fsync on) of a session record
-// and history entry of the sizes BenchmarkGeneration writes.
+// and history entry of the sizes BenchmarkGeneration writes: the record of
+// a session a few generations in, when a self-CMA-ES state carries the
+// step its next generation replays (twice the size of a new session's).
 func BenchmarkCommit(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
-			st, _, _, s := benchSession(b, bc)
+			st, m, _, s := benchSession(b, bc)
+			for range 3 {
+				batch, err := m.Ask(ctx, s.ID)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f := make([]float64, len(batch.Candidates))
+				for i, x := range batch.Candidates {
+					f[i] = sphere(x)
+				}
+				if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: batch.Generation, Fitness: f}); err != nil {
+					b.Fatal(err)
+				}
+			}
 			rec, err := st.Get(ctx, s.ID)
 			if err != nil {
 				b.Fatal(err)

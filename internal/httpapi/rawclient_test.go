@@ -3,12 +3,16 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/url"
+	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -34,6 +38,7 @@ type rawClient struct {
 	pending int // generation of the batch in cand; -1 = none
 
 	req, body, tell []byte
+	rows            [][]byte
 	cand            [][]float64
 	flat            []float64
 	fit             []float64
@@ -142,7 +147,7 @@ func (c *rawClient) generation() bool {
 	running := string(stringField(c.tb, b, "status")) == "running"
 	if c.next && running {
 		const key = `"next":`
-		i := bytes.LastIndex(b, []byte(key))
+		i := bytes.Index(b, []byte(key)) // after the session object, before the batch
 		if i < 0 {
 			c.tb.Fatalf("tell?next=true answered without next: %.200q", b)
 		}
@@ -152,7 +157,8 @@ func (c *rawClient) generation() bool {
 }
 
 // parseBatch reads {"generation":g,"candidates":[[...],...]} (the order the
-// server writes) into c.cand and returns g.
+// server writes) into c.cand and returns g. The rows are found first and
+// parsed on all the processors, as a client of a large batch would.
 func (c *rawClient) parseBatch(b []byte) int {
 	const genKey, candKey = `{"generation":`, `,"candidates":[`
 	if !bytes.HasPrefix(b, []byte(genKey)) {
@@ -165,36 +171,69 @@ func (c *rawClient) parseBatch(b []byte) int {
 		c.tb.Fatalf("batch %.60q", b)
 	}
 	b = b[end+len(candKey):]
-	c.cand, c.flat = c.cand[:0], c.flat[:0]
-	starts := c.fit[:0] // reuse as row offsets
+	// Rows: the text between '[' and ']' (numbers hold neither).
+	c.rows = c.rows[:0]
 	for len(b) > 0 && b[0] == '[' {
-		b = b[1:]
-		starts = append(starts, float64(len(c.flat)))
-		for {
-			i := bytes.IndexAny(b, ",]")
-			v, err := strconv.ParseFloat(string(b[:i]), 64)
-			if err != nil {
-				c.tb.Fatalf("candidate %q: %v", b[:i], err)
-			}
-			c.flat = append(c.flat, v)
-			sep := b[i]
-			b = b[i+1:]
-			if sep == ']' {
-				break
-			}
+		e := bytes.IndexByte(b, ']')
+		if e < 0 {
+			c.tb.Fatalf("batch: row %.60q", b)
 		}
+		c.rows = append(c.rows, b[1:e])
+		b = b[e+1:]
 		if len(b) > 0 && b[0] == ',' {
 			b = b[1:]
 		}
 	}
-	for k, s := range starts {
-		e := len(c.flat)
-		if k+1 < len(starts) {
-			e = int(starts[k+1])
-		}
-		c.cand = append(c.cand, c.flat[int(s):e:e])
+	if len(c.rows) == 0 {
+		c.tb.Fatalf("batch without candidates")
+	}
+	n := bytes.Count(c.rows[0], []byte(",")) + 1
+	c.flat = slices.Grow(c.flat[:0], n*len(c.rows))[:n*len(c.rows)]
+	c.cand = c.cand[:0]
+	for k := range c.rows {
+		c.cand = append(c.cand, c.flat[k*n:(k+1)*n:(k+1)*n])
+	}
+	parts := 1
+	if len(c.flat) >= 4096 {
+		parts = min(runtime.GOMAXPROCS(0), len(c.rows))
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for k := p * len(c.rows) / parts; k < (p+1)*len(c.rows)/parts; k++ {
+				if errs[p] = parseRow(c.rows[k], c.cand[k]); errs[p] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		c.tb.Fatal(err)
 	}
 	return gen
+}
+
+// parseRow parses the comma-separated numbers of row into x, which must
+// have their number.
+func parseRow(row []byte, x []float64) error {
+	for i := range x {
+		e := bytes.IndexByte(row, ',')
+		if i == len(x)-1 {
+			e = len(row)
+		}
+		if e < 0 {
+			return fmt.Errorf("row %q: %d numbers, want %d", row, i+1, len(x))
+		}
+		v, err := strconv.ParseFloat(string(row[:e]), 64)
+		if err != nil {
+			return fmt.Errorf("candidate %q: %v", row[:e], err)
+		}
+		x[i] = v
+		row = row[min(e+1, len(row)):]
+	}
+	return nil
 }
 
 // stringField returns the value of the first "key":"value" in b.
@@ -209,44 +248,52 @@ func stringField(tb testing.TB, b []byte, key string) []byte {
 }
 
 // TestRawClient checks the benchmark client against the spec-checked one:
-// its parse of every batch equals encoding/json's, and its loop runs a
-// session until the session stops.
+// its parse of every batch equals encoding/json's, for a small batch and a
+// large one (parsed in parts), and its loop runs a session until the
+// session stops.
 func TestRawClient(t *testing.T) {
 	ts := newTestServer(t, serverOpts{})
-	body := createBody(t, benchCase{alg: "cma-es", n: 4}, 7)
-	c := dialRaw(t, ts.URL, body)
-	c.newSession()
-	gens := 0
-	for {
-		want := ts.ask(t, c.id)
-		status, b := c.roundTrip("GET", "/v1/sessions/"+c.id+"/ask", nil)
-		if status != 200 {
-			t.Fatalf("ask: %d", status)
-		}
-		g := c.parseBatch(b)
-		c.pending = -1 // generation asks again
-		if g != want.Generation {
-			t.Fatalf("generation %d, want %d", g, want.Generation)
-		}
-		if len(c.cand) != len(want.Candidates) {
-			t.Fatalf("%d candidates, want %d", len(c.cand), len(want.Candidates))
-		}
-		for k := range want.Candidates {
-			if i := firstBitDiff(c.cand[k], want.Candidates[k]); i >= 0 {
-				t.Fatalf("generation %d candidate %d[%d]: %v, want %v", want.Generation, k, i, c.cand[k][i], want.Candidates[k][i])
+	for _, tc := range []struct {
+		bc      benchCase
+		maxGens int // 0: until the session stops
+	}{{benchCase{alg: "cma-es", n: 4}, 0}, {benchCase{alg: "cma-es", n: 64, lambda: 80}, 5}} {
+		c := dialRaw(t, ts.URL, createBody(t, tc.bc, 7))
+		c.newSession()
+		gens := 0
+		for {
+			want := ts.ask(t, c.id)
+			status, b := c.roundTrip("GET", "/v1/sessions/"+c.id+"/ask", nil)
+			if status != 200 {
+				t.Fatalf("ask: %d", status)
+			}
+			g := c.parseBatch(b)
+			c.pending = -1 // generation asks again
+			if g != want.Generation {
+				t.Fatalf("generation %d, want %d", g, want.Generation)
+			}
+			if len(c.cand) != len(want.Candidates) {
+				t.Fatalf("%d candidates, want %d", len(c.cand), len(want.Candidates))
+			}
+			for k := range want.Candidates {
+				if i := firstBitDiff(c.cand[k], want.Candidates[k]); i >= 0 {
+					t.Fatalf("n=%d generation %d candidate %d[%d]: %v, want %v", tc.bc.n, want.Generation, k, i, c.cand[k][i], want.Candidates[k][i])
+				}
+			}
+			gens++
+			if !c.generation() || gens == tc.maxGens {
+				break
+			}
+			if gens > 5000 {
+				t.Fatal("the session does not stop")
 			}
 		}
-		gens++
-		if !c.generation() {
-			break
+		s := decode[sessionView](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + c.id}))
+		if tc.maxGens == 0 && (s.Status != "stopped" || s.Generation != gens || gens < 20) {
+			t.Fatalf("after %d generations: status %s, generation %d", gens, s.Status, s.Generation)
 		}
-		if gens > 5000 {
-			t.Fatal("the session does not stop")
+		if tc.maxGens > 0 && s.Generation != gens {
+			t.Fatalf("after %d generations: generation %d", gens, s.Generation)
 		}
-	}
-	s := decode[sessionView](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + c.id}))
-	if s.Status != "stopped" || s.Generation != gens || gens < 20 {
-		t.Fatalf("after %d generations: status %s, generation %d", gens, s.Status, s.Generation)
 	}
 }
 
