@@ -111,9 +111,11 @@ var newline = []byte{'\n'}
 // session.Options.EncodeBatch: the Manager then encodes each batch while
 // the write that makes it pending waits for the disk, and ask and
 // tell?next=true send those bytes.
+//
 // A large batch is encoded in parts on all the processors, each in its
 // own region of one buffer, the regions then moved together: at n = 100,
-// λ = 100 one goroutine takes about as long as the commit.
+// λ = 100 one goroutine takes about 0.9 ms, as long as the commit it hides
+// behind here, longer than a commit on a faster disk.
 func EncodeBatch(b session.Batch) []byte {
 	parts := min(runtime.GOMAXPROCS(0), len(b.Candidates))
 	if parts < 2 || len(b.Candidates)*len(b.Candidates[0]) < encodeInParts {

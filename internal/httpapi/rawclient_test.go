@@ -198,16 +198,18 @@ func (c *rawClient) parseBatch(b []byte) int {
 		parts = min(runtime.GOMAXPROCS(0), len(c.rows))
 	}
 	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() {
-			for k := p * len(c.rows) / parts; k < (p+1)*len(c.rows)/parts; k++ {
-				if errs[p] = parseRow(c.rows[k], c.cand[k]); errs[p] != nil {
-					return
-				}
+	part := func(p int) {
+		for k := p * len(c.rows) / parts; k < (p+1)*len(c.rows)/parts; k++ {
+			if errs[p] = parseRow(c.rows[k], c.cand[k]); errs[p] != nil {
+				return
 			}
-		})
+		}
 	}
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Go(func() { part(p) })
+	}
+	part(0)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		c.tb.Fatal(err)
