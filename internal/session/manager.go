@@ -77,7 +77,9 @@ type Options struct {
 	// answers it. The Manager runs it while the write that makes the batch
 	// pending waits for the disk, keeps the bytes with the cached session
 	// and hands them out as Batch.Encoded, so the next ask costs no
-	// encoding and the commit's wait hides the encoding's CPU.
+	// encoding and the commit's wait hides the encoding's CPU. A cached
+	// session then holds its batch twice (JSON: about 2.7 times the
+	// float64s).
 	EncodeBatch func(Batch) []byte
 }
 
