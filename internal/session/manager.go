@@ -59,7 +59,8 @@ type loaded struct {
 	version uint64
 	meta    *meta
 	opt     optimizer
-	encoded []byte // Options.EncodeBatch of the pending batch; nil = not yet
+	cand    [][]float64 // the pending batch's candidates, handed out shared; nil = not yet
+	encoded []byte      // Options.EncodeBatch of the pending batch; nil = not yet
 }
 
 // stateBufs holds the buffers states are encoded in for a write: the store
@@ -234,11 +235,11 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Session, error) {
 	if err != nil {
 		return Session{}, internal("encode session record", err)
 	}
-	v, enc, err := m.put(ctx, Record{ID: md.ID, Meta: mb, State: state}, nil, o)
+	v, cand, enc, err := m.put(ctx, Record{ID: md.ID, Meta: mb, State: state}, nil, o)
 	if err != nil {
 		return Session{}, internal("store new session", err)
 	}
-	l := &loaded{version: v, meta: md, opt: o, encoded: enc}
+	l := &loaded{version: v, meta: md, opt: o, cand: cand, encoded: enc}
 	e := m.acquire(md.ID)
 	e.l = l
 	s := view(l)
@@ -276,7 +277,10 @@ func (m *Manager) Ask(ctx context.Context, id string) (Batch, error) {
 // Manager has an encoder (made now if the write did not make it). l's
 // session is held and not stopped.
 func (m *Manager) pending(l *loaded) Batch {
-	b := Batch{Generation: l.opt.Generation(), Candidates: l.opt.Ask()}
+	if l.cand == nil {
+		l.cand = l.opt.Ask()
+	}
+	b := Batch{Generation: l.opt.Generation(), Candidates: l.cand}
 	if m.encodeBatch != nil && l.encoded == nil {
 		l.encoded = m.encodeBatch(b)
 	}
@@ -290,16 +294,18 @@ const encodeAside = 1024
 
 // put writes rec (and hist) and, with an encoder, encodes o's pending batch
 // meanwhile: a large batch's encoding runs while the commit waits for the
-// disk. It returns the new version and the encoding (nil when there is no
-// encoder or o has stopped). The write must not be abandoned half way by a
-// client that goes away: ctx's cancellation does not reach it.
-func (m *Manager) put(ctx context.Context, rec Record, hist *HistoryEntry, o optimizer) (uint64, []byte, error) {
+// disk. It returns the new version, the pending candidates and their
+// encoding (both nil when there is no encoder or o has stopped). The write
+// must not be abandoned half way by a client that goes away: ctx's
+// cancellation does not reach it.
+func (m *Manager) put(ctx context.Context, rec Record, hist *HistoryEntry, o optimizer) (uint64, [][]float64, []byte, error) {
 	var (
+		b   Batch
 		enc []byte
 		wg  sync.WaitGroup
 	)
 	if m.encodeBatch != nil && len(o.Stopped()) == 0 {
-		b := Batch{Generation: o.Generation(), Candidates: o.Ask()}
+		b = Batch{Generation: o.Generation(), Candidates: o.Ask()}
 		if len(b.Candidates)*o.Dim() < encodeAside {
 			enc = m.encodeBatch(b)
 		} else {
@@ -309,9 +315,9 @@ func (m *Manager) put(ctx context.Context, rec Record, hist *HistoryEntry, o opt
 	v, err := m.store.Put(context.WithoutCancel(ctx), rec, hist)
 	wg.Wait()
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
-	return v, enc, nil
+	return v, b.Candidates, enc, nil
 }
 
 func stoppedError(o optimizer) *Error {
@@ -402,7 +408,7 @@ func (m *Manager) tell(ctx context.Context, e *entry, id string, t TellParams) (
 }
 
 func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams) (Session, error) {
-	l.encoded = nil // of the batch being told
+	l.cand, l.encoded = nil, nil // of the batch being told
 	h, err := l.opt.Tell(t.Fitness)
 	if err != nil {
 		return Session{}, err
@@ -430,12 +436,12 @@ func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams)
 	if err != nil {
 		return Session{}, err
 	}
-	v, enc, err := m.put(ctx, Record{ID: id, Version: l.version, Meta: mb, State: state},
+	v, cand, enc, err := m.put(ctx, Record{ID: id, Version: l.version, Meta: mb, State: state},
 		&HistoryEntry{Generation: uint64(t.Generation), Data: hist}, l.opt)
 	if err != nil {
 		return Session{}, err
 	}
-	l.version, l.meta, l.encoded = v, &md, enc
+	l.version, l.meta, l.cand, l.encoded = v, &md, cand, enc
 	return view(l), nil
 }
 

@@ -124,7 +124,8 @@ type Summary struct {
 }
 
 // Batch is the pending generation's candidates, in the order their fitness
-// values must be told.
+// values must be told. Its slices are shared with the Manager's cache:
+// read only.
 type Batch struct {
 	Generation int
 	Candidates [][]float64
