@@ -13,11 +13,14 @@
 // write calls per tell. Open migrates a file of layout 1 in one
 // transaction.)
 //
-// Every write goes through one committer goroutine that puts all the writes
-// waiting for it into one transaction (group commit): concurrent tells to
-// different sessions share an fsync, and a lone write waits for nothing.
-// bbolt's DB.Batch would do the same but holds every batch for
-// MaxBatchDelay, which a lone tell would pay on every generation.
+// Writes are group committed: a write that finds no commit under way
+// commits itself, on its own goroutine (a lone tell hands nothing to another
+// goroutine, which on a virtual machine can cost a processor's wake-up);
+// writes that arrive meanwhile queue, and when the commit is done the first
+// of them commits all the queue holds in one transaction, so concurrent
+// tells to different sessions share an fsync. bbolt's DB.Batch would group
+// too but holds every batch for MaxBatchDelay, which a lone tell would pay
+// on every generation.
 //
 // The store stores bytes and decodes nothing.
 package store
@@ -63,10 +66,11 @@ var ErrClosed = errors.New("store: closed")
 type Store struct {
 	db *bolt.DB
 
-	mu     sync.RWMutex // guards closed and sends on ops
-	closed bool
-	ops    chan *op
-	done   chan struct{} // closed when the committer has returned
+	mu      sync.Mutex // guards the fields below
+	closed  bool
+	queue   []*op      // writes waiting for the next commit, in order
+	leading bool       // a writer is committing; it hands on to queue[0]
+	idle    *sync.Cond // signalled when leading turns false
 
 	commits atomic.Int64 // write transactions committed
 }
@@ -79,7 +83,14 @@ var _ session.Store = (*Store)(nil)
 // other error rolls the whole transaction back.
 type op struct {
 	fn   func(*bolt.Tx) error
-	done chan error
+	done chan result
+}
+
+// result is what a queued write receives: its outcome, or lead (the
+// committing writer hands on to it, and it commits the queue).
+type result struct {
+	err  error
+	lead bool
 }
 
 // Options tune Open.
@@ -104,8 +115,8 @@ func Open(path string, opt *Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{db: db, ops: make(chan *op, maxBatch), done: make(chan struct{})}
-	go s.commitLoop()
+	s := &Store{db: db}
+	s.idle = sync.NewCond(&s.mu)
 	return s, nil
 }
 
@@ -229,6 +240,8 @@ func histKey(id string, g uint64) []byte {
 }
 
 // Close waits for the writes under way, then closes the file.
+// Close waits for the writes under way, then closes the file. Writes after
+// Close return ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -236,45 +249,49 @@ func (s *Store) Close() error {
 		return ErrClosed
 	}
 	s.closed = true
-	close(s.ops)
+	for s.leading {
+		s.idle.Wait()
+	}
 	s.mu.Unlock()
-	<-s.done
 	return s.db.Close()
 }
 
-// write queues fn for the committer and waits until its transaction is
-// committed (or failed).
+// write queues fn and returns when its transaction is committed (or
+// failed). The writer that finds no commit under way leads: it commits
+// up to maxBatch queued writes, its own first, and hands the lead to the
+// first write still queued, or lets it go.
 func (s *Store) write(fn func(*bolt.Tx) error) error {
-	o := &op{fn: fn, done: make(chan error, 1)}
-	s.mu.RLock()
+	o := &op{fn: fn, done: make(chan result, 1)}
+	s.mu.Lock()
 	if s.closed {
-		s.mu.RUnlock()
+		s.mu.Unlock()
 		return ErrClosed
 	}
-	s.ops <- o
-	s.mu.RUnlock()
-	return <-o.done
-}
-
-func (s *Store) commitLoop() {
-	defer close(s.done)
-	batch := make([]*op, 0, maxBatch)
-	for o := range s.ops {
-		batch = append(batch[:0], o)
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case o, ok := <-s.ops:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, o)
-			default:
-				break drain
-			}
+	s.queue = append(s.queue, o)
+	if s.leading {
+		s.mu.Unlock()
+		r := <-o.done
+		if !r.lead {
+			return r.err
 		}
-		s.commit(batch)
+		s.mu.Lock() // handed the lead: o is queue[0]
 	}
+	s.leading = true
+	batch := slices.Clone(s.queue[:min(len(s.queue), maxBatch)])
+	s.queue = slices.Delete(s.queue, 0, len(batch))
+	s.mu.Unlock()
+
+	s.commit(batch)
+
+	s.mu.Lock()
+	if len(s.queue) > 0 {
+		s.queue[0].done <- result{lead: true}
+	} else {
+		s.leading = false
+		s.idle.Broadcast()
+	}
+	s.mu.Unlock()
+	return (<-o.done).err
 }
 
 // commit runs the batch in one transaction. If an fn fails unexpectedly,
@@ -293,16 +310,16 @@ func (s *Store) commit(batch []*op) {
 	if err == nil {
 		s.commits.Add(1)
 		for i, o := range batch {
-			o.done <- errs[i]
+			o.done <- result{err: errs[i]}
 		}
 		return
 	}
 	if len(batch) == 1 {
-		batch[0].done <- err
+		batch[0].done <- result{err: err}
 		return
 	}
 	for _, o := range batch {
-		o.done <- s.db.Update(o.fn)
+		o.done <- result{err: s.db.Update(o.fn)}
 	}
 }
 

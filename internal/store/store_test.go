@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -159,8 +160,6 @@ func TestSchemaVersion(t *testing.T) {
 	}
 }
 
-// Concurrent writes to many records all land, each exactly once, and the
-// group commit puts several in one transaction.
 // TestConcurrentWrites: concurrent writes to different sessions share
 // commits, and every record reads back whole: the values, of sizes from a
 // byte to several pages, are built in pooled buffers that the next write
@@ -205,6 +204,56 @@ func TestConcurrentWrites(t *testing.T) {
 		}
 		if h, _ := s.History(ctx, id, 0, 0); len(h) != gens {
 			t.Errorf("%s: %d history entries, want %d", id, len(h), gens)
+		}
+	}
+}
+
+// TestCloseWhileWriting: Close waits for the commits under way and the
+// writes queued behind them; every Put either lands (its record reads back
+// after a reopen) or returns ErrClosed, and Close does not hang.
+func TestCloseWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path)
+	const writers = 16
+	versions := make([]uint64, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			id := fmt.Sprintf("w%02d", i)
+			for {
+				v, err := s.Put(ctx, session.Record{ID: id, Version: versions[i], State: []byte{byte(versions[i])}}, nil)
+				if errors.Is(err, ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				versions[i] = v
+			}
+		})
+	}
+	for s.commits.Load() < 20 {
+		runtime.Gosched()
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	s = open(t, path)
+	defer s.Close()
+	for i, v := range versions {
+		id := fmt.Sprintf("w%02d", i)
+		rec, err := s.Get(ctx, id)
+		if v == 0 {
+			if !errors.Is(err, session.ErrNoRecord) {
+				t.Errorf("%s: never written, Get: %v", id, err)
+			}
+			continue
+		}
+		if err != nil || rec.Version != v || !bytes.Equal(rec.State, []byte{byte(v - 1)}) {
+			t.Errorf("%s: version %d state %v (%v), the last Put answered version %d", id, rec.Version, rec.State, err, v)
 		}
 	}
 }
