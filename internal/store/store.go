@@ -31,6 +31,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -410,6 +413,39 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 		return fmt.Errorf("store: delete %s: %w", id, err)
 	}
 	return err
+}
+
+// Snapshot writes a consistent copy of the whole file, taken while writes go
+// on, to a new file beside it, removes that file's name and returns it open
+// at its start, with its size: a file that Open opens, which lives until it
+// is closed (a crash leaves nothing behind). The read transaction that the
+// copy needs is open only while the copy is written to the local disk, not
+// while the caller sends it on: bbolt grows its file only when no read is
+// open, so a slow reader of the backup would hold up the commits.
+func (s *Store) Snapshot() (io.ReadCloser, int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(s.db.Path()), ".selfcma-snapshot-*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
+	}
+	fail := func(err error) (io.ReadCloser, int64, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
+	}
+	var n int64
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		n, err = tx.WriteTo(f)
+		return err
+	}); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fail(err)
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		return fail(err)
+	}
+	return f, n, nil
 }
 
 // Get implements session.Store.

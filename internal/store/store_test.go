@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -255,6 +256,72 @@ func TestCloseWhileWriting(t *testing.T) {
 		if err != nil || rec.Version != v || !bytes.Equal(rec.State, []byte{byte(v - 1)}) {
 			t.Errorf("%s: version %d state %v (%v), the last Put answered version %d", id, rec.Version, rec.State, err, v)
 		}
+	}
+}
+
+// TestSnapshot: snapshots taken while sessions are written are files that
+// Open opens, each holding every session at a committed version with the
+// history of exactly that version (record and entry commit together), and
+// they leave no file behind.
+func TestSnapshot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := open(t, filepath.Join(dir, "s.db"))
+	defer s.Close()
+	const sessions, gens = 8, 40
+	state := func(v uint64) []byte { return bytes.Repeat([]byte{byte(v)}, 100+int(v)*50) }
+	for i := range sessions {
+		put(t, s, session.Record{ID: fmt.Sprintf("s%d", i), State: state(1)}, nil)
+	}
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Go(func() {
+			id := fmt.Sprintf("s%d", i)
+			for v := uint64(1); v <= gens; v++ {
+				if _, err := s.Put(ctx, session.Record{ID: id, Version: v, State: state(v + 1)},
+					&session.HistoryEntry{Generation: v, Data: []byte(id)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	var snaps []string
+	for k := 0; k < 5; k++ {
+		r, n, err := s.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "snap.db")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, err := io.Copy(f, r); err != nil || m != n {
+			t.Fatalf("snapshot %d: copied %d of %d bytes: %v", k, m, n, err)
+		}
+		f.Close()
+		r.Close()
+		snaps = append(snaps, path)
+	}
+	wg.Wait()
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the store's directory holds %d entries after the snapshots, want only the file", len(ents))
+	}
+	for _, path := range snaps {
+		c := open(t, path)
+		for i := range sessions {
+			id := fmt.Sprintf("s%d", i)
+			rec, err := c.Get(ctx, id)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", path, id, err)
+			}
+			h, err := c.History(ctx, id, 0, 0)
+			if err != nil || !bytes.Equal(rec.State, state(rec.Version)) || len(h) != int(rec.Version)-1 {
+				t.Errorf("%s: version %d with %d state bytes and %d history entries (%v)", id, rec.Version, len(rec.State), len(h), err)
+			}
+		}
+		c.Close()
 	}
 }
 
