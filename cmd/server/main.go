@@ -128,6 +128,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	h := httpapi.New(httpapi.Config{
 		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
 		ReadAccess: ui.LoggedIn(cfg.Token), // the pages' links open in a logged-in browser
+		Backup:     st.Snapshot,
 	})
 	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logger: log}))
 	srv := &http.Server{

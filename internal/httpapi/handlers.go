@@ -3,11 +3,13 @@ package httpapi
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"net/http"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/selfcma/selfcma/internal/session"
@@ -293,4 +295,31 @@ func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(http.StatusOK)
 	w.Write(buf.Bytes())
+}
+
+// backupDB sends a consistent copy of the database, written to the server's
+// disk first (see store.Snapshot).
+func (s *server) backupDB(w http.ResponseWriter, r *http.Request) {
+	if s.backup == nil {
+		s.writeError(w, r, &session.Error{Code: session.CodeNotFound, Message: "this server makes no backups"})
+		return
+	}
+	f, n, err := s.backup()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer f.Close()
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", `attachment; filename="selfcma-backup.db"`)
+	h.Set("Content-Length", strconv.FormatInt(n, 10))
+	// The copy is on the local disk and holds up nothing: let a slow
+	// download take the time it needs (the server's WriteTimeout is for
+	// the JSON answers).
+	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.Copy(w, f); err != nil {
+		s.log.WarnContext(r.Context(), "backup not sent whole", "request_id", requestID(r.Context()), "error", err)
+	}
 }

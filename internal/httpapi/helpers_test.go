@@ -78,7 +78,7 @@ func newTestServer(tb testing.TB, o serverOpts) *testServer {
 		enc = nil
 	}
 	m := session.NewManager(st, session.Options{Limits: o.limits, EncodeBatch: enc})
-	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody})
+	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, Backup: st.Snapshot})
 	ts := &testServer{Server: httptest.NewServer(mux), mux: mux, m: m, token: o.token}
 	tb.Cleanup(func() {
 		ts.Close()

@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -35,6 +36,10 @@ type Config struct {
 	// returns true: cmd/server passes the web pages' login check, so that
 	// a logged-in browser can open the pages' links to the JSON and CSV.
 	ReadAccess func(*http.Request) bool
+	// Backup, when not nil, returns a consistent copy of the database and
+	// its size for GET /v1/backup (cmd/server passes store.Snapshot);
+	// without it that route answers not_found.
+	Backup func() (io.ReadCloser, int64, error)
 }
 
 type server struct {
@@ -44,12 +49,13 @@ type server struct {
 	maxBody   int64
 	log       *slog.Logger
 	read      func(*http.Request) bool
+	backup    func() (io.ReadCloser, int64, error)
 }
 
 // New returns the router of the service. Other packages may mount more
 // routes on it (the web pages under /ui).
 func New(cfg Config) *chi.Mux {
-	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess}
+	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -79,6 +85,7 @@ func New(cfg Config) *chi.Mux {
 		r.Post("/sessions/{id}/ask", s.ask)
 		r.Post("/sessions/{id}/tell", s.tell)
 		r.Get("/sessions/{id}/history", s.history)
+		r.Get("/backup", s.backupDB)
 	})
 	return r
 }

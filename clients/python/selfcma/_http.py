@@ -75,9 +75,10 @@ class Transport:
         d = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
         return d * (0.5 + 0.5 * self._random.random())
 
-    def request(self, method, path, body=None, query=None, idempotent=True):
+    def request(self, method, path, body=None, query=None, idempotent=True, raw=False):
         """Sends one request and returns the decoded answer: the JSON value,
-        the text of a non-JSON answer, or None for an empty one.
+        the text of a non-JSON answer, or None for an empty one; with
+        ``raw``, the bytes of the answer as they came.
 
         Connection failures, timeouts and 502/503/504 are retried up to
         ``retries`` times with backoff when the request is idempotent;
@@ -101,20 +102,22 @@ class Transport:
             failure = None
             try:
                 with self._opener.open(req, timeout=self.timeout) as resp:
-                    raw = resp.read()
+                    data = resp.read()
                     ctype = resp.headers.get("Content-Type", "")
-                return _decode(raw, ctype, method, url, resp.status)
+                if raw:
+                    return data
+                return _decode(data, ctype, method, url, resp.status)
             except urllib.error.HTTPError as e:
                 try:
-                    raw = e.read()
+                    data = e.read()
                 except (OSError, http.client.HTTPException):
-                    raw = b""
+                    data = b""
                 finally:
                     e.close()
                 if e.code not in RETRY_STATUSES:
-                    raise error_from_answer(e.code, raw, method=method, url=url, reason=e.reason) from None
+                    raise error_from_answer(e.code, data, method=method, url=url, reason=e.reason) from None
                 failure = e
-                answer = error_from_answer(e.code, raw, method=method, url=url, reason=e.reason)
+                answer = error_from_answer(e.code, data, method=method, url=url, reason=e.reason)
                 retryable = idempotent
                 what = f"{e.code} {answer.message}"
                 status = e.code

@@ -8,6 +8,7 @@ import io
 import json
 import logging
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -215,6 +216,29 @@ class LoopTest(ServerTestCase):
         with self.assertRaises(NotFound):
             self.client.session(ids[0])
         self.assertNotIn(ids[0], [s["id"] for s in self.client.sessions()])
+
+    def test_backup_restores_on_another_server(self):
+        es = self.client.create([1.0, 2.0, 3.0], 0.5, seed=11)
+        for _ in range(3):
+            X = es.ask()
+            es.tell(X, [sphere(x) for x in X])
+        pending = es.ask()
+        restored = Server()
+        path = restored.db
+        size = self.client.backup(path)
+        self.assertEqual(size, os.path.getsize(path))
+        self.assertFalse(os.path.exists(path + ".part"))
+        X = es.ask()
+        es.tell(X, [sphere(x) for x in X])  # the original goes on
+        try:
+            restored.start()
+            other = Client(restored.url, retries=3, backoff=0.05).session(es.id)
+            self.assertEqual(other.info["generation"], 3)
+            self.assertEqual(other.ask(), pending)
+            other.tell(X, [sphere(x) for x in X])
+            self.assertEqual(other.ask(), es.ask())
+        finally:
+            restored.close()
 
 
 class OptimizeTest(ServerTestCase):

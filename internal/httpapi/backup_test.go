@@ -1,0 +1,82 @@
+package httpapi
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
+)
+
+// TestBackup: GET /v1/backup is a database that a server opens and serves
+// every session from exactly where the copy was taken: the same session
+// object, the same pending batch, and after the same tells the same next
+// batches as the server the copy was taken from.
+func TestBackup(t *testing.T) {
+	const token = "tok"
+	ts := newTestServer(t, serverOpts{token: token})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 2, 3, 4}, "sigma0": 0.5, "seed": 3})
+	for range 3 {
+		ts.tell(t, s.ID, sphereTell(ts.ask(t, s.ID)))
+	}
+	before := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID})
+	pending := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/ask"})
+
+	r := ts.do(t, call{method: "GET", path: "/v1/backup"})
+	if r.status != 200 {
+		t.Fatalf("backup: %d %s", r.status, r.body)
+	}
+	if n, _ := strconv.Atoi(r.header.Get("Content-Length")); n != len(r.body) || n == 0 {
+		t.Errorf("Content-Length %q for %d bytes", r.header.Get("Content-Length"), len(r.body))
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/octet-stream" {
+		t.Errorf("Content-Type %q", ct)
+	}
+
+	// The original goes on for two generations.
+	var nexts [][]byte
+	var tells []map[string]any
+	for range 2 {
+		tell := sphereTell(ts.ask(t, s.ID))
+		tells = append(tells, tell)
+		ts.tell(t, s.ID, tell)
+		nexts = append(nexts, ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/ask"}).body)
+	}
+
+	// A server on the copy.
+	path := filepath.Join(t.TempDir(), "restored.db")
+	if err := os.WriteFile(path, r.body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(path, &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("the backup does not open: %v", err)
+	}
+	defer st.Close()
+	mux := New(Config{Manager: session.NewManager(st, session.Options{EncodeBatch: EncodeBatch})})
+	rs := &testServer{Server: httptest.NewServer(mux), mux: mux}
+	defer rs.Close()
+	if got := rs.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID}); !bytes.Equal(got.body, before.body) {
+		t.Errorf("restored session:\n%s\nwant\n%s", got.body, before.body)
+	}
+	if got := rs.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/ask"}); !bytes.Equal(got.body, pending.body) {
+		t.Errorf("restored pending batch:\n%s\nwant\n%s", got.body, pending.body)
+	}
+	for g, tell := range tells {
+		rs.tell(t, s.ID, tell)
+		if got := rs.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/ask"}); !bytes.Equal(got.body, nexts[g]) {
+			t.Errorf("restored, after tell %d:\n%s\nwant\n%s", g, got.body, nexts[g])
+		}
+	}
+
+	if r := ts.do(t, call{method: "GET", path: "/v1/backup", header: map[string]string{"Authorization": ""}}); r.status != 401 {
+		t.Errorf("backup without the token: %d %s", r.status, r.body)
+	}
+	if r := rs.do(t, call{method: "GET", path: "/v1/backup"}); r.status != 404 || !bytes.Contains(r.body, []byte("no backups")) {
+		t.Errorf("backup from a server without Backup: %d %s", r.status, r.body)
+	}
+}
