@@ -242,9 +242,8 @@ func histKey(id string, g uint64) []byte {
 	return binary.BigEndian.AppendUint64(histPrefix(id), g)
 }
 
-// Close waits for the writes under way, then closes the file.
-// Close waits for the writes under way, then closes the file. Writes after
-// Close return ErrClosed.
+// Close waits for the writes under way and queued, then closes the file.
+// Writes after Close return ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
