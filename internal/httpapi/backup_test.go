@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"bytes"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store"
@@ -78,5 +80,40 @@ func TestBackup(t *testing.T) {
 	}
 	if r := rs.do(t, call{method: "GET", path: "/v1/backup"}); r.status != 404 || !bytes.Contains(r.body, []byte("no backups")) {
 		t.Errorf("backup from a server without Backup: %d %s", r.status, r.body)
+	}
+}
+
+// TestBackupSlowDownload: a backup larger than the connection's buffers,
+// read by a client that waits longer than the server's WriteTimeout, still
+// arrives whole (the handler lifts the write deadline; with it, this copy
+// is cut).
+func TestBackupSlowDownload(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "t.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mux := New(Config{Manager: session.NewManager(st, session.Options{}), Backup: st.Snapshot})
+	hs := httptest.NewUnstartedServer(mux)
+	hs.Config.WriteTimeout = 100 * time.Millisecond
+	hs.Start()
+	defer hs.Close()
+	create := createBody(t, benchCase{alg: "cma-es", n: 100, lambda: 100}, 1)
+	for range 40 { // about 10 MB (not checked against the spec: TestBackup does)
+		resp, err := hs.Client().Post(hs.URL+"/v1/sessions", "application/json", bytes.NewReader(create))
+		if err != nil || resp.StatusCode != 201 {
+			t.Fatalf("create: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	}
+	resp, err := hs.Client().Get(hs.URL + "/v1/backup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	time.Sleep(500 * time.Millisecond)
+	b, err := io.ReadAll(resp.Body)
+	if n, _ := strconv.Atoi(resp.Header.Get("Content-Length")); err != nil || len(b) != n || n < 8<<20 {
+		t.Fatalf("read %d bytes of %d: %v", len(b), n, err)
 	}
 }
