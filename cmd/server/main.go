@@ -119,7 +119,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	st, err := store.Open(cfg.DB, nil)
+	reg, onCommit := newMetrics()
+	st, err := store.Open(cfg.DB, &store.Options{OnCommit: onCommit})
 	if err != nil {
 		ln.Close()
 		return err
@@ -129,6 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
 		ReadAccess: ui.LoggedIn(cfg.Token), // the pages' links open in a logged-in browser
 		Backup:     st.Snapshot,
+		Metrics:    reg,
 	})
 	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logger: log}))
 	srv := &http.Server{

@@ -112,6 +112,16 @@ func TestRunRestart(t *testing.T) {
 	json.Unmarshal(body, &s)
 	_, ask := request(t, "GET", base+"/v1/sessions/"+s.ID+"/ask", "tok", "")
 	_, before := request(t, "GET", base+"/v1/sessions/"+s.ID, "tok", "")
+	code, metrics := request(t, "GET", base+"/metrics", "tok", "")
+	for _, want := range []string{"\nselfcma_store_writes_total 1\n", "\nselfcma_store_commit_duration_seconds_count 1\n",
+		`selfcma_http_requests_total{method="POST",route="/v1/sessions",status="201"} 1`, "\ngo_goroutines ", "\nprocess_resident_memory_bytes "} {
+		if code != 200 || !strings.Contains(string(metrics), want) {
+			t.Errorf("GET /metrics: %d, lacks %q:\n%s", code, want, metrics)
+		}
+	}
+	if code, _ := request(t, "GET", base+"/metrics", "", ""); code != 401 {
+		t.Errorf("/metrics without the token: %d", code)
+	}
 	if err := stop(); err != nil {
 		t.Fatalf("run after cancel: %v", err)
 	}

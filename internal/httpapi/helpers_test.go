@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store"
 )
@@ -65,6 +66,7 @@ type serverOpts struct {
 	sync    bool // fsync every commit (as the server does)
 
 	noEncoder bool // no session.Options.EncodeBatch: every answer encodes its batch
+	noMetrics bool // no Config.Metrics (as cmd/server, the test servers keep metrics)
 }
 
 func newTestServer(tb testing.TB, o serverOpts) *testServer {
@@ -78,7 +80,11 @@ func newTestServer(tb testing.TB, o serverOpts) *testServer {
 		enc = nil
 	}
 	m := session.NewManager(st, session.Options{Limits: o.limits, EncodeBatch: enc})
-	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, Backup: st.Snapshot})
+	var reg *prometheus.Registry
+	if !o.noMetrics {
+		reg = prometheus.NewRegistry()
+	}
+	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, Backup: st.Snapshot, Metrics: reg})
 	ts := &testServer{Server: httptest.NewServer(mux), mux: mux, m: m, token: o.token}
 	tb.Cleanup(func() {
 		ts.Close()

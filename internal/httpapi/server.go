@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/session"
 )
 
@@ -40,6 +41,10 @@ type Config struct {
 	// its size for GET /v1/backup (cmd/server passes store.Snapshot);
 	// without it that route answers not_found.
 	Backup func() (io.ReadCloser, int64, error)
+	// Metrics, when not nil, gets the request metrics of the service and
+	// is served at GET /metrics, with the /v1 routes' authentication
+	// (cmd/server adds the store's, Go's and the process's metrics).
+	Metrics *prometheus.Registry
 }
 
 type server struct {
@@ -50,6 +55,7 @@ type server struct {
 	log       *slog.Logger
 	read      func(*http.Request) bool
 	backup    func() (io.ReadCloser, int64, error)
+	metrics   *httpMetrics // nil: none
 }
 
 // New returns the router of the service. Other packages may mount more
@@ -75,6 +81,14 @@ func New(cfg Config) *chi.Mux {
 		s.writeError(w, r, &apiError{code: codeMethodNotAllowed, msg: r.Method + " is not allowed on " + r.URL.Path})
 	})
 	r.Get("/healthz", s.healthz)
+	if cfg.Metrics != nil {
+		s.metrics = newHTTPMetrics(cfg.Metrics)
+		r.With(s.authenticate).Method(http.MethodGet, "/metrics", metricsHandler(cfg.Metrics))
+	} else {
+		r.With(s.authenticate).Get("/metrics", func(w http.ResponseWriter, r *http.Request) {
+			s.writeError(w, r, &session.Error{Code: session.CodeNotFound, Message: "this server keeps no metrics"})
+		})
+	}
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(s.authenticate)
 		r.Post("/sessions", s.create)
@@ -211,6 +225,9 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			}
 		}
 		s.log.InfoContext(r.Context(), "request", attrs...)
+		if s.metrics != nil {
+			s.metrics.observe(r, sw.status, time.Since(start))
+		}
 	})
 }
 

@@ -69,13 +69,14 @@ var ErrClosed = errors.New("store: closed")
 type Store struct {
 	db *bolt.DB
 
-	mu      sync.Mutex // guards the fields below
+	mu      sync.Mutex // guards closed, queue and leading
 	closed  bool
 	queue   []*op      // writes waiting for the next commit, in order
 	leading bool       // a writer is committing; it hands on to queue[0]
 	idle    *sync.Cond // signalled when leading turns false
 
-	commits atomic.Int64 // write transactions committed
+	commits  atomic.Int64 // write transactions committed
+	onCommit func(writes int, took time.Duration)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -101,6 +102,10 @@ type Options struct {
 	// NoSync skips the fsync of each commit: for benchmarks that measure
 	// everything but the disk. Never in the server.
 	NoSync bool
+	// OnCommit, when not nil, is called after every write transaction with
+	// the number of writes it committed together and the time it took
+	// (fsync included): cmd/server makes metrics of it.
+	OnCommit func(writes int, took time.Duration)
 }
 
 // Open opens or creates the file at path. It fails if another process holds
@@ -119,6 +124,9 @@ func Open(path string, opt *Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s := &Store{db: db}
+	if opt != nil {
+		s.onCommit = opt.OnCommit
+	}
 	s.idle = sync.NewCond(&s.mu)
 	return s, nil
 }
@@ -300,6 +308,7 @@ func (s *Store) write(fn func(*bolt.Tx) error) error {
 // the transaction is rolled back and every fn runs again on its own.
 func (s *Store) commit(batch []*op) {
 	errs := make([]error, len(batch))
+	start := time.Now()
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for i, o := range batch {
 			errs[i] = o.fn(tx)
@@ -311,6 +320,9 @@ func (s *Store) commit(batch []*op) {
 	})
 	if err == nil {
 		s.commits.Add(1)
+		if s.onCommit != nil {
+			s.onCommit(len(batch), time.Since(start))
+		}
 		for i, o := range batch {
 			o.done <- result{err: errs[i]}
 		}

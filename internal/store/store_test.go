@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
 	bolt "go.etcd.io/bbolt"
@@ -322,6 +323,47 @@ func TestSnapshot(t *testing.T) {
 			}
 		}
 		c.Close()
+	}
+}
+
+// TestOnCommit: the hook sees every commit once, with the writes it
+// carried.
+func TestOnCommit(t *testing.T) {
+	var mu sync.Mutex
+	calls, writes := 0, 0
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"), &Options{OnCommit: func(n int, took time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		writes += n
+		if took <= 0 {
+			t.Errorf("a commit took %v", took)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const sessions, gens = 8, 10
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Go(func() {
+			id := fmt.Sprintf("s%d", i)
+			var v uint64
+			for range gens {
+				var err error
+				if v, err = s.Put(context.Background(), session.Record{ID: id, Version: v}, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if writes != sessions*gens || int64(calls) != s.commits.Load() {
+		t.Errorf("the hook saw %d commits of %d writes; %d commits of %d writes were made", calls, writes, s.commits.Load(), sessions*gens)
 	}
 }
 

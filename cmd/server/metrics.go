@@ -1,0 +1,29 @@
+package main
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// newMetrics returns the registry that GET /metrics serves, with Go's and
+// the process's collectors and the store's commits, and the store's
+// OnCommit hook that feeds them. (httpapi adds the request metrics.)
+func newMetrics() (*prometheus.Registry, func(writes int, took time.Duration)) {
+	reg := prometheus.NewRegistry()
+	commit := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "selfcma_store_commit_duration_seconds",
+		Help:    "Time of one bbolt write transaction, fsync included; its count is the number of commits.",
+		Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1},
+	})
+	writes := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "selfcma_store_writes_total",
+		Help: "Writes committed (each create, tell and delete is one); over the commits, how many shared a commit.",
+	})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), commit, writes)
+	return reg, func(n int, took time.Duration) {
+		commit.Observe(took.Seconds())
+		writes.Add(float64(n))
+	}
+}
