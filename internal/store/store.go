@@ -444,10 +444,12 @@ func (s *Store) Snapshot() (io.ReadCloser, int64, error) {
 		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
 	}
 	var n int64
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		var err error
 		n, err = tx.WriteTo(f)
 		return err
-	}); err != nil {
+	})
+	if err != nil {
 		return fail(err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
