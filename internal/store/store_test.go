@@ -367,6 +367,75 @@ func TestOnCommit(t *testing.T) {
 	}
 }
 
+// TestBatchFailure: a write that fails unexpectedly in a shared commit rolls
+// back only itself: the writes that shared the transaction are committed
+// again on their own, and what the failed one wrote is gone.
+func TestBatchFailure(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "s.db"))
+	defer s.Close()
+	put := func(key string, fail bool) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			if err := tx.Bucket(bucketMeta).Put([]byte(key), []byte("v")); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("broken")
+			}
+			return nil
+		}
+	}
+	release := make(chan struct{})
+	first := make(chan error, 1)
+	go func() { // holds the lead until the others have queued
+		first <- s.write(func(tx *bolt.Tx) error { <-release; return put("first", false)(tx) })
+	}()
+	queued := func(leading bool, n int) { // waits for the store to be so
+		for {
+			s.mu.Lock()
+			l, q := s.leading, len(s.queue)
+			s.mu.Unlock()
+			if l == leading && q == n {
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+	queued(true, 0)
+	errs := make(chan error, 3)
+	for _, k := range []string{"a", "bad", "b"} {
+		go func() { errs <- s.write(put(k, k == "bad")) }()
+	}
+	queued(true, 3)
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for range 3 {
+		if err := <-errs; err != nil {
+			if err.Error() != "broken" {
+				t.Errorf("error %v", err)
+			}
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d writes failed, want 1", failed)
+	}
+	s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketMeta)
+		for _, k := range []string{"first", "a", "b"} {
+			if b.Get([]byte(k)) == nil {
+				t.Errorf("%s was not committed", k)
+			}
+		}
+		if b.Get([]byte("bad")) != nil {
+			t.Error("the failed write's put was committed")
+		}
+		return nil
+	})
+}
+
 func TestClosed(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
 	s.Close()
