@@ -199,6 +199,17 @@ func sortResults(rs []runResult) {
 	})
 }
 
+// termination is a run's: the budget, the target and the local criteria at
+// their defaults, or, with noLocalStops, without those.
+func (o options) termination(n int, targetF float64) cmaes.Termination {
+	t := cmaes.Termination{MaxEvaluations: o.maxEvaluations(n), HasTarget: true, TargetFitness: targetF}
+	if o.noLocalStops {
+		t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma = -1, -1, -1, -1
+		t.NoEffectAxis, t.NoEffectCoord, t.NoStagnation, t.NoEqualFunVal = true, true, true, true
+	}
+	return t
+}
+
 // runJob runs one algorithm on one BBOB instance until the target, the
 // budget or a termination criterion (after the IPOP restarts, if any).
 func runJob(o options, j job) (runResult, error) {
@@ -210,15 +221,11 @@ func runJob(o options, j job) (runResult, error) {
 	fopt := p.FOpt()
 	targetF := fopt + o.target
 	cfg := cmaes.Config{
-		X0:     initialMean(o.seed, j.Run, j.Dimension),
-		Sigma0: sigma0,
-		Lambda: o.lambda,
-		Seed:   esSeed(o.seed, j.Function, j.Dimension, j.Run),
-		Termination: cmaes.Termination{
-			MaxEvaluations: o.maxEvaluations(j.Dimension),
-			HasTarget:      true,
-			TargetFitness:  targetF,
-		},
+		X0:          initialMean(o.seed, j.Run, j.Dimension),
+		Sigma0:      sigma0,
+		Lambda:      o.lambda,
+		Seed:        esSeed(o.seed, j.Function, j.Dimension, j.Run),
+		Termination: o.termination(j.Dimension, targetF),
 	}
 	if o.ipop {
 		cfg.Restarts = cmaes.Restarts{IPOP: true, Max: maxRestarts}

@@ -102,11 +102,7 @@ func TestSharpRidgeStallRecovers(t *testing.T) {
 	}
 	e, err := cmaes.New(cmaes.Config{
 		X0: initialMean(seed, run, n), Sigma0: sigma0, Lambda: 100, Seed: esSeed(seed, fn, n, run),
-		Termination: cmaes.Termination{
-			MaxEvaluations: 10000 * n, HasTarget: true, TargetFitness: p.FOpt() + 1e-8,
-			TolFun: 1e-300, TolX: 1e-300, ConditionCov: 1e300,
-			NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true,
-		},
+		Termination: options{budget: 10000, noLocalStops: true}.termination(n, p.FOpt()+1e-8),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -43,20 +43,21 @@ const (
 
 // options is the parsed command line.
 type options struct {
-	algorithms []string // in algOrder
-	functions  []int
-	dims       []int
-	lambda     int     // 0 = each algorithm's default
-	runs       int     // runs per function, dimension and algorithm
-	budget     float64 // evaluations per dimension
-	target     float64 // on f − f_opt
-	ipop       bool
-	init       string // selfcma.InitDefault or selfcma.InitUniform
-	seed       uint64
-	json       bool
-	plots      string // directory, "" = no plots
-	verbose    bool
-	workers    int
+	algorithms   []string // in algOrder
+	functions    []int
+	dims         []int
+	lambda       int     // 0 = each algorithm's default
+	runs         int     // runs per function, dimension and algorithm
+	budget       float64 // evaluations per dimension
+	target       float64 // on f − f_opt
+	ipop         bool
+	noLocalStops bool   // only the target and the budget stop a run (-local-stops=false)
+	init         string // selfcma.InitDefault or selfcma.InitUniform
+	seed         uint64
+	json         bool
+	plots        string // directory, "" = no plots
+	verbose      bool
+	workers      int
 }
 
 func parseOptions(args []string, out io.Writer) (options, error) {
@@ -74,6 +75,8 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.budget, "budget", 1e4, "maximum evaluations per dimension: a run stops after budget·n evaluations")
 	fs.Float64Var(&o.target, "target", 1e-8, "a run succeeds when f − f_opt ≤ target")
 	fs.StringVar(&rest, "restarts", "none", "none, or ipop (at most 9 restarts, λ doubled each time)")
+	localStops := true
+	fs.BoolVar(&localStops, "local-stops", true, "stop a run on the local termination criteria of PAPER_NOTES.md section 1 too (TolFun, TolX, NoEffectAxis, NoEffectCoord, ConditionCov, Stagnation, EqualFunValues, TolUpSigma); false: only the target and the budget stop it")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per run, then one per summary, instead of the table")
@@ -85,6 +88,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	o.noLocalStops = !localStops
 	o.workers = runtime.GOMAXPROCS(0)
 
 	var named []string
