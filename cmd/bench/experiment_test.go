@@ -64,8 +64,20 @@ func TestParseOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(o.algorithms, []string{algCMA, algSelf}) || !slices.Equal(o.functions, []int{1, 8, 13}) ||
-		!slices.Equal(o.dims, []int{10, 20}) || !o.ipop || o.maxEvaluations(20) != 200000 {
+		!slices.Equal(o.dims, []int{10, 20}) || !o.ipop || o.maxEvaluations(20) != 200000 || o.noLocalStops {
 		t.Errorf("parsed %+v", o)
+	}
+	if d := o.termination(20, 1); d.TolX != 0 || d.NoEffectAxis || d.MaxEvaluations != 200000 || !d.HasTarget {
+		t.Errorf("default termination %+v: want the local criteria at their defaults", d)
+	}
+	o, err = parseOptions([]string{"-local-stops=false"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := o.termination(20, 1)
+	if !o.noLocalStops || off.TolFun >= 0 || off.TolX >= 0 || off.ConditionCov >= 0 || off.TolUpSigma >= 0 ||
+		!off.NoEffectAxis || !off.NoEffectCoord || !off.NoStagnation || !off.NoEqualFunVal || off.MaxEvaluations != 200000 {
+		t.Errorf("-local-stops=false: termination %+v", off)
 	}
 	for _, args := range [][]string{
 		{"-algorithms", "bipop"}, {"-functions", "25"}, {"-functions", "x"}, {"-dims", "1"},
