@@ -224,13 +224,13 @@ class LoopTest(ServerTestCase):
             es.tell(X, [sphere(x) for x in X])
         pending = es.ask()
         restored = Server()
-        path = restored.db
-        size = self.client.backup(path)
-        self.assertEqual(size, os.path.getsize(path))
-        self.assertFalse(os.path.exists(path + ".part"))
-        X = es.ask()
-        es.tell(X, [sphere(x) for x in X])  # the original goes on
         try:
+            path = restored.db
+            size = self.client.backup(path)
+            self.assertEqual(size, os.path.getsize(path))
+            self.assertFalse(os.path.exists(path + ".part"))
+            X = es.ask()
+            es.tell(X, [sphere(x) for x in X])  # the original goes on
             restored.start()
             other = Client(restored.url, retries=3, backoff=0.05).session(es.id)
             self.assertEqual(other.info["generation"], 3)
