@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/selfcma/selfcma/internal/session"
 )
 
 // httpMetrics are the request counts and durations of the service, by
@@ -50,6 +51,15 @@ func (m *httpMetrics) observe(r *http.Request, status int, took time.Duration) {
 	}
 	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(method, route).Observe(took.Seconds())
+}
+
+// serveMetrics answers GET /metrics.
+func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.metricsPage == nil {
+		s.writeError(w, r, &session.Error{Code: session.CodeNotFound, Message: "this server keeps no metrics"})
+		return
+	}
+	s.metricsPage.ServeHTTP(w, r)
 }
 
 // metricsHandler serves what reg gathers in Prometheus's text format.

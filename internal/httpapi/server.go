@@ -48,14 +48,15 @@ type Config struct {
 }
 
 type server struct {
-	m         *session.Manager
-	tokenHash [32]byte
-	auth      bool
-	maxBody   int64
-	log       *slog.Logger
-	read      func(*http.Request) bool
-	backup    func() (io.ReadCloser, int64, error)
-	metrics   *httpMetrics // nil: none
+	m           *session.Manager
+	tokenHash   [32]byte
+	auth        bool
+	maxBody     int64
+	log         *slog.Logger
+	read        func(*http.Request) bool
+	backup      func() (io.ReadCloser, int64, error)
+	metrics     *httpMetrics // nil: none
+	metricsPage http.Handler // GET /metrics; nil: none
 }
 
 // New returns the router of the service. Other packages may mount more
@@ -83,12 +84,9 @@ func New(cfg Config) *chi.Mux {
 	r.Get("/healthz", s.healthz)
 	if cfg.Metrics != nil {
 		s.metrics = newHTTPMetrics(cfg.Metrics)
-		r.With(s.authenticate).Method(http.MethodGet, "/metrics", metricsHandler(cfg.Metrics))
-	} else {
-		r.With(s.authenticate).Get("/metrics", func(w http.ResponseWriter, r *http.Request) {
-			s.writeError(w, r, &session.Error{Code: session.CodeNotFound, Message: "this server keeps no metrics"})
-		})
+		s.metricsPage = metricsHandler(cfg.Metrics)
 	}
+	r.With(s.authenticate).Get("/metrics", s.serveMetrics)
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(s.authenticate)
 		r.Post("/sessions", s.create)
