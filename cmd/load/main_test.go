@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/httpapi"
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
+)
+
+// server is the service in process on a temporary file (fsync off).
+func server(t *testing.T, token string) (*httptest.Server, *session.Manager) {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "l.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := session.NewManager(st, session.Options{EncodeBatch: httpapi.EncodeBatch})
+	ts := httptest.NewServer(httpapi.New(httpapi.Config{Manager: m, Token: token}))
+	t.Cleanup(func() {
+		ts.Close()
+		st.Close()
+	})
+	return ts, m
+}
+
+var summary = regexp.MustCompile(`^(\d+) sessions of (\S+), n = (\d+): (\d+) generations in [\d.]+ s = \d+ generations/s\none generation \((.+)\): p50 \S+, p90 \S+, p99 \S+, max \S+\n$`)
+
+// The workers run generations on their sessions, replace the ones that
+// stop, report the totals and delete what they created (unless -keep).
+func TestLoad(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		how  string
+		keep bool
+	}{
+		{[]string{"-sessions", "3", "-dim", "4", "-duration", "300ms", "-algorithm", "self-cma-es", "-lambda", "6"}, "ask + tell", false},
+		{[]string{"-sessions", "1", "-dim", "2", "-duration", "500ms", "-next", "-keep"}, "tell?next=true", true},
+	} {
+		ts, m := server(t, "tok")
+		var out bytes.Buffer
+		args := append([]string{"-url", ts.URL + "/"}, tc.args...)
+		if err := run(context.Background(), args, func(string) string { return "tok" }, &out); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		g := summary.FindStringSubmatch(out.String())
+		if g == nil {
+			t.Fatalf("%q: output\n%s", args, out.String())
+		}
+		gens, _ := strconv.Atoi(g[4])
+		if g[1] != tc.args[1] || g[3] != tc.args[3] || g[5] != tc.how || gens < 10 {
+			t.Errorf("%q: %s", args, out.String())
+		}
+		list, err := m.List(context.Background(), "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.keep != (len(list) > 0) {
+			t.Errorf("%q: %d sessions left on the server", args, len(list))
+		}
+		// 2-D sessions stop after about 100 generations: the workers must
+		// have replaced them.
+		if tc.keep && len(list) < 2 {
+			t.Errorf("%q: %d sessions created, none replaced", args, len(list))
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	ts, _ := server(t, "tok")
+	none := func(string) string { return "" }
+	if err := run(context.Background(), []string{"-url", ts.URL, "-duration", "100ms"}, none, io.Discard); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("without the token: %v", err)
+	}
+	for _, args := range [][]string{
+		{"-sessions", "0"}, {"-dim", "0"}, {"-lambda", "1"}, {"-algorithm", "bipop"}, {"-duration", "0s"}, {"extra"},
+	} {
+		if err := run(context.Background(), args, none, io.Discard); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}
