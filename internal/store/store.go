@@ -291,17 +291,38 @@ func (s *Store) write(fn func(*bolt.Tx) error) error {
 	s.queue = slices.Delete(s.queue, 0, len(batch))
 	s.mu.Unlock()
 
-	s.commit(batch)
-
-	s.mu.Lock()
-	if len(s.queue) > 0 {
-		s.queue[0].done <- result{lead: true}
-	} else {
-		s.leading = false
-		s.idle.Broadcast()
-	}
-	s.mu.Unlock()
+	s.lead(batch)
 	return (<-o.done).err
+}
+
+// lead commits batch and hands the lead on. If the commit panics (bbolt
+// panics on a corrupted file), the writes of the batch that have no answer
+// get an error and the lead is handed on before the panic goes on up, so
+// that no write waits for ever.
+func (s *Store) lead(batch []*op) {
+	defer func() {
+		p := recover()
+		if p != nil {
+			for _, o := range batch {
+				select {
+				case o.done <- result{err: fmt.Errorf("store: commit panicked: %v", p)}:
+				default: // answered already
+				}
+			}
+		}
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			s.queue[0].done <- result{lead: true}
+		} else {
+			s.leading = false
+			s.idle.Broadcast()
+		}
+		s.mu.Unlock()
+		if p != nil {
+			panic(p)
+		}
+	}()
+	s.commit(batch)
 }
 
 // commit runs the batch in one transaction. If an fn fails unexpectedly,

@@ -367,6 +367,20 @@ func TestOnCommit(t *testing.T) {
 	}
 }
 
+// waitQueue waits until a write leads (or none does) with n writes queued
+// behind it.
+func waitQueue(s *Store, leading bool, n int) {
+	for {
+		s.mu.Lock()
+		l, q := s.leading, len(s.queue)
+		s.mu.Unlock()
+		if l == leading && q == n {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
 // TestBatchFailure: a write that fails unexpectedly in a shared commit rolls
 // back only itself: the writes that shared the transaction are committed
 // again on their own, and what the failed one wrote is gone.
@@ -389,23 +403,12 @@ func TestBatchFailure(t *testing.T) {
 	go func() { // holds the lead until the others have queued
 		first <- s.write(func(tx *bolt.Tx) error { <-release; return put("first", false)(tx) })
 	}()
-	queued := func(leading bool, n int) { // waits for the store to be so
-		for {
-			s.mu.Lock()
-			l, q := s.leading, len(s.queue)
-			s.mu.Unlock()
-			if l == leading && q == n {
-				return
-			}
-			runtime.Gosched()
-		}
-	}
-	queued(true, 0)
+	waitQueue(s, true, 0)
 	errs := make(chan error, 3)
 	for _, k := range []string{"a", "bad", "b"} {
 		go func() { errs <- s.write(put(k, k == "bad")) }()
 	}
-	queued(true, 3)
+	waitQueue(s, true, 3)
 	close(release)
 	if err := <-first; err != nil {
 		t.Fatal(err)
@@ -434,6 +437,49 @@ func TestBatchFailure(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestCommitPanic: a commit that panics answers every write of its batch
+// (the leader's goroutine panics, the others get an error), hands the lead
+// on, and the store goes on: later writes commit and Close returns.
+func TestCommitPanic(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "s.db"))
+	put := func(key string) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put([]byte(key), []byte("v")) }
+	}
+	release := make(chan struct{})
+	go s.write(func(tx *bolt.Tx) error { <-release; return put("first")(tx) })
+	waitQueue(s, true, 0)
+	outcomes := make(chan string, 3)
+	for _, fn := range []func(*bolt.Tx) error{put("a"), func(*bolt.Tx) error { panic("broken page") }, put("b")} {
+		go func() {
+			defer func() {
+				if p := recover(); p != nil {
+					outcomes <- "panic"
+				}
+			}()
+			if err := s.write(fn); err != nil {
+				outcomes <- "error"
+			} else {
+				outcomes <- "ok"
+			}
+		}()
+	}
+	waitQueue(s, true, 3)
+	close(release)
+	got := map[string]int{}
+	for range 3 {
+		got[<-outcomes]++
+	}
+	if got["panic"] != 1 || got["error"] != 2 {
+		t.Errorf("outcomes %v, want the leader's panic and two errors", got)
+	}
+	if err := s.write(put("after")); err != nil {
+		t.Errorf("a write after the panic: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 }
 
 func TestClosed(t *testing.T) {
