@@ -448,7 +448,7 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 }
 
 // Snapshot writes a consistent copy of the whole file, taken while writes go
-// on, to a new file beside it, removes that file's name and returns it open
+// on, to a new file beside it whose name is removed at once, and returns it open
 // at its start, with its size: a file that Open opens, which lives until it
 // is closed (a crash leaves nothing behind). The read transaction that the
 // copy needs is open only while the copy is written to the local disk, not
@@ -459,9 +459,9 @@ func (s *Store) Snapshot() (io.ReadCloser, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
 	}
-	fail := func(err error) (io.ReadCloser, int64, error) {
+	// Nameless from the start: the copy lives only as long as f is open.
+	if err := os.Remove(f.Name()); err != nil {
 		f.Close()
-		os.Remove(f.Name())
 		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
 	}
 	var n int64
@@ -470,14 +470,12 @@ func (s *Store) Snapshot() (io.ReadCloser, int64, error) {
 		n, err = tx.WriteTo(f)
 		return err
 	})
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
 	if err != nil {
-		return fail(err)
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fail(err)
-	}
-	if err := os.Remove(f.Name()); err != nil {
-		return fail(err)
+		f.Close()
+		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
 	}
 	return f, n, nil
 }
