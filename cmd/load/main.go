@@ -185,7 +185,7 @@ func (cl *client) loop(ctx context.Context) ([]time.Duration, error) {
 		if id == "" {
 			var err error
 			if id, err = cl.create(ctx); err != nil {
-				return times, err
+				return times, ctxErr(ctx, err)
 			}
 			pending = nil
 		}

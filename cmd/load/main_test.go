@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/session"
@@ -71,6 +74,39 @@ func TestLoad(t *testing.T) {
 		if tc.keep && len(list) < 2 {
 			t.Errorf("%q: %d sessions created, none replaced", args, len(list))
 		}
+	}
+}
+
+// A run that ends while a create is under way ends without an error: the
+// deadline cut the request short, the server did not fail it. (Each create
+// after the first waits here until the client gives up.)
+func TestLoadEndsDuringCreate(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "l.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mux := httpapi.New(httpapi.Config{Manager: session.NewManager(st, session.Options{})})
+	var creates atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/sessions" && creates.Add(1) > 1 {
+			io.Copy(io.Discard, r.Body) // then the server watches the connection
+			select {
+			case <-r.Context().Done(): // the client went away
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	var out bytes.Buffer
+	args := []string{"-url", ts.URL, "-dim", "2", "-duration", "1s", "-keep"}
+	if err := run(context.Background(), args, func(string) string { return "" }, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if creates.Load() < 2 || !summary.MatchString(out.String()) {
+		t.Errorf("%d creates; output\n%s", creates.Load(), out.String())
 	}
 }
 
