@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -67,6 +68,9 @@ type serverOpts struct {
 
 	noEncoder bool // no session.Options.EncodeBatch: every answer encodes its batch
 	noMetrics bool // no Config.Metrics (as cmd/server, the test servers keep metrics)
+
+	wrapStore func(session.Store) session.Store // when not nil, the Manager's store is wrapStore(the bbolt store)
+	log       io.Writer                         // when not nil, the server logs to it as text
 }
 
 func newTestServer(tb testing.TB, o serverOpts) *testServer {
@@ -79,12 +83,20 @@ func newTestServer(tb testing.TB, o serverOpts) *testServer {
 	if o.noEncoder {
 		enc = nil
 	}
-	m := session.NewManager(st, session.Options{Limits: o.limits, EncodeBatch: enc})
+	var ms session.Store = st
+	if o.wrapStore != nil {
+		ms = o.wrapStore(st)
+	}
+	m := session.NewManager(ms, session.Options{Limits: o.limits, EncodeBatch: enc})
 	var reg *prometheus.Registry
 	if !o.noMetrics {
 		reg = prometheus.NewRegistry()
 	}
-	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, Backup: st.Snapshot, Metrics: reg})
+	var log *slog.Logger
+	if o.log != nil {
+		log = slog.New(slog.NewTextHandler(o.log, nil))
+	}
+	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, Backup: st.Snapshot, Metrics: reg, Logger: log})
 	ts := &testServer{Server: httptest.NewServer(mux), mux: mux, m: m, token: o.token}
 	tb.Cleanup(func() {
 		ts.Close()
