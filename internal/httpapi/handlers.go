@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"runtime"
@@ -12,11 +14,26 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/selfcma/selfcma/api"
 	"github.com/selfcma/selfcma/internal/session"
 )
 
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// openAPIETag is the entity tag of api/openapi.yaml as built in.
+var openAPIETag = func() string {
+	h := sha256.Sum256(api.OpenAPI)
+	return `"` + hex.EncodeToString(h[:8]) + `"`
+}()
+
+// openAPI serves the contract this server was built with (If-None-Match
+// answers 304 when it has not changed).
+func (s *server) openAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	w.Header().Set("ETag", openAPIETag)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(api.OpenAPI))
 }
 
 func (s *server) create(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -17,7 +18,7 @@ import (
 
 // specPrefixes are the parts of the URL space that api/openapi.yaml
 // describes; the web pages (/ui) are another package's.
-var specPrefixes = []string{"/v1/", "/healthz", "/metrics"}
+var specPrefixes = []string{"/v1/", "/healthz", "/metrics", "/openapi.yaml"}
 
 // Every route of the router is in the spec and every operation of the spec
 // is a route.
@@ -544,5 +545,31 @@ func TestEncodedBatchAnswers(t *testing.T) {
 		if i < 0 || j < 0 || !bytes.Equal(nextA.body[i:], nextB.body[j:]) {
 			t.Fatalf("generation %d: the next batches differ", gen)
 		}
+	}
+}
+
+// GET /openapi.yaml serves api/openapi.yaml without the token, with an
+// ETag that If-None-Match answers 304 to.
+func TestOpenAPIDocument(t *testing.T) {
+	want, err := os.ReadFile(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, serverOpts{token: "s3cret"})
+	r := ts.do(t, call{method: "GET", path: "/openapi.yaml", header: map[string]string{"Authorization": ""}})
+	if r.status != http.StatusOK || !bytes.Equal(r.body, want) || r.header.Get("Content-Type") != "application/yaml" {
+		t.Fatalf("GET /openapi.yaml: %d, %s, %d bytes (the file has %d)", r.status, r.header.Get("Content-Type"), len(r.body), len(want))
+	}
+	etag := r.header.Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	r = ts.do(t, call{method: "GET", path: "/openapi.yaml", header: map[string]string{"Authorization": "", "If-None-Match": etag}})
+	if r.status != http.StatusNotModified || len(r.body) != 0 {
+		t.Fatalf("If-None-Match with the current ETag: %d, %d bytes", r.status, len(r.body))
+	}
+	r = ts.do(t, call{method: "GET", path: "/openapi.yaml", header: map[string]string{"Authorization": "", "If-None-Match": `"0000"`}})
+	if r.status != http.StatusOK || !bytes.Equal(r.body, want) {
+		t.Fatalf("If-None-Match with another ETag: %d, %d bytes", r.status, len(r.body))
 	}
 }

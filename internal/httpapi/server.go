@@ -82,6 +82,7 @@ func New(cfg Config) *chi.Mux {
 		s.writeError(w, r, &apiError{code: codeMethodNotAllowed, msg: r.Method + " is not allowed on " + r.URL.Path})
 	})
 	r.Get("/healthz", s.healthz)
+	r.Get("/openapi.yaml", s.openAPI)
 	if cfg.Metrics != nil {
 		s.metrics = newHTTPMetrics(cfg.Metrics)
 		s.metricsPage = metricsHandler(cfg.Metrics)

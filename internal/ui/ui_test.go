@@ -45,7 +45,7 @@ func TestListPage(t *testing.T) {
 	if !slices.IsSorted(order) {
 		t.Errorf("sessions not newest first: positions %v of ccc, bbb, aaa", order)
 	}
-	for _, want := range []string{"newest", "oldest", "self-cma-es", `<span class="badge stopped">stopped</span>`, "2025-03-01 12:01:00 UTC", `<a href="/v1/backup" download="selfcma-backup.db">`} {
+	for _, want := range []string{"newest", "oldest", "self-cma-es", `<span class="badge stopped">stopped</span>`, "2025-03-01 12:01:00 UTC", `<a href="/v1/backup" download="selfcma-backup.db">`, `<a href="/openapi.yaml">`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("list lacks %q", want)
 		}
