@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -267,6 +269,52 @@ func BenchmarkCommit(b *testing.B) {
 					b.Fatal(err)
 				}
 				hist.Generation++
+			}
+		})
+	}
+}
+
+// BenchmarkCommitOverHTTP is BenchmarkCommit behind a bare net/http
+// handler, driven by the raw client: a request of a tell's size, the
+// commit, an answer of a batch's size, with no algorithm, no JSON and no
+// session logic. What it adds to BenchmarkCommit is the least any
+// generation over HTTP costs on the machine beyond the commit (the
+// exchange and the processors' wake-ups): the floor of
+// BenchmarkGeneration.
+func BenchmarkCommitOverHTTP(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			st, rec, hist := commitRecord(b, bc)
+			lambda := bc.lambda
+			switch {
+			case lambda > 0:
+			case bc.alg == "cma-es":
+				lambda = cmaes.DefaultLambda(bc.n)
+			default:
+				lambda = selfcma.DefaultLambda(bc.n)
+			}
+			answer := bytes.Repeat([]byte("0.123456789012345,"), lambda*bc.n)
+			var err error
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if _, err := io.Copy(io.Discard, r.Body); err != nil {
+					b.Error(err)
+				}
+				if rec.Version, err = st.Put(ctx, rec, hist); err != nil {
+					b.Error(err)
+				}
+				hist.Generation++
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", strconv.Itoa(len(answer))) // as the server's answers
+				w.Write(answer)
+			}))
+			defer srv.Close()
+			c := dialRaw(b, srv.URL, nil)
+			tell := bytes.Repeat([]byte("0.123456789012345,"), lambda)
+			for b.Loop() {
+				if status, _ := c.roundTrip("POST", "/", tell); status != http.StatusOK {
+					b.Fatal(status)
+				}
 			}
 		})
 	}
