@@ -191,10 +191,19 @@ func TestSchema1Records(t *testing.T) {
 type memStore struct {
 	recs map[string]Record
 	hist map[string][]HistoryEntry
+	keys map[string]Record // key -> ID and KeyData
 }
 
 func newMemStore() *memStore {
-	return &memStore{recs: map[string]Record{}, hist: map[string][]HistoryEntry{}}
+	return &memStore{recs: map[string]Record{}, hist: map[string][]HistoryEntry{}, keys: map[string]Record{}}
+}
+
+func (s *memStore) Key(_ context.Context, key string) (string, []byte, error) {
+	r, ok := s.keys[key]
+	if !ok {
+		return "", nil, ErrNoRecord
+	}
+	return r.ID, r.KeyData, nil
 }
 
 func (s *memStore) Get(_ context.Context, id string) (Record, error) {
@@ -211,6 +220,13 @@ func (s *memStore) Put(_ context.Context, rec Record, h *HistoryEntry) (uint64, 
 	if s.recs[rec.ID].Version != rec.Version {
 		return 0, ErrVersion
 	}
+	if _, taken := s.keys[rec.Key]; rec.Version == 0 && rec.Key != "" && taken {
+		return 0, ErrKeyTaken
+	}
+	if rec.Version == 0 && rec.Key != "" {
+		s.keys[rec.Key] = Record{ID: rec.ID, KeyData: bytes.Clone(rec.KeyData)}
+	}
+	rec.Key, rec.KeyData = "", nil
 	rec.Version++
 	rec.Meta, rec.State = bytes.Clone(rec.Meta), bytes.Clone(rec.State) // Put keeps no slice handed in
 	s.recs[rec.ID] = rec

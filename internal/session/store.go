@@ -12,6 +12,13 @@ type Record struct {
 	Version uint64 // the stored version, 1 for a new session; 0 = not stored yet
 	Meta    []byte // the session record without the optimizer state (small; List returns it)
 	State   []byte // the optimizer state, opaque to the store
+
+	// Key, in the write of a new record (Version 0), is the idempotency
+	// key of the create: the store keeps it with KeyData until the record
+	// is deleted, and refuses a second record with the same key. Writes of
+	// a stored record ignore both; Get and List leave them empty.
+	Key     string
+	KeyData []byte
 }
 
 // HistoryEntry is the record of one told generation, opaque to the store.
@@ -39,8 +46,14 @@ type Store interface {
 	// Put writes rec if the stored version equals rec.Version (0: the id
 	// must not exist) and returns the new version, rec.Version+1; with a
 	// history entry, the entry is written in the same transaction.
-	// A mismatch gives an error wrapping ErrVersion and writes nothing.
+	// A mismatch gives an error wrapping ErrVersion and writes nothing; so
+	// does a new record whose Key another record holds, wrapping ErrKeyTaken.
 	Put(ctx context.Context, rec Record, hist *HistoryEntry) (uint64, error)
+
+	// Key returns the id of the record that was written new with
+	// idempotency key key, and the KeyData written with it; an error
+	// wrapping ErrNoRecord if no stored record holds key.
+	Key(ctx context.Context, key string) (id string, data []byte, err error)
 
 	// Delete removes the record of id and its history if its stored version
 	// is version; errors wrap ErrNoRecord or ErrVersion.
@@ -56,4 +69,5 @@ type Store interface {
 var (
 	ErrNoRecord = errors.New("no such record")
 	ErrVersion  = errors.New("version mismatch")
+	ErrKeyTaken = errors.New("idempotency key taken")
 )

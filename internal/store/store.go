@@ -1,17 +1,19 @@
 // Package store is the bbolt implementation of session.Store.
 //
-// Layout of the file (bbolt buckets), version 2:
+// Layout of the file (bbolt buckets), version 3:
 //
 //	meta      "schema" -> the layout's version, decimal
 //	sessions  id -> version (8 bytes) ‖ len(meta) (4 bytes) ‖ meta ‖ state
 //	hist      len(id) (2 bytes) ‖ id ‖ generation (8 bytes) -> entry
+//	keys      idempotency key -> len(id) (2 bytes) ‖ id ‖ key data
+//	keyof     id -> idempotency key (the sessions created with one)
 //
 // Integers are big endian. A write puts two values: the record and the
 // generation's history entry, whose key sorts after the session's earlier
 // ones, so a tell dirties about two leaf pages. (Layout 1 kept the meta,
 // the state and a history bucket per session apart: twice the pages and
 // write calls per tell. Open migrates a file of layout 1 in one
-// transaction.)
+// transaction; layout 2 had no keys and keyof, which Open adds.)
 //
 // Writes are group committed: a write that finds no commit under way
 // commits itself, on its own goroutine (a lone tell hands nothing to another
@@ -46,12 +48,14 @@ import (
 
 // SchemaVersion is the version of the file's layout, kept in the meta
 // bucket. Bump it with any change of the layout, and migrate.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 var (
 	bucketMeta     = []byte("meta")
 	bucketSessions = []byte("sessions")
 	bucketHist     = []byte("hist")
+	bucketKeys     = []byte("keys")
+	bucketKeyOf    = []byte("keyof")
 	keySchema      = []byte("schema")
 
 	// Layout 1's buckets, read by the migration only.
@@ -148,10 +152,14 @@ func initSchema(tx *bolt.Tx) error {
 		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
 			return err
 		}
+	case string(v) == "2": // layout 3 adds the buckets of the keys, below
+		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+			return err
+		}
 	case string(v) != strconv.Itoa(SchemaVersion):
-		return fmt.Errorf("file layout version %q, this server reads %d (and migrates 1)", v, SchemaVersion)
+		return fmt.Errorf("file layout version %q, this server reads %d (and migrates 1 and 2)", v, SchemaVersion)
 	}
-	for _, name := range [][]byte{bucketSessions, bucketHist} {
+	for _, name := range [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -359,7 +367,7 @@ func (s *Store) commit(batch []*op) {
 }
 
 func expected(err error) bool {
-	return errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion)
+	return errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion) || errors.Is(err, session.ErrKeyTaken)
 }
 
 // storedVersion returns the version of id, 0 if there is none.
@@ -391,6 +399,10 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	if hist != nil {
 		hk = histKey(rec.ID, hist.Generation)
 	}
+	var key, keyVal []byte
+	if rec.Version == 0 && rec.Key != "" {
+		key, keyVal = []byte(rec.Key), append(histPrefix(rec.ID), rec.KeyData...)
+	}
 	err := s.write(func(tx *bolt.Tx) error {
 		if got := storedVersion(tx, id); got != rec.Version {
 			if got == 0 {
@@ -398,8 +410,19 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 			}
 			return fmt.Errorf("store: put %s: version %d, stored %d: %w", rec.ID, rec.Version, got, session.ErrVersion)
 		}
+		if key != nil && tx.Bucket(bucketKeys).Get(key) != nil {
+			return fmt.Errorf("store: put %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
+		}
 		if err := tx.Bucket(bucketSessions).Put(id, val); err != nil {
 			return err
+		}
+		if key != nil {
+			if err := tx.Bucket(bucketKeys).Put(key, keyVal); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketKeyOf).Put(id, key); err != nil {
+				return err
+			}
 		}
 		if hist == nil {
 			return nil
@@ -431,6 +454,14 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 		}
 		if err := tx.Bucket(bucketSessions).Delete(key); err != nil {
 			return err
+		}
+		if k := tx.Bucket(bucketKeyOf).Get(key); k != nil {
+			if err := tx.Bucket(bucketKeys).Delete(k); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketKeyOf).Delete(key); err != nil {
+				return err
+			}
 		}
 		c := tx.Bucket(bucketHist).Cursor()
 		prefix := histPrefix(id)
@@ -499,6 +530,30 @@ func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 		return nil
 	})
 	return rec, err
+}
+
+// Key implements session.Store.
+func (s *Store) Key(ctx context.Context, key string) (string, []byte, error) {
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	var (
+		id   string
+		data []byte
+	)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketKeys).Get([]byte(key))
+		if v == nil {
+			return fmt.Errorf("store: key %q: %w", key, session.ErrNoRecord)
+		}
+		if len(v) < 2 || int(binary.BigEndian.Uint16(v)) > len(v)-2 {
+			return fmt.Errorf("store: key %q: value of %d bytes", key, len(v))
+		}
+		n := 2 + int(binary.BigEndian.Uint16(v))
+		id, data = string(v[2:n]), bytes.Clone(v[n:])
+		return nil
+	})
+	return id, data, err
 }
 
 // List implements session.Store.

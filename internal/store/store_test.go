@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -552,7 +553,7 @@ func TestMigrateLayout1(t *testing.T) {
 
 	os.Remove(path)
 	writeV1(true)
-	for range 2 { // migrated, then opened as layout 2
+	for range 2 { // migrated, then opened as the current layout
 		s := open(t, path)
 		for i, id := range []string{"a", "ab", "b"} {
 			rec, err := s.Get(ctx, id)
@@ -576,7 +577,7 @@ func TestMigrateLayout1(t *testing.T) {
 	}
 	defer db.Close()
 	db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != "2" {
+		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != strconv.Itoa(SchemaVersion) {
 			t.Errorf("schema after migration %q", v)
 		}
 		if tx.Bucket([]byte("states")) != nil || tx.Bucket([]byte("history")) != nil {
@@ -620,4 +621,123 @@ func TestHistoryPrefixIDs(t *testing.T) {
 			t.Errorf("deleting a took %q's history: %d left", id, len(h))
 		}
 	}
+}
+
+// TestIdempotencyKeys: a new record's key is kept with its data until the
+// record is deleted, survives a reopen, and a second new record with the
+// same key is refused without writing anything, alone or in a shared
+// commit; writes of a stored record leave the key alone.
+func TestIdempotencyKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path)
+	if _, _, err := s.Key(ctx, "k1"); !errors.Is(err, session.ErrNoRecord) {
+		t.Fatalf("Key of an unknown key: %v", err)
+	}
+	put(t, s, session.Record{ID: "a", Meta: []byte("m"), Key: "k1", KeyData: []byte("fingerprint")}, nil)
+	put(t, s, session.Record{ID: "b", Key: "k2"}, nil) // no data
+	put(t, s, session.Record{ID: "c"}, nil)            // no key
+	if _, err := s.Put(ctx, session.Record{ID: "d", Key: "k1", KeyData: []byte("other")}, nil); !errors.Is(err, session.ErrKeyTaken) {
+		t.Fatalf("a second record with key k1: %v, want ErrKeyTaken", err)
+	}
+	if _, err := s.Get(ctx, "d"); !errors.Is(err, session.ErrNoRecord) {
+		t.Fatal("the refused record was written")
+	}
+	// In a shared commit the refused write fails alone.
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = s.Put(ctx, session.Record{ID: fmt.Sprint("e", i), Key: "k-race", KeyData: []byte{byte(i)}}, nil)
+		})
+	}
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && won < 0:
+			won = i
+		case err == nil:
+			t.Fatalf("two records took key k-race: e%d and e%d", won, i)
+		case !errors.Is(err, session.ErrKeyTaken):
+			t.Fatalf("e%d: %v", i, err)
+		}
+	}
+	if id, data, err := s.Key(ctx, "k-race"); err != nil || id != fmt.Sprint("e", won) || !bytes.Equal(data, []byte{byte(won)}) {
+		t.Fatalf("Key(k-race) = %q, %v, %v; e%d took it", id, data, err, won)
+	}
+	// A write of the stored record keeps its key, whatever it carries.
+	put(t, s, session.Record{ID: "a", Version: 1, Meta: []byte("m2"), Key: "k3"}, nil)
+	s.Close()
+
+	s = open(t, path)
+	defer s.Close()
+	for key, want := range map[string]struct{ id, data string }{"k1": {"a", "fingerprint"}, "k2": {"b", ""}} {
+		if id, data, err := s.Key(ctx, key); err != nil || id != want.id || string(data) != want.data {
+			t.Errorf("after reopen, Key(%s) = %q, %q, %v; want %q, %q", key, id, data, err, want.id, want.data)
+		}
+	}
+	if _, _, err := s.Key(ctx, "k3"); !errors.Is(err, session.ErrNoRecord) {
+		t.Error("a write of a stored record set a key")
+	}
+	if err := s.Delete(ctx, "a", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Key(ctx, "k1"); !errors.Is(err, session.ErrNoRecord) {
+		t.Fatal("the key of a deleted record is still there")
+	}
+	if v := put(t, s, session.Record{ID: "a2", Key: "k1"}, nil); v != 1 {
+		t.Fatal("the key of a deleted record cannot be used again")
+	}
+	if err := s.Delete(ctx, "c", 1); err != nil { // a record without a key
+		t.Fatal(err)
+	}
+}
+
+// A file of layout 2 (no keys) opens as the current layout, its records
+// as they were.
+func TestMigrateLayout2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	s := open(t, path)
+	put(t, s, session.Record{ID: "a", Meta: []byte("m"), State: []byte("s")}, &session.HistoryEntry{Generation: 0, Data: []byte("h")})
+	s.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketKeys, bucketKeyOf} {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, []byte("2"))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 { // migrated, then opened as it is
+		s = open(t, path)
+		if rec, err := s.Get(ctx, "a"); err != nil || rec.Version != 1 || string(rec.Meta) != "m" || string(rec.State) != "s" {
+			t.Fatalf("Get after migration: %+v, %v", rec, err)
+		}
+		if h, err := s.History(ctx, "a", 0, 0); err != nil || len(h) != 1 {
+			t.Fatalf("History after migration: %+v, %v", h, err)
+		}
+		put(t, s, session.Record{ID: fmt.Sprint("k", i), Key: fmt.Sprint("key", i)}, nil)
+		s.Close()
+	}
+	db, err = bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != strconv.Itoa(SchemaVersion) {
+			t.Errorf("schema after migration %q", v)
+		}
+		return nil
+	})
 }
