@@ -192,8 +192,15 @@ func randomSeed() uint64 {
 }
 
 // Create validates p, starts the optimizer (which samples the first batch)
-// and persists the session in one write.
+// and persists the session in one write. With p.IdempotencyKey it is
+// CreateIdempotent.
 func (m *Manager) Create(ctx context.Context, p CreateParams) (Session, error) {
+	s, _, err := m.CreateIdempotent(ctx, p)
+	return s, err
+}
+
+// create is Create of a new session, stored with key k (nil: none).
+func (m *Manager) create(ctx context.Context, p CreateParams, k *idemKey) (Session, error) {
 	alg, init, cfg, err := m.limits.config(p)
 	if err != nil {
 		return Session{}, err
@@ -235,7 +242,11 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Session, error) {
 	if err != nil {
 		return Session{}, internal("encode session record", err)
 	}
-	v, cand, enc, err := m.put(ctx, Record{ID: md.ID, Meta: mb, State: state}, nil, o)
+	rec := Record{ID: md.ID, Meta: mb, State: state}
+	if k != nil {
+		rec.Key, rec.KeyData = k.key, k.fingerprint
+	}
+	v, cand, enc, err := m.put(ctx, rec, nil, o)
 	if err != nil {
 		return Session{}, internal("store new session", err)
 	}

@@ -16,6 +16,10 @@ type CreateParams struct {
 	Termination    Termination
 	Name           string
 	Metadata       []byte // a JSON object, stored and echoed as is; nil = none
+
+	// IdempotencyKey, when not empty, makes the create safe to send again
+	// (Manager.CreateIdempotent): 1 to 255 visible ASCII characters.
+	IdempotencyKey string
 }
 
 // Bounds is a box that every candidate handed out lies in.
