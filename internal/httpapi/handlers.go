@@ -42,13 +42,28 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sess, err := s.m.Create(r.Context(), p)
+	p.IdempotencyKey = idempotencyKey(r.Header.Get("Idempotency-Key"))
+	sess, created, err := s.m.CreateIdempotent(r.Context(), p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
+	if !created {
+		w.Header().Set("Idempotent-Replayed", "true")
+		s.writeSession(w, http.StatusOK, sess)
+		return
+	}
 	s.writeSession(w, http.StatusCreated, sess)
+}
+
+// idempotencyKey is the key of an Idempotency-Key header, as is or in the
+// double quotes of the IETF draft's structured-field string.
+func idempotencyKey(h string) string {
+	if len(h) >= 2 && h[0] == '"' && h[len(h)-1] == '"' {
+		return h[1 : len(h)-1]
+	}
+	return h
 }
 
 // Limits of GET /v1/sessions.

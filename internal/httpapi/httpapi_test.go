@@ -573,3 +573,45 @@ func TestOpenAPIDocument(t *testing.T) {
 		t.Fatalf("If-None-Match with another ETag: %d, %d bytes", r.status, len(r.body))
 	}
 }
+
+// POST /v1/sessions with an Idempotency-Key makes at most one session: the
+// same create again answers it (200, Idempotent-Replayed), another body
+// with the key is 422, a malformed key 400, and DELETE frees the key.
+func TestIdempotencyKey(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	body := map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 0.5, "algorithm": "cma-es"}
+	create := func(key string, body any, invalid bool) response {
+		return ts.do(t, call{method: "POST", path: "/v1/sessions", body: body, header: map[string]string{"Idempotency-Key": key}, invalid: invalid})
+	}
+	first := create("4f1c9a2e-run", body, false)
+	if first.status != http.StatusCreated || first.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("first create: %d %s", first.status, first.body)
+	}
+	s := decode[sessionView](t, first)
+	for _, key := range []string{"4f1c9a2e-run", `"4f1c9a2e-run"`} {
+		r := create(key, body, false)
+		get := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID})
+		if r.status != http.StatusOK || r.header.Get("Idempotent-Replayed") != "true" || r.header.Get("Location") != "/v1/sessions/"+s.ID || !bytes.Equal(r.body, get.body) {
+			t.Fatalf("create again with key %s: %d %v\n%s\nwant the session\n%s", key, r.status, r.header, r.body, get.body)
+		}
+	}
+	other := map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 0.7, "algorithm": "cma-es"}
+	if r := create("4f1c9a2e-run", other, false); r.status != http.StatusUnprocessableEntity || decode[errorView](t, r).Error.Code != "out_of_range" {
+		t.Fatalf("another body with the key: %d %s", r.status, r.body)
+	}
+	if r := create("with space", body, false); r.status != http.StatusBadRequest || decode[errorView](t, r).Error.Code != "invalid" {
+		t.Fatalf("a key with a space: %d %s", r.status, r.body)
+	}
+	if r := create(strings.Repeat("k", 300), body, true); r.status != http.StatusBadRequest {
+		t.Fatalf("a key of 300 bytes: %d %s", r.status, r.body)
+	}
+	if r := ts.do(t, call{method: "GET", path: "/v1/sessions"}); !bytes.Contains(r.body, []byte(s.ID)) || bytes.Count(r.body, []byte(`"id"`)) != 1 {
+		t.Fatalf("sessions after the creates with one key: %s", r.body)
+	}
+	if r := ts.do(t, call{method: "DELETE", path: "/v1/sessions/" + s.ID}); r.status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	if r := create("4f1c9a2e-run", other, false); r.status != http.StatusCreated || decode[sessionView](t, r).ID == s.ID {
+		t.Fatalf("the key after its session was deleted: %d %s", r.status, r.body)
+	}
+}
