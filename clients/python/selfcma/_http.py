@@ -75,10 +75,11 @@ class Transport:
         d = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
         return d * (0.5 + 0.5 * self._random.random())
 
-    def request(self, method, path, body=None, query=None, idempotent=True, raw=False):
+    def request(self, method, path, body=None, query=None, idempotent=True, raw=False, headers=None):
         """Sends one request and returns the decoded answer: the JSON value,
         the text of a non-JSON answer, or None for an empty one; with
-        ``raw``, the bytes of the answer as they came.
+        ``raw``, the bytes of the answer as they came. ``headers`` are sent
+        besides the client's own.
 
         Connection failures, timeouts and 502/503/504 are retried up to
         ``retries`` times with backoff when the request is idempotent;
@@ -92,7 +93,7 @@ class Transport:
             if q:
                 url += "?" + urllib.parse.urlencode(q)
         data = None
-        headers = dict(self._headers)
+        headers = dict(self._headers, **(headers or {}))
         if body is not None:
             data = json.dumps(body, allow_nan=False, default=json_default).encode("utf-8")
             headers["Content-Type"] = "application/json"
@@ -102,24 +103,26 @@ class Transport:
             failure = None
             try:
                 with self._opener.open(req, timeout=self.timeout) as resp:
-                    data = resp.read()
+                    answer = resp.read()
                     ctype = resp.headers.get("Content-Type", "")
                 if raw:
-                    return data
-                return _decode(data, ctype, method, url, resp.status)
+                    return answer
+                return _decode(answer, ctype, method, url, resp.status)
             except urllib.error.HTTPError as e:
+                # The answer has a name of its own: data is the request's
+                # body, sent again by a retry.
                 try:
-                    data = e.read()
+                    answer = e.read()
                 except (OSError, http.client.HTTPException):
-                    data = b""
+                    answer = b""
                 finally:
                     e.close()
                 if e.code not in RETRY_STATUSES:
-                    raise error_from_answer(e.code, data, method=method, url=url, reason=e.reason) from None
+                    raise error_from_answer(e.code, answer, method=method, url=url, reason=e.reason) from None
                 failure = e
-                answer = error_from_answer(e.code, data, method=method, url=url, reason=e.reason)
+                problem = error_from_answer(e.code, answer, method=method, url=url, reason=e.reason)
                 retryable = idempotent
-                what = f"{e.code} {answer.message}"
+                what = f"{e.code} {problem.message}"
                 status = e.code
             except (OSError, http.client.HTTPException) as e:
                 # URLError (refused, unreachable), resets, timeouts, a

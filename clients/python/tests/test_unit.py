@@ -274,17 +274,20 @@ class StubTest(unittest.TestCase):
         self.assertEqual(len(s.requests), 1)
 
     def test_lost_tell_answer_is_retried(self):
-        s = self.stub((200, SESSION), (200, BATCH), "drop", (200, dict(SESSION, generation=1, evaluations=2)))
-        c = self.client(s)
-        es = c.session("abc")
-        X = es.ask()
-        with self.assertLogs("selfcma", "WARNING"):
-            es.tell(X, [1.0, None])
-        self.assertEqual(es.generation, 1)
-        tells = [r for r in s.requests if r[1].endswith("/tell?next=true")]
-        self.assertEqual(len(tells), 2)
-        self.assertEqual(tells[0][3], tells[1][3])
-        self.assertEqual(json.loads(tells[0][3]), {"generation": 0, "fitness": [1.0, None]})
+        # A 503's answer must not become the body of the retry.
+        for step in ("drop", UNAVAILABLE):
+            with self.subTest(step=step):
+                s = self.stub((200, SESSION), (200, BATCH), step, (200, dict(SESSION, generation=1, evaluations=2)))
+                c = self.client(s)
+                es = c.session("abc")
+                X = es.ask()
+                with self.assertLogs("selfcma", "WARNING"):
+                    es.tell(X, [1.0, None])
+                self.assertEqual(es.generation, 1)
+                tells = [r for r in s.requests if r[1].endswith("/tell?next=true")]
+                self.assertEqual(len(tells), 2)
+                self.assertEqual(tells[0][3], tells[1][3])
+                self.assertEqual(json.loads(tells[0][3]), {"generation": 0, "fitness": [1.0, None]})
 
     def test_ask_after_tell_uses_the_batch_the_tell_carried(self):
         nxt = {"generation": 1, "candidates": [[0.25, 0.5], [-1.0, 3.0]]}
