@@ -7,6 +7,7 @@ import copy
 import logging
 import os
 import sys
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -341,10 +342,9 @@ class Client:
         retries: how many times a request is tried again after a connection
             failure, a timeout or a 502/503/504, with exponential backoff
             from ``backoff`` seconds up to ``max_backoff``; then
-            ServerUnavailable. ask, tell, get, list, history and delete are
-            retried (ask only reads; the server applies a retried tell
-            once); create only when the connection was refused (the request
-            was not sent), as a retried create could make two sessions.
+            ServerUnavailable. Every request is retried: ask only reads,
+            the server applies a retried tell once, and a create carries an
+            Idempotency-Key, so that sent again it makes no second session.
 
     A Client is thread-safe and holds no connection open; it is a context
     manager for symmetry with other clients.
@@ -407,6 +407,7 @@ class Client:
         name=None,
         metadata=None,
         hyperparameters=None,
+        idempotency_key=None,
     ):
         """Creates a session and returns it (a Session).
 
@@ -430,6 +431,13 @@ class Client:
             hyperparameters: self-cma-es only, ``"default"`` or
                 ``"uniform"`` (the auxiliary CMA-ES's initial mean), or
                 ``{"init": ...}``.
+            idempotency_key: the create's Idempotency-Key (1 to 255
+                visible ASCII characters); None draws a random UUID. The
+                create is retried with it after a timeout or a lost answer,
+                and the server makes at most one session for a key: pass
+                your own to make a create that a crashed script runs again
+                find the session of its first run (with the same
+                arguments; others raise OutOfRange).
 
         Raises OutOfRange (a ValueError) or InvalidRequest for values the
         server refuses; TypeError or ValueError before sending for values
@@ -461,7 +469,9 @@ class Client:
             if isinstance(hyperparameters, str):
                 hyperparameters = {"init": hyperparameters}
             body["hyperparameters"] = conv.plain_json(hyperparameters)
-        state = self._t.request("POST", "/v1/sessions", body, idempotent=False)
+        if idempotency_key is None:
+            idempotency_key = str(uuid.uuid4())
+        state = self._t.request("POST", "/v1/sessions", body, headers={"Idempotency-Key": idempotency_key})
         return Session(self, state)
 
     def session(self, session_id):

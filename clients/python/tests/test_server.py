@@ -217,6 +217,19 @@ class LoopTest(ServerTestCase):
             self.client.session(ids[0])
         self.assertNotIn(ids[0], [s["id"] for s in self.client.sessions()])
 
+    def test_create_with_idempotency_key(self):
+        key = "test-%s" % os.getpid()
+        es = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", seed=5, idempotency_key=key)
+        X = es.ask()
+        es.tell(X, [sphere(x) for x in X])
+        # The same create again (a script run again): the same session, as it is now.
+        again = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", seed=5, idempotency_key=key)
+        self.assertEqual((again.id, again.info["generation"]), (es.id, 1))
+        with self.assertRaises(OutOfRange):
+            self.client.create([1.0, 2.0], 0.6, algorithm="cma-es", seed=5, idempotency_key=key)
+        # Without a key of the caller's, every create makes a session.
+        self.assertNotEqual(self.client.create([1.0], 0.5).id, self.client.create([1.0], 0.5).id)
+
     def test_backup_restores_on_another_server(self):
         es = self.client.create([1.0, 2.0, 3.0], 0.5, seed=11)
         for _ in range(3):

@@ -10,6 +10,7 @@ import pickle
 import socket
 import threading
 import unittest
+import uuid
 
 from _support import FakeArray
 
@@ -246,13 +247,26 @@ class StubTest(unittest.TestCase):
             self.client(s, retries=0).session("abc")
         self.assertEqual(len(s.requests), 1)
 
-    def test_create_is_not_retried_once_sent(self):
+    def test_create_is_retried_with_its_key(self):
         for step in (UNAVAILABLE, "drop"):
             with self.subTest(step=step):
                 s = self.stub(step, (201, SESSION))
-                with self.assertRaisesRegex(selfcma.ServerUnavailable, "may or may not have been applied"):
-                    self.client(s).create([1.0], 0.5)
-                self.assertEqual(len(s.requests), 1)
+                with self.assertLogs("selfcma", "WARNING"):
+                    es = self.client(s).create([1.0], 0.5)
+                self.assertEqual(es.id, "abc")
+                self.assertEqual(len(s.requests), 2)
+                keys = [r[2].get("Idempotency-Key") for r in s.requests]
+                self.assertEqual(keys[0], keys[1])
+                uuid.UUID(keys[0])  # a random UUID when the caller gives none
+                self.assertEqual(s.requests[0][3], s.requests[1][3])
+        s = self.stub((201, SESSION))
+        c = self.client(s)
+        c.create([1.0], 0.5, idempotency_key="my-run-1")
+        c.create([1.0], 0.5)
+        c.create([1.0], 0.5)
+        keys = [r[2].get("Idempotency-Key") for r in s.requests]
+        self.assertEqual(keys[0], "my-run-1")
+        self.assertNotEqual(keys[1], keys[2])  # a new key for each create
 
     def test_refused_connection_is_retried_for_create(self):
         with socket.socket() as sock:
