@@ -130,7 +130,17 @@ func (p *proc) stop(t *testing.T) {
 var client = &http.Client{Timeout: 30 * time.Second}
 
 // send posts or gets JSON; a transport error (a killed server) is returned.
+// withKey is a request body sent with an Idempotency-Key.
+type withKey struct {
+	body any
+	key  string
+}
+
 func send(method, url string, body any) (int, []byte, error) {
+	var key string
+	if wk, ok := body.(withKey); ok {
+		body, key = wk.body, wk.key
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -144,6 +154,9 @@ func send(method, url string, body any) (int, []byte, error) {
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -316,16 +329,33 @@ func TestEndToEndKills(t *testing.T) {
 				return r.code, r.b
 			}
 
-			var s e2eSession
-			for s.ID == "" {
-				if rng.IntN(2) == 0 {
-					code, b := killDuring("create", "POST", "/v1/sessions", createBody(alg))
-					if code == 201 {
-						json.Unmarshal(b, &s)
-					}
-					continue
+			// The client creates with an Idempotency-Key and sends the create
+			// again until it has an answer: a create killed after its commit
+			// is answered with the session it made (200), so there is one.
+			var answered, s e2eSession
+			create := withKey{createBody(alg), "e2e-" + alg}
+			for range 4 {
+				if code, b := killDuring("during create", "POST", "/v1/sessions", create); code == 201 {
+					json.Unmarshal(b, &answered)
 				}
-				json.Unmarshal(must(t, "POST", p.base+"/v1/sessions", createBody(alg), 201), &s)
+			}
+			code, b, err := send("POST", p.base+"/v1/sessions", create)
+			if err != nil || (code != 201 && code != 200) {
+				t.Fatalf("create: %d %s %v", code, b, err)
+			}
+			json.Unmarshal(b, &s)
+			switch {
+			case answered.ID != "" && s.ID != answered.ID:
+				t.Fatalf("the create sent again answered session %s, the first answer was %s", s.ID, answered.ID)
+			case answered.ID == "" && code == 200:
+				kills["during create: committed, not answered"]++
+			}
+			var list struct {
+				Sessions []e2eSession `json:"sessions"`
+			}
+			json.Unmarshal(must(t, "GET", p.base+"/v1/sessions", nil, 200), &list)
+			if len(list.Sessions) != 1 || list.Sessions[0].ID != s.ID {
+				t.Fatalf("after the creates killed and sent again: %d sessions, want the one answered", len(list.Sessions))
 			}
 			sp := "/v1/sessions/" + s.ID
 			for g := 0; s.Status == "running"; g++ {
