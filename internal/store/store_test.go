@@ -571,17 +571,31 @@ func TestMigrateLayout1(t *testing.T) {
 		}
 		s.Close()
 	}
-	db, err = bolt.Open(path, 0o600, nil)
+	wantCurrentLayout(t, path, "states", "history")
+}
+
+// wantCurrentLayout checks that the file at path is of layout SchemaVersion,
+// with its buckets and without the buckets named gone.
+func wantCurrentLayout(t *testing.T, path string, gone ...string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != strconv.Itoa(SchemaVersion) {
-			t.Errorf("schema after migration %q", v)
+			t.Errorf("layout after migration %q, want %d", v, SchemaVersion)
 		}
-		if tx.Bucket([]byte("states")) != nil || tx.Bucket([]byte("history")) != nil {
-			t.Error("layout 1's buckets survived the migration")
+		for _, b := range [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf} {
+			if tx.Bucket(b) == nil {
+				t.Errorf("no bucket %s after migration", b)
+			}
+		}
+		for _, b := range gone {
+			if tx.Bucket([]byte(b)) != nil {
+				t.Errorf("bucket %s survived the migration", b)
+			}
 		}
 		return nil
 	})
@@ -729,15 +743,5 @@ func TestMigrateLayout2(t *testing.T) {
 		put(t, s, session.Record{ID: fmt.Sprint("k", i), Key: fmt.Sprint("key", i)}, nil)
 		s.Close()
 	}
-	db, err = bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != strconv.Itoa(SchemaVersion) {
-			t.Errorf("schema after migration %q", v)
-		}
-		return nil
-	})
+	wantCurrentLayout(t, path)
 }
