@@ -401,6 +401,10 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	}
 	var key, keyVal []byte
 	if rec.Version == 0 && rec.Key != "" {
+		if len(rec.Key) > bolt.MaxKeySize {
+			return 0, fmt.Errorf("store: put %s: idempotency key of %d bytes", rec.ID, len(rec.Key))
+		}
+		// len(id) ‖ id, as histPrefix writes it, then the data.
 		key, keyVal = []byte(rec.Key), append(histPrefix(rec.ID), rec.KeyData...)
 	}
 	err := s.write(func(tx *bolt.Tx) error {
