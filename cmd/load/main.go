@@ -10,12 +10,17 @@
 //	go run ./cmd/load -sessions 1 -dim 10 -duration 10s
 //	go run ./cmd/load -sessions 64 -dim 10 -duration 10s
 //
-// The sessions it creates are deleted at the end unless -keep is set.
+// The sessions it creates are deleted at the end unless -keep is set,
+// those too whose create the end of the run cut short: every create
+// carries an Idempotency-Key, sent again at the end to learn the session
+// (if the cut create made one).
 package main
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -94,6 +99,7 @@ type result struct {
 	elapsed     time.Duration
 	times       []time.Duration // one per generation, sorted
 	sessions    []string        // created, in order
+	cut         []createReq     // creates whose answer the end of the run cut short
 }
 
 func (r result) percentile(p float64) time.Duration {
@@ -111,6 +117,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	r, err := drive(ctx, c)
 	if !c.keep {
 		cl := client{cfg: c, hc: http.DefaultClient}
+		for _, cut := range r.cut { // made, perhaps: the key tells
+			if cerr := cl.create(context.Background(), cut); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+		}
+		r.sessions = append(r.sessions, cl.created...)
 		for _, id := range r.sessions {
 			if derr := cl.do(context.Background(), http.MethodDelete, "/v1/sessions/"+id, nil, nil); derr != nil {
 				err = errors.Join(err, derr)
@@ -143,15 +155,18 @@ func drive(ctx context.Context, c config) (result, error) {
 		wg  sync.WaitGroup
 	)
 	errs := make([]error, c.sessions)
+	var run [8]byte
+	rand.Read(run[:])
 	start := time.Now()
 	for w := range c.sessions {
 		wg.Go(func() {
-			cl := &client{cfg: c, hc: hc, seed: w + 1}
+			cl := &client{cfg: c, hc: hc, seed: w + 1, run: hex.EncodeToString(run[:])}
 			times, err := cl.loop(ctx)
 			mu.Lock()
 			defer mu.Unlock()
 			res.times = append(res.times, times...)
 			res.sessions = append(res.sessions, cl.created...)
+			res.cut = append(res.cut, cl.cut...)
 			errs[w] = err
 		})
 	}
@@ -167,7 +182,15 @@ type client struct {
 	cfg     config
 	hc      *http.Client
 	seed    int
-	created []string
+	run     string      // this run's id, in the creates' keys
+	created []string    // the sessions it created
+	cut     []createReq // its creates that ctx's end cut short
+}
+
+// createReq is a create: its body and its Idempotency-Key.
+type createReq struct {
+	body map[string]any
+	key  string
 }
 
 type batch struct {
@@ -183,11 +206,14 @@ func (cl *client) loop(ctx context.Context) ([]time.Duration, error) {
 	id := ""
 	for ctx.Err() == nil {
 		if id == "" {
-			var err error
-			if id, err = cl.create(ctx); err != nil {
+			req := cl.newCreate()
+			if err := cl.create(ctx, req); err != nil {
+				if ctx.Err() != nil {
+					cl.cut = append(cl.cut, req)
+				}
 				return times, ctxErr(ctx, err)
 			}
-			pending = nil
+			id, pending = cl.created[len(cl.created)-1], nil
 		}
 		t := time.Now()
 		b := pending
@@ -231,7 +257,8 @@ func ctxErr(ctx context.Context, err error) error {
 	return err
 }
 
-func (cl *client) create(ctx context.Context) (string, error) {
+// newCreate is the worker's next create.
+func (cl *client) newCreate() createReq {
 	x0 := make([]float64, cl.cfg.dim)
 	for i := range x0 {
 		x0[i] = 1
@@ -240,19 +267,30 @@ func (cl *client) create(ctx context.Context) (string, error) {
 	if cl.cfg.lambda > 0 {
 		body["population_size"] = cl.cfg.lambda
 	}
+	req := createReq{body: body, key: fmt.Sprintf("load-%s-%d", cl.run, cl.seed)}
+	cl.seed += 1 << 20 // the next session of this worker runs another stream
+	return req
+}
+
+// create sends req and adds the session it answers to cl.created.
+func (cl *client) create(ctx context.Context, req createReq) error {
 	var s struct {
 		ID string `json:"id"`
 	}
-	if err := cl.do(ctx, http.MethodPost, "/v1/sessions", body, &s); err != nil {
-		return "", err
+	if err := cl.send(ctx, http.MethodPost, "/v1/sessions", req.body, &s, req.key); err != nil {
+		return err
 	}
 	cl.created = append(cl.created, s.ID)
-	cl.seed += 1 << 20 // the next session of this worker runs another stream
-	return s.ID, nil
+	return nil
 }
 
 // do sends one request and decodes a 2xx answer into out (if not nil).
 func (cl *client) do(ctx context.Context, method, path string, body, out any) error {
+	return cl.send(ctx, method, path, body, out, "")
+}
+
+// send is do with an Idempotency-Key (none if key is empty).
+func (cl *client) send(ctx context.Context, method, path string, body, out any, key string) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -270,6 +308,9 @@ func (cl *client) do(ctx context.Context, method, path string, body, out any) er
 	}
 	if cl.cfg.token != "" {
 		req.Header.Set("Authorization", "Bearer "+cl.cfg.token)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	resp, err := cl.hc.Do(req)
 	if err != nil {
