@@ -20,9 +20,9 @@ type idemKey struct {
 
 // CreateIdempotent is Create, made safe to send again by p.IdempotencyKey:
 // a create whose key a stored session was created with answers that
-// session as it is now, and created false, if its parameters are those of
-// that create (byte for byte, but for the spacing of metadata), and
-// out_of_range if they are not. The key is freed when its session is
+// session as it is now, and created false, if its parameters equal that
+// create's (the values, not their spelling: 0.5 is 5e-1; metadata's
+// spacing aside), and out_of_range if they do not. The key is freed when its session is
 // deleted. Without a key every call creates a session.
 func (m *Manager) CreateIdempotent(ctx context.Context, p CreateParams) (s Session, created bool, err error) {
 	if p.IdempotencyKey == "" {
