@@ -17,8 +17,8 @@ from .errors import ServerError, ServerUnavailable, error_from_answer
 
 log = logging.getLogger("selfcma")
 
-# Statuses a proxy or a restarting server answers while the request was not
-# processed; retried like a refused connection.
+# Statuses a proxy or a restarting server answers; retried like a timeout,
+# when the request is safe to send again (a 504's may have been processed).
 RETRY_STATUSES = (502, 503, 504)
 
 USER_AGENT = "selfcma-python"
