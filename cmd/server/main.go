@@ -51,6 +51,7 @@ type Config struct {
 	Limits          session.Limits
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
+	PrintVersion    bool // -version: print the build's version and exit
 }
 
 // parseConfig reads flags, falling back to the environment, then to the
@@ -86,6 +87,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	body := httpapi.DefaultMaxBodyBytes
 	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
+	fs.BoolVar(&c.PrintVersion, "version", false, "print the version of this build and exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -109,6 +111,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stdout)
 	if err != nil {
+		return err
+	}
+	if cfg.PrintVersion {
+		_, err := fmt.Fprintln(stdout, "selfcma", version())
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stdout, nil))
@@ -141,7 +147,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.DB, "auth", cfg.Token != "")
+	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.DB, "auth", cfg.Token != "", "version", version())
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -114,7 +116,8 @@ func TestRunRestart(t *testing.T) {
 	_, before := request(t, "GET", base+"/v1/sessions/"+s.ID, "tok", "")
 	code, metrics := request(t, "GET", base+"/metrics", "tok", "")
 	for _, want := range []string{"\nselfcma_store_writes_total 1\n", "\nselfcma_store_commit_duration_seconds_count 1\n",
-		`selfcma_http_requests_total{method="POST",route="/v1/sessions",status="201"} 1`, "\ngo_goroutines ", "\nprocess_resident_memory_bytes "} {
+		`selfcma_http_requests_total{method="POST",route="/v1/sessions",status="201"} 1`, "\ngo_goroutines ", "\nprocess_resident_memory_bytes ",
+		"\ngo_build_info{"} {
 		if code != 200 || !strings.Contains(string(metrics), want) {
 			t.Errorf("GET /metrics: %d, lacks %q:\n%s", code, want, metrics)
 		}
@@ -126,7 +129,7 @@ func TestRunRestart(t *testing.T) {
 		t.Fatalf("run after cancel: %v", err)
 	}
 	out := log.String()
-	for _, want := range []string{"request_id=", "session_id=" + s.ID, "status=201", "duration=", "msg=stopped"} {
+	for _, want := range []string{"version=", "request_id=", "session_id=" + s.ID, "status=201", "duration=", "msg=stopped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
@@ -144,6 +147,21 @@ func TestRunRestart(t *testing.T) {
 	_, after := request(t, "GET", base+"/v1/sessions/"+s.ID, "other", "")
 	if !bytes.Equal(ask, ask2) || !bytes.Equal(before, after) {
 		t.Errorf("after a restart:\nask %s\nthen %s\nsession %s\nthen %s", ask, ask2, before, after)
+	}
+}
+
+// -version prints the build's version and exits, opening nothing.
+func TestVersion(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"-version", "-db", db}, func(string) string { return "" }, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^selfcma \S+ .*go1\.\d+\S*\n$`).MatchString(out.String()) {
+		t.Errorf("-version printed %q", out.String())
+	}
+	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("-version opened the database: %v", err)
 	}
 }
 

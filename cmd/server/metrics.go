@@ -7,8 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// newMetrics returns the registry that GET /metrics serves, with Go's and
-// the process's collectors and the store's commits, and the store's
+// newMetrics returns the registry that GET /metrics serves, with Go's, the
+// process's and the build's (go_build_info) collectors and the store's
+// commits, and the store's
 // OnCommit hook that feeds them. (httpapi adds the request metrics.)
 func newMetrics() (*prometheus.Registry, func(writes int, took time.Duration)) {
 	reg := prometheus.NewRegistry()
@@ -21,7 +22,8 @@ func newMetrics() (*prometheus.Registry, func(writes int, took time.Duration)) {
 		Name: "selfcma_store_writes_total",
 		Help: "Writes committed (each create, tell and delete is one); over the commits, how many shared a commit.",
 	})
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), commit, writes)
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewBuildInfoCollector(), commit, writes)
 	return reg, func(n int, took time.Duration) {
 		commit.Observe(took.Seconds())
 		writes.Add(float64(n))
