@@ -460,6 +460,7 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 			return err
 		}
 		if k := tx.Bucket(bucketKeyOf).Get(key); k != nil {
+			k = bytes.Clone(k) // bbolt's memory, not to be held across writes
 			if err := tx.Bucket(bucketKeys).Delete(k); err != nil {
 				return err
 			}
