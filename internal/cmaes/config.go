@@ -65,6 +65,7 @@ const (
 	StopEqualFunValues = "equal_fun_values"
 	StopTolUpSigma     = "tol_up_sigma"
 	StopNumerical      = "numerical_error" // a non-finite value would have entered the state
+	StopRequested      = "requested"       // the caller ended the run (ES.StopNow)
 )
 
 // StopReason is a criterion that fired, with the value that made it fire.

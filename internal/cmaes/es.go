@@ -545,6 +545,15 @@ func finiteSym(c *mat.SymDense) bool {
 	return true
 }
 
+// StopNow ends the run at the caller's request: StopRequested, with the
+// number of generations told as its value, becomes the stop reason, and no
+// restart follows. A stopped ES is left as it is.
+func (e *ES) StopNow() {
+	if len(e.stopWhy) == 0 {
+		e.stopWhy = append(e.stopWhy, StopReason{Name: StopRequested, Value: float64(e.generation)})
+	}
+}
+
 func (e *ES) mayRestart() bool {
 	if !e.cfg.Restarts.IPOP || e.run >= e.cfg.Restarts.Max {
 		return false

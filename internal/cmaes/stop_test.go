@@ -1,8 +1,10 @@
 package cmaes
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -298,5 +300,44 @@ func TestStagnationMatchesFullHistory(t *testing.T) {
 	}
 	if e.Stopped() == nil || len(best) < 6*minLen {
 		t.Fatalf("stopped by %v after %d generations: the trimming was not exercised", reasonNames(e.Stopped()), len(best))
+	}
+}
+
+// StopNow stops a run at the caller's request, with the generations told
+// as its value: no restart follows (IPOP configured), Tell refuses, a second
+// StopNow or one on a stopped ES changes nothing, and the reason persists.
+func TestStopNow(t *testing.T) {
+	e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 0.5, Seed: 2, Restarts: Restarts{IPOP: true, Max: 3}})
+	for range 4 {
+		step(t, e, sphere)
+	}
+	e.StopNow()
+	e.StopNow()
+	want := []StopReason{{Name: StopRequested, Value: 4}}
+	if got := e.Stopped(); !reflect.DeepEqual(got, want) || e.Run() != 0 {
+		t.Fatalf("after StopNow: stopped %v, run %d; want %v, run 0", got, e.Run(), want)
+	}
+	if _, err := e.Tell(make([]float64, e.Params().Lambda)); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Tell after StopNow: %v", err)
+	}
+	b, err := e.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Stopped(), want) {
+		t.Fatalf("restored: stopped %v", back.Stopped())
+	}
+
+	// On a run a criterion stopped, StopNow adds nothing.
+	f := mustNew(t, Config{X0: constVec(2, 1), Sigma0: 0.5, Seed: 2, Termination: Termination{MaxEvaluations: 12}})
+	runToStop(t, f, sphere, 100)
+	why := f.Stopped()
+	f.StopNow()
+	if !reflect.DeepEqual(f.Stopped(), why) || why[0].Name == StopRequested {
+		t.Fatalf("StopNow on a stopped ES: %v, before %v", f.Stopped(), why)
 	}
 }

@@ -268,6 +268,11 @@ func (s *ES) Stopped() []cmaes.StopReason { return s.primary.Stopped() }
 func (s *ES) AxisRatio() float64          { return s.primary.AxisRatio() }
 func (s *ES) Config() cmaes.Config        { return s.primary.Config() }
 
+// StopNow ends the run at the caller's request (cmaes.ES.StopNow): the
+// primary stops, and the auxiliary CMA-ES, which runs only within a tell,
+// with it.
+func (s *ES) StopNow() { s.primary.StopNow() }
+
 // Init returns the auxiliary's initialization, InitDefault or InitUniform.
 func (s *ES) Init() string { return s.init }
 

@@ -410,3 +410,26 @@ func TestAppendBinary(t *testing.T) {
 		step(t, s, sphere)
 	}
 }
+
+// StopNow stops the primary at the caller's request; the state keeps it.
+func TestStopNow(t *testing.T) {
+	s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(4, 3), Sigma0: 1, Lambda: 20, Seed: 3}})
+	for range 3 {
+		step(t, s, rosenbrock)
+	}
+	s.StopNow()
+	if why := s.Stopped(); len(why) != 1 || why[0].Name != cmaes.StopRequested || why[0].Value != 3 {
+		t.Fatalf("after StopNow: %v", why)
+	}
+	if _, err := s.Tell(make([]float64, 20)); err == nil {
+		t.Fatal("Tell after StopNow succeeded")
+	}
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Unmarshal(b)
+	if err != nil || len(back.Stopped()) != 1 || back.Stopped()[0].Name != cmaes.StopRequested {
+		t.Fatalf("restored: %v, %v", back, err)
+	}
+}
