@@ -469,6 +469,63 @@ func sameValues(a []nullNum, b []float64) bool {
 	return true
 }
 
+// Stop ends session id at its client's request, in one write: its status
+// becomes stopped with the reason requested (the generations told as its
+// value), and ask and tell answer stopped from then on; its history stays.
+// A stopped session is answered as it is.
+func (m *Manager) Stop(ctx context.Context, id string) (Session, error) {
+	e := m.acquire(id)
+	defer m.release(e)
+	for attempt := 0; ; attempt++ {
+		l, err := m.load(ctx, e, id)
+		if err != nil {
+			return Session{}, err
+		}
+		if len(l.opt.Stopped()) > 0 {
+			return view(l), nil
+		}
+		// From here on the cached optimizer changes: any failure drops it.
+		l.opt.StopNow()
+		err = m.rewrite(ctx, id, l)
+		if err == nil {
+			return view(l), nil
+		}
+		e.l = nil
+		if errors.Is(err, ErrVersion) && attempt == 0 {
+			continue
+		}
+		if errors.Is(err, ErrNoRecord) {
+			return Session{}, errorf(CodeNotFound, "no session %q", id)
+		}
+		return Session{}, internal("stop", err)
+	}
+}
+
+// rewrite writes l's state and record as they are now, without a history
+// entry.
+func (m *Manager) rewrite(ctx context.Context, id string, l *loaded) error {
+	buf := stateBufs.Get().(*[]byte)
+	defer stateBufs.Put(buf)
+	state, err := l.opt.AppendBinary((*buf)[:0])
+	*buf = state
+	if err != nil {
+		return err
+	}
+	md := *l.meta
+	md.UpdatedAt = m.now().UTC()
+	md.summarize(l.opt)
+	mb, err := encodeMeta(&md)
+	if err != nil {
+		return err
+	}
+	v, err := m.store.Put(context.WithoutCancel(ctx), Record{ID: id, Version: l.version, Meta: mb, State: state}, nil)
+	if err != nil {
+		return err
+	}
+	l.version, l.meta, l.cand, l.encoded = v, &md, nil, nil
+	return nil
+}
+
 // Delete removes session id and its history.
 func (m *Manager) Delete(ctx context.Context, id string) error {
 	e := m.acquire(id)

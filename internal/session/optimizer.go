@@ -32,6 +32,7 @@ type optimizer interface {
 	Sigma() float64
 	Best() (cmaes.Best, bool)
 	Stopped() []cmaes.StopReason
+	StopNow() // the client ends the run
 	AxisRatio() float64
 }
 

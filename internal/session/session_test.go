@@ -180,6 +180,66 @@ func TestStopped(t *testing.T) {
 	wantCode(t, err, session.CodeStopped)
 }
 
+// Stop ends a running session at its client's request, for good: after a
+// restart too, with its history, and without an IPOP restart; a retry of
+// the last tell is still answered; stopping again changes nothing.
+func TestStop(t *testing.T) {
+	ctx := context.Background()
+	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES} {
+		t.Run(alg, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.db")
+			st := openStore(t, path)
+			m := session.NewManager(st, session.Options{})
+			max := 3
+			s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 1, Algorithm: alg, PopulationSize: 8, Seed: seed(6),
+				Restarts: session.Restarts{Strategy: "ipop", Max: &max}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var last session.TellParams
+			for range 3 {
+				b, _ := m.Ask(ctx, s.ID)
+				last = session.TellParams{Generation: b.Generation, Fitness: fitness(b)}
+				if _, err := m.Tell(ctx, s.ID, last); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stopped, err := m.Stop(ctx, s.ID)
+			want := []session.StopReason{{Name: "requested", Value: 3}}
+			if err != nil || stopped.Status != session.StatusStopped || !reflect.DeepEqual(stopped.StopReasons, want) || stopped.Generation != 3 {
+				t.Fatalf("Stop: %+v, %v", stopped, err)
+			}
+			again, err := m.Stop(ctx, s.ID)
+			if err != nil || !reflect.DeepEqual(again, stopped) {
+				t.Fatalf("Stop again: %v, changed %v", err, !reflect.DeepEqual(again, stopped))
+			}
+			_, err = m.Ask(ctx, s.ID)
+			wantCode(t, err, session.CodeStopped)
+			_, err = m.Tell(ctx, s.ID, session.TellParams{Generation: 3, Fitness: last.Fitness})
+			wantCode(t, err, session.CodeStopped)
+			if r, err := m.Tell(ctx, s.ID, last); err != nil || r.Generation != 3 {
+				t.Fatalf("retry of the last tell: %+v, %v", r, err)
+			}
+
+			st.Close()
+			st = openStore(t, path)
+			defer st.Close()
+			m = session.NewManager(st, session.Options{})
+			if got, err := m.Get(ctx, s.ID); err != nil || !reflect.DeepEqual(got, stopped) {
+				t.Fatalf("after a restart: %+v, %v", got, err)
+			}
+			if h, err := m.History(ctx, s.ID, 0, 0); err != nil || len(h) != 3 {
+				t.Fatalf("history after Stop: %d records, %v", len(h), err)
+			}
+			if got, _ := m.Get(ctx, s.ID); got.Restarts.Count != 0 {
+				t.Fatalf("a restart followed the stop: %+v", got.Restarts)
+			}
+			_, err = m.Stop(ctx, "nope")
+			wantCode(t, err, session.CodeNotFound)
+		})
+	}
+}
+
 func TestCreateValidation(t *testing.T) {
 	m, _ := newManager(t)
 	one := 1
