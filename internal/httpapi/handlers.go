@@ -119,6 +119,15 @@ func (s *server) get(w http.ResponseWriter, r *http.Request) {
 	s.writeSession(w, http.StatusOK, sess)
 }
 
+func (s *server) stop(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.m.Stop(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeSession(w, http.StatusOK, sess)
+}
+
 func (s *server) delete(w http.ResponseWriter, r *http.Request) {
 	if err := s.m.Delete(r.Context(), chi.URLParam(r, "id")); err != nil {
 		s.writeError(w, r, err)

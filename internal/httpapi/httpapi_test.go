@@ -615,3 +615,36 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatalf("the key after its session was deleted: %d %s", r.status, r.body)
 	}
 }
+
+// POST /v1/sessions/{id}/stop ends a session: 200 with it stopped
+// (requested), ask then 409 stopped, and a second stop changes nothing.
+func TestStopSession(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 2}, "sigma0": 0.5, "algorithm": "cma-es", "seed": 3})
+	ts.tell(t, s.ID, sphereTell(ts.ask(t, s.ID)))
+	stop := call{method: "POST", path: "/v1/sessions/" + s.ID + "/stop"}
+	r := ts.do(t, stop)
+	var got struct {
+		Status      string `json:"status"`
+		StopReasons []struct {
+			Name  string  `json:"name"`
+			Value float64 `json:"value"`
+		} `json:"stop_reasons"`
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil || r.status != http.StatusOK || got.Status != "stopped" ||
+		len(got.StopReasons) != 1 || got.StopReasons[0].Name != "requested" || got.StopReasons[0].Value != 1 {
+		t.Fatalf("stop: %d %s", r.status, r.body)
+	}
+	if a := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/ask"}); a.status != http.StatusConflict || decode[errorView](t, a).Error.Code != "stopped" {
+		t.Fatalf("ask after stop: %d %s", a.status, a.body)
+	}
+	if get := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID}); !bytes.Equal(get.body, r.body) {
+		t.Fatalf("GET after stop differs:\n%s\n%s", get.body, r.body)
+	}
+	if again := ts.do(t, stop); again.status != http.StatusOK || !bytes.Equal(again.body, r.body) {
+		t.Fatalf("stop again: %d\n%s\nwant\n%s", again.status, again.body, r.body)
+	}
+	if r := ts.do(t, call{method: "POST", path: "/v1/sessions/nope/stop"}); r.status != http.StatusNotFound {
+		t.Fatalf("stop of an unknown session: %d %s", r.status, r.body)
+	}
+}

@@ -97,6 +97,7 @@ func New(cfg Config) *chi.Mux {
 		r.Get("/sessions/{id}/ask", s.ask)
 		r.Post("/sessions/{id}/ask", s.ask)
 		r.Post("/sessions/{id}/tell", s.tell)
+		r.Post("/sessions/{id}/stop", s.stop)
 		r.Get("/sessions/{id}/history", s.history)
 		r.Get("/backup", s.backupDB)
 	})
