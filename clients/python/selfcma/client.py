@@ -283,6 +283,15 @@ class Session:
             q["limit"] = conv.integer(limit, "limit")
         return self._client._t.request("GET", self._path + "/history", query=q)["records"]
 
+    def end(self):
+        """Ends the session on the server, keeping it and its history: its
+        status becomes stopped, ``stop()`` then gives ``{"requested": g}``
+        (g generations told), and ask and tell raise Stopped. Ending an
+        ended session changes nothing."""
+        self._state = self._client._t.request("POST", self._path + "/stop")
+        self._next = None  # a batch a tell carried is not to be asked any more
+        return self
+
     def delete(self):
         """Deletes the session and its history on the server."""
         self._client.delete(self.id)

@@ -217,6 +217,18 @@ class LoopTest(ServerTestCase):
             self.client.session(ids[0])
         self.assertNotIn(ids[0], [s["id"] for s in self.client.sessions()])
 
+    def test_end(self):
+        es = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", seed=8)
+        X = es.ask()
+        es.tell(X, [sphere(x) for x in X])  # the answer carries the next batch
+        self.assertIs(es.end(), es)
+        self.assertEqual(es.stop(), {"requested": 1})
+        with self.assertRaises(Stopped):
+            es.ask()
+        self.assertEqual(self.client.session(es.id).stop(), {"requested": 1})
+        self.assertEqual(es.end().stop(), {"requested": 1})
+        self.assertEqual(len(es.history()), 1)
+
     def test_create_with_idempotency_key(self):
         key = "test-%s" % os.getpid()
         es = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", seed=5, idempotency_key=key)
