@@ -107,21 +107,36 @@ type Reader struct {
 // NewReader checks the trailer, the magic tag and the version, and returns a
 // Reader positioned after them. maxLen bounds every slice length read.
 func NewReader(blob []byte, magic string, version uint32) (*Reader, error) {
+	r, _, err := NewReaderVersions(blob, magic, version, version)
+	return r, err
+}
+
+// NewReaderVersions is NewReader for a decoder that reads the versions
+// oldest to newest: it also returns the blob's version.
+func NewReaderVersions(blob []byte, magic string, oldest, newest uint32) (*Reader, uint32, error) {
 	if len(blob) < 4 {
-		return nil, fmt.Errorf("binenc: %w: %d bytes", ErrCorrupt, len(blob))
+		return nil, 0, fmt.Errorf("binenc: %w: %d bytes", ErrCorrupt, len(blob))
 	}
 	body, sum := blob[:len(blob)-4], binary.LittleEndian.Uint32(blob[len(blob)-4:])
 	if crc32.ChecksumIEEE(body) != sum {
-		return nil, fmt.Errorf("binenc: %w: checksum mismatch", ErrCorrupt)
+		return nil, 0, fmt.Errorf("binenc: %w: checksum mismatch", ErrCorrupt)
 	}
 	r := &Reader{buf: body}
 	if m := r.String(); m != magic {
-		return nil, fmt.Errorf("binenc: %w: tag %q, want %q", ErrCorrupt, m, magic)
+		return nil, 0, fmt.Errorf("binenc: %w: tag %q, want %q", ErrCorrupt, m, magic)
 	}
-	if v := r.Uint32(); v != version {
-		return nil, fmt.Errorf("binenc: %w: %s schema version %d, want %d", ErrCorrupt, magic, v, version)
+	v := r.Uint32()
+	if r.err != nil {
+		return nil, 0, r.err
 	}
-	return r, r.err
+	if v < oldest || v > newest {
+		want := fmt.Sprint(newest)
+		if oldest < newest {
+			want = fmt.Sprintf("%d to %d", oldest, newest)
+		}
+		return nil, 0, fmt.Errorf("binenc: %w: %s schema version %d, want %s", ErrCorrupt, magic, v, want)
+	}
+	return r, v, nil
 }
 
 func (r *Reader) need(k int) []byte {

@@ -95,6 +95,25 @@ func TestRejects(t *testing.T) {
 	}
 }
 
+// TestReaderVersions: NewReaderVersions takes the versions of its range,
+// reports which one the blob has, and refuses those outside.
+func TestReaderVersions(t *testing.T) {
+	for v := uint32(1); v <= 4; v++ {
+		w := NewWriter("tag", v)
+		w.Int(int(v))
+		r, got, err := NewReaderVersions(w.Finish(), "tag", 2, 3)
+		if in := v >= 2 && v <= 3; !in {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("version %d: err = %v, want ErrCorrupt", v, err)
+			}
+			continue
+		}
+		if err != nil || got != v || r.Int() != int(v) || r.Done() != nil {
+			t.Errorf("version %d: got version %d, err %v", v, got, err)
+		}
+	}
+}
+
 // TestSymFloats: the full matrix SymFloats writes from an upper triangle
 // (with a stride) reads back as Floats of the mirrored matrix, and
 // NewWriterTo writes after what dst holds the bytes NewWriter writes.

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -346,10 +347,16 @@ func stoppedError(o optimizer) *Error {
 // next batch and persists both with the generation's history record in one
 // write, before it returns the advanced session.
 //
+// A partial tell (t.Indices) gives the values of some candidates: the
+// session holds them, persisted, and the tell that completes the
+// generation applies it as one tell of all the values would. A value told
+// again equal (NaN equal to NaN) is taken as the same; told otherwise, it is
+// a conflict.
+//
 // A tell equal to the one just applied (same generation, same values, NaN
-// equal to NaN) is a retry: it is answered with the current session, as the
-// first was, and applies nothing. Any other tell of another generation than
-// the pending one is a conflict.
+// equal to NaN; for a partial tell, the values of its candidates) is a
+// retry: it is answered with the current session and applies nothing. Any
+// other tell of another generation than the pending one is a conflict.
 func (m *Manager) Tell(ctx context.Context, id string, t TellParams) (Session, error) {
 	e := m.acquire(id)
 	defer m.release(e)
@@ -358,9 +365,8 @@ func (m *Manager) Tell(ctx context.Context, id string, t TellParams) (Session, e
 }
 
 // TellAsk is Tell and then Ask under the same hold of the session, so that
-// no other tell comes between: the advanced session and its pending batch,
-// nil once the session has stopped. A client saves the round trip of the
-// next ask.
+// no other tell comes between: the session and its pending batch, nil once
+// the session has stopped. A client saves the round trip of the next ask.
 func (m *Manager) TellAsk(ctx context.Context, id string, t TellParams) (Session, *Batch, error) {
 	e := m.acquire(id)
 	defer m.release(e)
@@ -379,13 +385,14 @@ func (m *Manager) tell(ctx context.Context, e *entry, id string, t TellParams) (
 		if err != nil {
 			return Session{}, nil, err
 		}
-		if lt := l.meta.LastTell; lt != nil && lt.Generation == t.Generation && sameValues(lt.Fitness, t.Fitness) {
+		if lt := l.meta.LastTell; lt != nil && lt.Generation == t.Generation && lt.repeats(t) {
 			return view(l), l, nil
 		}
 		if err := stoppedError(l.opt); err != nil {
 			return Session{}, nil, err
 		}
-		if g := l.opt.Generation(); t.Generation != g {
+		g := l.opt.Generation()
+		if t.Generation != g {
 			ce := errorf(CodeConflict, "generation %d was told, the pending generation is %d", t.Generation, g)
 			if t.Generation > g {
 				ce.Message = fmt.Sprintf("generation %d has not been asked, the pending generation is %d", t.Generation, g)
@@ -393,19 +400,20 @@ func (m *Manager) tell(ctx context.Context, e *entry, id string, t TellParams) (
 			ce.Generation = g
 			return Session{}, nil, ce
 		}
-		if lam := l.opt.Params().Lambda; len(t.Fitness) != lam {
-			return Session{}, nil, errorf(CodeOutOfRange, "fitness has %d values, want %d (the population size)", len(t.Fitness), lam)
-		}
-		for i, f := range t.Fitness {
-			if math.IsInf(f, 0) {
-				return Session{}, nil, errorf(CodeOutOfRange, "fitness[%d] is infinite, want a finite number or null", i)
-			}
+		fit, held, err := gather(l, t)
+		if err != nil {
+			return Session{}, nil, err
 		}
 
 		// From here on the cached optimizer changes: any failure drops it.
-		s, err := m.apply(ctx, id, l, t)
+		switch {
+		case fit != nil:
+			err = m.apply(ctx, id, l, TellParams{Generation: g, Fitness: fit})
+		case held != l.meta.Partial:
+			err = m.rewrite(ctx, id, l, held)
+		}
 		if err == nil {
-			return s, l, nil
+			return view(l), l, nil
 		}
 		e.l = nil
 		if errors.Is(err, ErrVersion) && attempt == 0 {
@@ -418,26 +426,101 @@ func (m *Manager) tell(ctx context.Context, e *entry, id string, t TellParams) (
 	}
 }
 
-func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams) (Session, error) {
+// gather checks tell t of l's pending generation against the population
+// size and the values l holds, and returns the λ values to apply once the
+// generation is complete (else nil) and the values to hold: l's own when t
+// adds none.
+func gather(l *loaded, t TellParams) ([]float64, *partialTell, error) {
+	lam, g := l.opt.Params().Lambda, l.opt.Generation()
+	for i, f := range t.Fitness {
+		if math.IsInf(f, 0) {
+			return nil, nil, errorf(CodeOutOfRange, "fitness[%d] is infinite, want a finite number or null", i)
+		}
+	}
+	if t.Indices == nil && len(t.Fitness) != lam {
+		return nil, nil, errorf(CodeOutOfRange, "fitness has %d values, want %d (the population size)", len(t.Fitness), lam)
+	}
+	if t.Indices != nil {
+		if len(t.Indices) != len(t.Fitness) {
+			return nil, nil, errorf(CodeOutOfRange, "indices has %d values and fitness %d, want as many", len(t.Indices), len(t.Fitness))
+		}
+		if len(t.Indices) == 0 {
+			return nil, nil, errorf(CodeOutOfRange, "indices is empty, want 1 to %d candidates", lam)
+		}
+	}
+
+	// The values of the generation, those held first.
+	val := make([]float64, lam)
+	told := make([]bool, lam)
+	n := 0
+	if p := l.meta.Partial; p != nil && p.Generation == g {
+		for k, i := range p.Indices {
+			if i < lam {
+				val[i], told[i] = p.Fitness[k], true
+				n++
+			}
+		}
+	}
+	held := n
+	for k, f := range t.Fitness {
+		i := k
+		if t.Indices != nil {
+			i = t.Indices[k]
+			if i < 0 || i >= lam {
+				return nil, nil, errorf(CodeOutOfRange, "indices[%d] is %d, want 0 to %d (the population size is %d)", k, i, lam-1, lam)
+			}
+			if slices.Contains(t.Indices[:k], i) {
+				return nil, nil, errorf(CodeOutOfRange, "indices[%d] repeats candidate %d", k, i)
+			}
+		}
+		if !told[i] {
+			val[i], told[i] = f, true
+			n++
+		} else if !sameValue(val[i], f) { // held
+			ce := errorf(CodeConflict, "candidate %d of generation %d was told %s before, now %s", i, g, fmtValue(val[i]), fmtValue(f))
+			ce.Generation = g
+			return nil, nil, ce
+		}
+	}
+	if n == lam {
+		return val, nil, nil
+	}
+	if n == held {
+		return nil, l.meta.Partial, nil
+	}
+	p := &partialTell{Generation: g}
+	for i, ok := range told {
+		if ok {
+			p.Indices = append(p.Indices, i)
+			p.Fitness = append(p.Fitness, val[i])
+		}
+	}
+	return nil, p, nil
+}
+
+// apply tells the λ values of t to l's optimizer and writes the advanced
+// session with the generation's history record.
+func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams) error {
 	l.cand, l.encoded = nil, nil // of the batch being told
 	h, err := l.opt.Tell(t.Fitness)
 	if err != nil {
-		return Session{}, err
+		return err
 	}
 	buf := stateBufs.Get().(*[]byte)
 	defer stateBufs.Put(buf)
 	state, err := l.opt.AppendBinary((*buf)[:0])
 	*buf = state
 	if err != nil {
-		return Session{}, err
+		return err
 	}
 	hist, err := encodeHistory(h)
 	if err != nil {
-		return Session{}, err
+		return err
 	}
 	md := *l.meta
 	md.UpdatedAt = m.now().UTC()
 	md.summarize(l.opt)
+	md.Partial = nil
 	fit := make([]nullNum, len(t.Fitness))
 	for i, f := range t.Fitness {
 		fit[i] = nullNum(f)
@@ -445,28 +528,52 @@ func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams)
 	md.LastTell = &lastTell{Generation: t.Generation, Fitness: fit}
 	mb, err := encodeMeta(&md)
 	if err != nil {
-		return Session{}, err
+		return err
 	}
 	v, cand, enc, err := m.put(ctx, Record{ID: id, Version: l.version, Meta: mb, State: state},
 		&HistoryEntry{Generation: uint64(t.Generation), Data: hist}, l.opt)
 	if err != nil {
-		return Session{}, err
+		return err
 	}
 	l.version, l.meta, l.cand, l.encoded = v, &md, cand, enc
-	return view(l), nil
+	return nil
 }
 
-func sameValues(a []nullNum, b []float64) bool {
-	if len(a) != len(b) {
+// repeats reports whether t tells what lt told: all its values, or for a
+// partial tell the values of t's candidates.
+func (lt *lastTell) repeats(t TellParams) bool {
+	if t.Indices == nil {
+		if len(lt.Fitness) != len(t.Fitness) {
+			return false
+		}
+		for i, f := range t.Fitness {
+			if !sameValue(float64(lt.Fitness[i]), f) {
+				return false
+			}
+		}
+		return true
+	}
+	if len(t.Indices) == 0 || len(t.Indices) != len(t.Fitness) {
 		return false
 	}
-	for i := range a {
-		x, y := float64(a[i]), b[i]
-		if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+	for k, i := range t.Indices {
+		if i < 0 || i >= len(lt.Fitness) || !sameValue(float64(lt.Fitness[i]), t.Fitness[k]) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameValue compares two told values, NaN (a failed evaluation) equal to
+// NaN.
+func sameValue(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }
+
+// fmtValue writes a told value as a client wrote it: null for NaN.
+func fmtValue(f float64) string {
+	if math.IsNaN(f) {
+		return "null"
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // Stop ends session id at its client's request, in one write: its status
@@ -486,7 +593,8 @@ func (m *Manager) Stop(ctx context.Context, id string) (Session, error) {
 		}
 		// From here on the cached optimizer changes: any failure drops it.
 		l.opt.StopNow()
-		err = m.rewrite(ctx, id, l)
+		l.cand, l.encoded = nil, nil
+		err = m.rewrite(ctx, id, l, l.meta.Partial)
 		if err == nil {
 			return view(l), nil
 		}
@@ -501,9 +609,9 @@ func (m *Manager) Stop(ctx context.Context, id string) (Session, error) {
 	}
 }
 
-// rewrite writes l's state and record as they are now, without a history
-// entry.
-func (m *Manager) rewrite(ctx context.Context, id string, l *loaded) error {
+// rewrite writes l's state and record as they are now, holding the partial
+// tell p, without a history entry.
+func (m *Manager) rewrite(ctx context.Context, id string, l *loaded, p *partialTell) error {
 	buf := stateBufs.Get().(*[]byte)
 	defer stateBufs.Put(buf)
 	state, err := l.opt.AppendBinary((*buf)[:0])
@@ -514,6 +622,7 @@ func (m *Manager) rewrite(ctx context.Context, id string, l *loaded) error {
 	md := *l.meta
 	md.UpdatedAt = m.now().UTC()
 	md.summarize(l.opt)
+	md.Partial = p
 	mb, err := encodeMeta(&md)
 	if err != nil {
 		return err
@@ -522,7 +631,7 @@ func (m *Manager) rewrite(ctx context.Context, id string, l *loaded) error {
 	if err != nil {
 		return err
 	}
-	l.version, l.meta, l.cand, l.encoded = v, &md, nil, nil
+	l.version, l.meta = v, &md
 	return nil
 }
 
@@ -628,6 +737,9 @@ func view(l *loaded) Session {
 	}
 	if b, ok := o.Best(); ok {
 		s.Best = &Best{X: b.X, F: b.F, Generation: b.Generation}
+	}
+	if p := md.Partial; p != nil && p.Generation == s.Generation {
+		s.Partial = Partial{Indices: slices.Clone(p.Indices), Fitness: slices.Clone(p.Fitness)}
 	}
 	if cfg.Restarts.IPOP {
 		s.Restarts.Strategy, s.Restarts.Max = "ipop", cfg.Restarts.Max

@@ -11,13 +11,15 @@ import (
 )
 
 // The persisted session record (Record.Meta) and history entries are
-// written in binenc's exact binary encoding, schema recordSchema. Schema 1,
-// which earlier servers wrote, was JSON; it is still read (a JSON record
-// starts with '{', a binenc blob with its tag's length).
+// written in binenc's exact binary encoding, schemas recordSchema and
+// historySchema. Schema 1, which earlier servers wrote, was JSON; it is
+// still read (a JSON record starts with '{', a binenc blob with its tag's
+// length). Record schema 3 added the partial tell; 2 is still read.
 const (
-	recordSchema = 2
-	metaMagic    = "selfcma.session"
-	historyMagic = "selfcma.history"
+	recordSchema  = 3
+	historySchema = 2
+	metaMagic     = "selfcma.session"
+	historyMagic  = "selfcma.history"
 
 	// metaSchema is the version the JSON records of schema 1 carry.
 	metaSchema = 1
@@ -46,6 +48,18 @@ type meta struct {
 	// it is answered with the current state, which is what it was answered
 	// first (no other change of a session exists between two tells).
 	LastTell *lastTell `json:"last_tell,omitempty"`
+
+	// Partial holds the values of the pending generation told so far by
+	// partial tells; nil when there are none.
+	Partial *partialTell `json:"-"`
+}
+
+// partialTell is meta.Partial: Indices ascending, Fitness[k] the value of
+// candidate Indices[k] of generation Generation (NaN = failed).
+type partialTell struct {
+	Generation int
+	Indices    []int
+	Fitness    []float64
 }
 
 type lastTell struct {
@@ -115,6 +129,12 @@ func encodeMeta(m *meta) ([]byte, error) {
 			w.Float(float64(f))
 		}
 	}
+	w.Bool(m.Partial != nil)
+	if p := m.Partial; p != nil {
+		w.Int(p.Generation)
+		w.Ints(p.Indices)
+		w.Floats(p.Fitness)
+	}
 	return w.Finish(), nil
 }
 
@@ -135,11 +155,11 @@ func decodeMeta(b []byte) (*meta, error) {
 	if len(b) > 0 && b[0] == '{' {
 		return decodeMetaJSON(b)
 	}
-	r, err := binenc.NewReader(b, metaMagic, recordSchema)
+	r, schema, err := binenc.NewReaderVersions(b, metaMagic, 2, recordSchema)
 	if err != nil {
 		return nil, fmt.Errorf("decode session record: %w", err)
 	}
-	m := &meta{Schema: recordSchema, ID: r.String(), Name: r.String(), Algorithm: r.String()}
+	m := &meta{Schema: int(schema), ID: r.String(), Name: r.String(), Algorithm: r.String()}
 	hasMetadata := r.Bool()
 	if md := r.Bytes(); hasMetadata {
 		m.Metadata = append(json.RawMessage{}, md...)
@@ -164,10 +184,27 @@ func decodeMeta(b []byte) (*meta, error) {
 		}
 		m.LastTell = lt
 	}
+	if schema >= 3 && r.Bool() {
+		p := &partialTell{Generation: r.Int(), Indices: r.Ints(), Fitness: r.Floats()}
+		if len(p.Indices) != len(p.Fitness) || !ascending(p.Indices) {
+			r.Fail("partial tell of %d indices and %d values", len(p.Indices), len(p.Fitness))
+		}
+		m.Partial = p
+	}
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("decode session record: %w", err)
 	}
 	return m, nil
+}
+
+// ascending reports whether v increases strictly.
+func ascending(v []int) bool {
+	for i := 1; i < len(v); i++ {
+		if v[i] <= v[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeMetaJSON reads a record of schema 1.
@@ -177,7 +214,7 @@ func decodeMetaJSON(b []byte) (*meta, error) {
 		return nil, fmt.Errorf("decode session record: %w", err)
 	}
 	if m.Schema != metaSchema {
-		return nil, fmt.Errorf("decode session record: schema %d, this server reads %d and %d", m.Schema, metaSchema, recordSchema)
+		return nil, fmt.Errorf("decode session record: schema %d, this server reads %d to %d", m.Schema, metaSchema, recordSchema)
 	}
 	return m, nil
 }
@@ -208,7 +245,7 @@ type auxJSON struct {
 }
 
 func encodeHistory(h HistoryRecord) ([]byte, error) {
-	w := binenc.NewWriterSize(historyMagic, recordSchema, 160)
+	w := binenc.NewWriterSize(historyMagic, historySchema, 160)
 	w.Int(h.Generation)
 	w.Int(h.Run)
 	w.Int(h.Lambda)
@@ -232,7 +269,7 @@ func decodeHistory(b []byte) (HistoryRecord, error) {
 	if len(b) > 0 && b[0] == '{' {
 		return decodeHistoryJSON(b)
 	}
-	r, err := binenc.NewReader(b, historyMagic, recordSchema)
+	r, err := binenc.NewReader(b, historyMagic, historySchema)
 	if err != nil {
 		return HistoryRecord{}, fmt.Errorf("decode history record: %w", err)
 	}
@@ -262,7 +299,7 @@ func decodeHistoryJSON(b []byte) (HistoryRecord, error) {
 		return HistoryRecord{}, fmt.Errorf("decode history record: %w", err)
 	}
 	if j.Schema != metaSchema {
-		return HistoryRecord{}, fmt.Errorf("decode history record: schema %d, this server reads %d and %d", j.Schema, metaSchema, recordSchema)
+		return HistoryRecord{}, fmt.Errorf("decode history record: schema %d, this server reads %d and %d", j.Schema, metaSchema, historySchema)
 	}
 	h := HistoryRecord{
 		Generation: j.Generation, Run: j.Run, Lambda: j.Lambda, Evaluations: j.Evaluations,

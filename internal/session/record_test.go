@@ -3,20 +3,27 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"reflect"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/selfcma/selfcma/internal/binenc"
 )
 
 // sameMeta compares two records, NaN equal to NaN.
 func sameMeta(a, b *meta) bool {
 	x, y := *a, *b
 	fa, fb := x.LastTell, y.LastTell
-	x.LastTell, y.LastTell = nil, nil
-	if !reflect.DeepEqual(x, y) || (fa == nil) != (fb == nil) {
+	pa, pb := x.Partial, y.Partial
+	x.LastTell, y.LastTell, x.Partial, y.Partial = nil, nil, nil, nil
+	if !reflect.DeepEqual(x, y) || (fa == nil) != (fb == nil) || (pa == nil) != (pb == nil) {
+		return false
+	}
+	if pa != nil && (pa.Generation != pb.Generation || !reflect.DeepEqual(pa.Indices, pb.Indices) || !sameBits(pa.Fitness, pb.Fitness)) {
 		return false
 	}
 	if fa == nil {
@@ -33,6 +40,18 @@ func sameMeta(a, b *meta) bool {
 	return true
 }
 
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func TestMetaRoundTrip(t *testing.T) {
 	best := 0.1 + 0.2
 	created := time.Date(2026, 11, 23, 10, 57, 27, 123456789, time.UTC)
@@ -43,6 +62,10 @@ func TestMetaRoundTrip(t *testing.T) {
 			CreatedAt: created, UpdatedAt: created.Add(36 * time.Hour), Dimension: 3, PopulationSize: 7, Status: StatusStopped,
 			Generation: 12, Evaluations: 84, BestF: &best,
 			LastTell: &lastTell{Generation: 11, Fitness: []nullNum{1, nullNum(math.NaN()), nullNum(math.Copysign(0, -1)), 5e-324, 7}}},
+		"partial": {ID: "z", Algorithm: AlgorithmCMAES, CreatedAt: created, UpdatedAt: created, Dimension: 2, PopulationSize: 6,
+			Status: StatusRunning, Generation: 4, Evaluations: 24, BestF: &best,
+			LastTell: &lastTell{Generation: 3, Fitness: []nullNum{1, 2, 3, 4, 5, 6}},
+			Partial:  &partialTell{Generation: 4, Indices: []int{0, 2, 5}, Fitness: []float64{0.5, math.NaN(), math.Copysign(0, -1)}}},
 		"empty metadata": {ID: "y", Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(0, 0).UTC(), UpdatedAt: time.Unix(-1, 5).UTC()},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -67,6 +90,50 @@ func TestMetaRoundTrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMetaSchema2: a record of schema 2, which had no partial tell (it is
+// schema 3 without the final flag), still reads; a partial tell with its
+// indices out of order or of another length than its values does not.
+func TestMetaSchema2(t *testing.T) {
+	best := 2.5
+	m := &meta{ID: "v2", Algorithm: AlgorithmCMAES, CreatedAt: time.Unix(5, 0).UTC(), UpdatedAt: time.Unix(6, 0).UTC(),
+		Dimension: 2, PopulationSize: 6, Status: StatusRunning, Generation: 1, Evaluations: 6, BestF: &best,
+		LastTell: &lastTell{Generation: 0, Fitness: []nullNum{1, 2, 3, 4, 5, 6}}}
+	b, err := encodeMeta(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Clone(b[:len(b)-5]) // without the flag and the trailer
+	version := 8 + len(metaMagic)     // after the tag's length and the tag
+	if binary.LittleEndian.Uint32(body[version:]) != recordSchema || b[len(b)-5] != 0 {
+		t.Fatal("the encoding is not the one this test edits")
+	}
+	binary.LittleEndian.PutUint32(body[version:], 2)
+	got, err := decodeMeta(binenc.Reseal(append(body, 0, 0, 0, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *m
+	want.Schema = 2
+	if !sameMeta(got, &want) {
+		t.Fatalf("decoded %+v\nwant    %+v", got, &want)
+	}
+
+	for name, p := range map[string]*partialTell{
+		"unordered": {Indices: []int{2, 1}, Fitness: []float64{1, 2}},
+		"repeated":  {Indices: []int{1, 1}, Fitness: []float64{1, 2}},
+		"short":     {Indices: []int{1, 2}, Fitness: []float64{1}},
+	} {
+		m.Partial = p
+		b, err := encodeMeta(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := decodeMeta(b); err == nil {
+			t.Errorf("%s partial tell: decoded", name)
+		}
 	}
 }
 

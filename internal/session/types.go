@@ -106,6 +106,7 @@ type Session struct {
 	Sigma          float64
 	Hyper          Hyper
 	Restarts       RestartsView
+	Partial        Partial // the pending generation's values told so far, if told in parts
 	Metadata       []byte
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
@@ -141,9 +142,22 @@ type Batch struct {
 
 // TellParams are the fitness values of a generation: NaN for a failed
 // evaluation.
+//
+// Without Indices, Fitness holds the λ values of the generation in the
+// order of its candidates. With Indices, it is a partial tell: Fitness[k]
+// is the value of candidate Indices[k], and the session holds the values
+// until every candidate of the generation has one.
 type TellParams struct {
 	Generation int
 	Fitness    []float64
+	Indices    []int
+}
+
+// Partial is what the session holds of the pending generation from
+// partial tells: the candidates' indices, ascending, and their values.
+type Partial struct {
+	Indices []int
+	Fitness []float64 // NaN = failed evaluation
 }
 
 // HistoryRecord describes one told generation. Best and Median are NaN if

@@ -1,0 +1,218 @@
+package session_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/session"
+)
+
+// TestPartialTells: a run told in parts (chunks in random order, some sent
+// twice, a failed evaluation, the server restarted between two parts of a
+// generation) hands out the same batches, bit for bit, and ends in the same
+// session and history as the run told whole.
+func TestPartialTells(t *testing.T) {
+	ctx := context.Background()
+	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES} {
+		t.Run(alg, func(t *testing.T) {
+			dir := t.TempDir()
+			p := session.CreateParams{X0: []float64{1, -2, 0.5}, Sigma0: 0.7, Algorithm: alg, PopulationSize: 12, Seed: seed(11)}
+			const generations = 15
+			value := func(b session.Batch, i int) float64 {
+				if i == 3 && b.Generation%4 == 1 {
+					return math.NaN()
+				}
+				return sphere(b.Candidates[i])
+			}
+
+			whole, _ := newManager(t)
+			ws, err := whole.Create(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []session.Batch
+			for range generations {
+				b, err := whole.Ask(ctx, ws.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, b)
+				f := make([]float64, len(b.Candidates))
+				for i := range f {
+					f[i] = value(b, i)
+				}
+				if _, err := whole.Tell(ctx, ws.ID, session.TellParams{Generation: b.Generation, Fitness: f}); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			st := openStore(t, filepath.Join(dir, "parts.db"))
+			m := session.NewManager(st, session.Options{})
+			s, err := m.Create(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			var got []session.Batch
+			for range generations {
+				b, err := m.Ask(ctx, s.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, b)
+				order := rng.Perm(len(b.Candidates))
+				for len(order) > 0 {
+					k := min(len(order), 1+rng.IntN(5))
+					tp := session.TellParams{Generation: b.Generation, Indices: order[:k]}
+					for _, i := range tp.Indices {
+						tp.Fitness = append(tp.Fitness, value(b, i))
+					}
+					order = order[k:]
+					for range 1 + rng.IntN(2) { // sent once or twice
+						s, err = m.Tell(ctx, s.ID, tp)
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					if len(order) == 0 {
+						break
+					}
+					if s.Generation != b.Generation || len(s.Partial.Indices) != len(b.Candidates)-len(order) {
+						t.Fatalf("generation %d: holds %v after a part", s.Generation, s.Partial.Indices)
+					}
+					if rng.IntN(4) == 0 { // the server restarts
+						st.Close()
+						st = openStore(t, filepath.Join(dir, "parts.db"))
+						m = session.NewManager(st, session.Options{})
+					}
+				}
+				if s.Generation != b.Generation+1 || s.Partial.Indices != nil {
+					t.Fatalf("the last part left generation %d, holding %v", s.Generation, s.Partial.Indices)
+				}
+			}
+			defer st.Close()
+			if !reflect.DeepEqual(got, want) {
+				t.Fatal("the run told in parts handed out other batches")
+			}
+			wantS, _ := whole.Get(ctx, ws.ID)
+			gotS, err := m.Get(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotS.ID, gotS.CreatedAt, gotS.UpdatedAt = wantS.ID, wantS.CreatedAt, wantS.UpdatedAt
+			if !reflect.DeepEqual(sameNaN(gotS), sameNaN(wantS)) {
+				t.Fatalf("told in parts: %+v\nwhole:         %+v", gotS, wantS)
+			}
+			wantH, _ := whole.History(ctx, ws.ID, 0, 0)
+			gotH, _ := m.History(ctx, s.ID, 0, 0)
+			if len(gotH) != generations || !reflect.DeepEqual(nanless(gotH), nanless(wantH)) {
+				t.Fatal("the history told in parts differs")
+			}
+		})
+	}
+}
+
+// sameNaN and nanless make records with NaN comparable by DeepEqual.
+func sameNaN(s session.Session) session.Session {
+	if s.Best != nil && math.IsNaN(s.Best.F) {
+		s.Best.F = -1
+	}
+	f := slicesClone(s.Partial.Fitness)
+	for i := range f {
+		if math.IsNaN(f[i]) {
+			f[i] = -1
+		}
+	}
+	s.Partial.Fitness = f
+	return s
+}
+
+func nanless(h []session.HistoryRecord) []session.HistoryRecord {
+	out := make([]session.HistoryRecord, len(h))
+	for i, r := range h {
+		for _, p := range []*float64{&r.Best, &r.Median, &r.BestSoFar} {
+			if math.IsNaN(*p) {
+				*p = -1
+			}
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// TestPartialTellErrors: every bad partial tell is refused with its code and
+// a message naming the problem, and changes nothing, held values included.
+func TestPartialTellErrors(t *testing.T) {
+	ctx := context.Background()
+	m, _ := newManager(t)
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 1, Algorithm: session.AlgorithmCMAES, PopulationSize: 6, Seed: seed(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := m.Ask(ctx, s.ID)
+	f := fitness(b)
+	held, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{4, 1}, Fitness: []float64{f[4], math.NaN()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(held.Partial.Indices, []int{1, 4}) || !math.IsNaN(held.Partial.Fitness[0]) || held.Partial.Fitness[1] != f[4] || held.Generation != 0 {
+		t.Fatalf("held %+v", held.Partial)
+	}
+	for _, tt := range []struct {
+		name string
+		tell session.TellParams
+		code session.Code
+		msg  string
+	}{
+		{"lengths", session.TellParams{Generation: 0, Indices: []int{0, 2}, Fitness: []float64{1}}, session.CodeOutOfRange, "indices has 2 values and fitness 1"},
+		{"empty", session.TellParams{Generation: 0, Indices: []int{}, Fitness: []float64{}}, session.CodeOutOfRange, "indices is empty"},
+		{"negative", session.TellParams{Generation: 0, Indices: []int{-1}, Fitness: []float64{1}}, session.CodeOutOfRange, "indices[0] is -1, want 0 to 5"},
+		{"beyond λ", session.TellParams{Generation: 0, Indices: []int{0, 6}, Fitness: []float64{f[0], 1}}, session.CodeOutOfRange, "indices[1] is 6"},
+		{"repeated", session.TellParams{Generation: 0, Indices: []int{2, 2}, Fitness: []float64{f[2], f[2]}}, session.CodeOutOfRange, "indices[1] repeats candidate 2"},
+		{"infinite", session.TellParams{Generation: 0, Indices: []int{2}, Fitness: []float64{math.Inf(-1)}}, session.CodeOutOfRange, "fitness[0] is infinite"},
+		{"held otherwise", session.TellParams{Generation: 0, Indices: []int{0, 4}, Fitness: []float64{f[0], f[4] + 1}}, session.CodeConflict, "candidate 4 of generation 0 was told"},
+		{"held failed", session.TellParams{Generation: 0, Indices: []int{1}, Fitness: []float64{2}}, session.CodeConflict, "was told null before, now 2"},
+		{"whole, otherwise", session.TellParams{Generation: 0, Fitness: f}, session.CodeConflict, "candidate 1 of generation 0"},
+		{"future", session.TellParams{Generation: 1, Indices: []int{0}, Fitness: []float64{f[0]}}, session.CodeConflict, "has not been asked"},
+	} {
+		_, err := m.Tell(ctx, s.ID, tt.tell)
+		wantCode(t, err, tt.code)
+		if !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s: %v, want it to say %q", tt.name, err, tt.msg)
+		}
+		if got, _ := m.Get(ctx, s.ID); !reflect.DeepEqual(sameNaN(got), sameNaN(held)) || !math.IsNaN(got.Partial.Fitness[0]) {
+			t.Fatalf("%s changed the session", tt.name)
+		}
+	}
+
+	// The rest completes generation 0; a whole tell may repeat held values.
+	f[1] = math.NaN()
+	done, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Fitness: f})
+	if err != nil || done.Generation != 1 || done.Partial.Indices != nil {
+		t.Fatalf("completing tell: generation %d, holding %v, %v", done.Generation, done.Partial.Indices, err)
+	}
+	// Parts of generation 0 told again are retries; told otherwise, conflicts.
+	again, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{1, 5}, Fitness: []float64{math.NaN(), f[5]}})
+	if err != nil || !reflect.DeepEqual(sameNaN(again), sameNaN(done)) {
+		t.Fatalf("retried part: %v", err)
+	}
+	_, err = m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{5}, Fitness: []float64{f[5] + 1}})
+	wantCode(t, err, session.CodeConflict)
+
+	// A stopped session keeps what it held, and takes no more.
+	b, _ = m.Ask(ctx, s.ID)
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 1, Indices: []int{0}, Fitness: []float64{sphere(b.Candidates[0])}}); err != nil {
+		t.Fatal(err)
+	}
+	stopped, err := m.Stop(ctx, s.ID)
+	if err != nil || !reflect.DeepEqual(stopped.Partial.Indices, []int{0}) {
+		t.Fatalf("stopped: holds %v, %v", stopped.Partial.Indices, err)
+	}
+	_, err = m.Tell(ctx, s.ID, session.TellParams{Generation: 1, Indices: []int{1}, Fitness: []float64{1}})
+	wantCode(t, err, session.CodeStopped)
+}
