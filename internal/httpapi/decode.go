@@ -62,6 +62,7 @@ type terminationJSON struct {
 type tellRequest struct {
 	Generation *int       `json:"generation"`
 	Fitness    []*float64 `json:"fitness"`
+	Indices    []*int     `json:"indices"`
 }
 
 func invalid(format string, args ...any) error {
@@ -250,6 +251,15 @@ func decodeTellJSON(r io.Reader) (session.TellParams, error) {
 			p.Fitness[i] = math.NaN()
 		} else {
 			p.Fitness[i] = *f
+		}
+	}
+	if req.Indices != nil {
+		p.Indices = make([]int, len(req.Indices))
+		for k, i := range req.Indices {
+			if i == nil {
+				return session.TellParams{}, invalid("indices[%d] is null, want an integer", k)
+			}
+			p.Indices[k] = *i
 		}
 	}
 	return p, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,8 @@ func FuzzDecodeTell(f *testing.F) {
 		` { "fitness" : [ -0 , 0.5e+3 , null ] , "generation" : 7 } `, `{"generation":0,"generation":1,"fitness":[]}`,
 		`{"generation":01,"fitness":[1]}`, `{"generation":1,"fitness":[01]}`, `{"generation":1,"fitness":[1.]}`,
 		`{"Generation":1,"fitness":[1]}`, `{"generation":1,"fitness":[1,]}`, `{"generation":1,"fitness":[1e-400, 4.9e-324]}`,
+		`{"generation":3,"indices":[4,0],"fitness":[1,null]}`, `{"generation":3,"indices":[],"fitness":[]}`,
+		`{"generation":3,"indices":[null],"fitness":[1]}`, `{"generation":3,"indices":[1.5],"fitness":[1]}`, `{"generation":3,"indices":null,"fitness":[1]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -74,7 +77,7 @@ func FuzzDecodeTell(f *testing.F) {
 			if err != nil {
 				t.Fatalf("the scanner took %q, encoding/json refuses it: %v", body, err)
 			}
-			if fast.Generation != slow.Generation || len(fast.Fitness) != len(slow.Fitness) {
+			if fast.Generation != slow.Generation || len(fast.Fitness) != len(slow.Fitness) || fast.Indices != nil || slow.Indices != nil {
 				t.Fatalf("%q: scanner %+v, encoding/json %+v", body, fast, slow)
 			}
 			for i := range fast.Fitness {
@@ -93,9 +96,14 @@ func FuzzDecodeTell(f *testing.F) {
 			t.Fatalf("accepted %+v", p)
 		}
 		// What was accepted goes out and comes back the same: NaN as null.
+		indices := ""
+		if p.Indices != nil {
+			b, _ := json.Marshal(p.Indices)
+			indices = `,"indices":` + string(b)
+		}
 		again, err := decodeTell(strings.NewReader(`{"generation":` + string(appendNum(nil, float64(p.Generation))) +
-			`,"fitness":` + string(appendNums(nil, p.Fitness)) + `}`))
-		if err != nil || again.Generation != p.Generation || len(again.Fitness) != len(p.Fitness) {
+			`,"fitness":` + string(appendNums(nil, p.Fitness)) + indices + `}`))
+		if err != nil || again.Generation != p.Generation || len(again.Fitness) != len(p.Fitness) || !slices.Equal(again.Indices, p.Indices) || (again.Indices == nil) != (p.Indices == nil) {
 			t.Fatalf("round trip of %+v: %+v, %v", p, again, err)
 		}
 		for i, v := range p.Fitness {

@@ -170,6 +170,14 @@ func TestBadInput(t *testing.T) {
 	good := sphereTell(ts.ask(t, s.ID))
 	sp := "/v1/sessions/" + s.ID
 	big := `{"x0": [` + strings.Repeat("1,", 3000) + `1], "sigma0": 1}`
+	// The session holds candidate 0's value of generation 1.
+	f0 := good["fitness"].([]float64)[0]
+	ts.tell(t, s.ID, map[string]any{"generation": 1, "indices": []int{0}, "fitness": []float64{f0}})
+	against := slices.Clone(good["fitness"].([]float64))
+	against[0]++
+	part := func(indices, fitness string) string {
+		return `{"generation": 1, "indices": ` + indices + `, "fitness": ` + fitness + `}`
+	}
 
 	tests := []struct {
 		name   string
@@ -237,6 +245,17 @@ func TestBadInput(t *testing.T) {
 		{"generation string", call{method: "POST", path: sp + "/tell", body: `{"generation": "1", "fitness": [1,2,3,4,5,6,7]}`}, 400, "invalid", "generation"},
 		{"tell unknown field", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2,3,4,5,6,7], "x": 1}`}, 400, "invalid", `unknown field "x"`},
 		{"tell malformed", call{method: "POST", path: sp + "/tell", body: `{"generation": 1, "fitness": [1,2`}, 400, "invalid", "truncated"},
+		{"indices null element", call{method: "POST", path: sp + "/tell", body: part(`[null]`, `[1]`)}, 400, "invalid", "indices[0] is null"},
+		{"indices fraction", call{method: "POST", path: sp + "/tell", body: part(`[1.5]`, `[1]`)}, 400, "invalid", "indices"},
+		{"indices not an array", call{method: "POST", path: sp + "/tell", body: part(`3`, `[1]`)}, 400, "invalid", "indices"},
+		{"indices and fitness lengths", call{method: "POST", path: sp + "/tell", body: part(`[1, 2]`, `[1]`)}, 422, "out_of_range", "indices has 2 values and fitness 1"},
+		{"indices empty", call{method: "POST", path: sp + "/tell", body: part(`[]`, `[]`)}, 422, "out_of_range", "indices is empty"},
+		{"index negative", call{method: "POST", path: sp + "/tell", body: part(`[-1]`, `[1]`)}, 422, "out_of_range", "indices[0] is -1"},
+		{"index beyond λ", call{method: "POST", path: sp + "/tell", body: part(`[5, 100]`, `[1, 2]`)}, 422, "out_of_range", "indices[1] is 100, want 0 to 99"},
+		{"index repeated", call{method: "POST", path: sp + "/tell", body: part(`[3, 3]`, `[1, 1]`)}, 422, "out_of_range", "indices[1] repeats candidate 3"},
+		{"part infinite", call{method: "POST", path: sp + "/tell", body: part(`[3]`, `[1e999]`)}, 400, "invalid", "1e999"},
+		{"held value told otherwise", call{method: "POST", path: sp + "/tell", body: part(`[7, 0]`, `[1, null]`)}, 409, "conflict", "candidate 0 of generation 1 was told"},
+		{"whole tell against a held value", call{method: "POST", path: sp + "/tell", body: map[string]any{"generation": 1, "fitness": against}}, 409, "conflict", "candidate 0 of generation 1 was told"},
 		{"tell next not a boolean", call{method: "POST", path: sp + "/tell?next=please", body: good}, 400, "invalid", `next "please"`},
 		{"history bad from", call{method: "GET", path: sp + "/history?from=x"}, 400, "invalid", "from"},
 		{"history negative from", call{method: "GET", path: sp + "/history?from=-1"}, 422, "out_of_range", "from"},
@@ -646,5 +665,56 @@ func TestStopSession(t *testing.T) {
 	}
 	if r := ts.do(t, call{method: "POST", path: "/v1/sessions/nope/stop"}); r.status != http.StatusNotFound {
 		t.Fatalf("stop of an unknown session: %d %s", r.status, r.body)
+	}
+}
+
+// Partial tells over HTTP: each part's answer shows what the session holds
+// (and, with next=true, the same batch until the generation is complete),
+// a part sent again changes nothing, and the last part applies the
+// generation as the whole tell does on a twin session.
+func TestPartialTell(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	create := map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 0.5, "seed": 4, "algorithm": "cma-es", "population_size": 5}
+	s, twin := ts.create(t, create), ts.create(t, create)
+	b := ts.ask(t, s.ID)
+	whole := sphereTell(b)
+	f := whole["fitness"].([]float64)
+	type answer struct {
+		Generation int `json:"generation"`
+		Partial    *struct {
+			Indices []int      `json:"indices"`
+			Fitness []*float64 `json:"fitness"`
+		} `json:"partial"`
+		Next *batchView `json:"next"`
+	}
+	tell := func(indices []int) answer {
+		t.Helper()
+		body := map[string]any{"generation": 0, "indices": indices, "fitness": []any{}}
+		for _, i := range indices {
+			body["fitness"] = append(body["fitness"].([]any), f[i])
+		}
+		r := ts.do(t, call{method: "POST", path: "/v1/sessions/" + s.ID + "/tell?next=true", body: body})
+		if r.status != http.StatusOK {
+			t.Fatalf("tell %v: %d %s", indices, r.status, r.body)
+		}
+		return decode[answer](t, r)
+	}
+	for range 2 { // the second time, a retry
+		a := tell([]int{3, 1})
+		if a.Generation != 0 || a.Partial == nil || !slices.Equal(a.Partial.Indices, []int{1, 3}) || *a.Partial.Fitness[0] != f[1] ||
+			a.Next == nil || !reflect.DeepEqual(*a.Next, b) {
+			t.Fatalf("after the first part: %+v", a)
+		}
+	}
+	if g := decode[answer](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID})); g.Partial == nil || len(g.Partial.Indices) != 2 {
+		t.Fatalf("GET: holds %+v", g.Partial)
+	}
+	done := tell([]int{0, 4, 2})
+	want := ts.tell(t, twin.ID, whole)
+	if done.Generation != 1 || done.Partial != nil || want.Generation != 1 || done.Next == nil || !reflect.DeepEqual(*done.Next, ts.ask(t, twin.ID)) {
+		t.Fatalf("the last part: %+v", done)
+	}
+	if again := tell([]int{2}); again.Generation != 1 || again.Partial != nil {
+		t.Fatalf("a part of the applied generation again: %+v", again)
 	}
 }

@@ -212,7 +212,21 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 		}
 		b = append(b, ']')
 	}
-	b = append(b, '}')
+	b = append(b, `},"partial":`...)
+	if j.Partial == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"indices":[`...)
+		for i, k := range j.Partial.Indices {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(k), 10)
+		}
+		b = append(b, `],"fitness":`...)
+		b = appendNumsOrNull(b, j.Partial.Fitness)
+		b = append(b, '}')
+	}
 	if len(j.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
 		var buf bytes.Buffer

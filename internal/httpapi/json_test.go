@@ -59,6 +59,15 @@ func randomSession(r *rand.Rand) session.Session {
 	for range r.IntN(3) {
 		s.Restarts.Runs = append(s.Restarts.Runs, session.RunEnd{Generation: r.IntN(100), PopulationSize: r.IntN(100), StopReasons: stops()})
 	}
+	if r.IntN(2) == 0 {
+		for i := range r.IntN(4) {
+			s.Partial.Indices = append(s.Partial.Indices, 2*i+r.IntN(2))
+			s.Partial.Fitness = append(s.Partial.Fitness, num())
+		}
+		if s.Partial.Indices == nil {
+			s.Partial.Indices, s.Partial.Fitness = []int{r.IntN(9)}, []float64{math.NaN()}
+		}
+	}
 	switch r.IntN(3) {
 	case 1:
 		s.Metadata = []byte(`{"k":[1,"x"],"<":"&"}`)

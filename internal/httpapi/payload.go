@@ -25,6 +25,7 @@ type sessionJSON struct {
 	Sigma           num             `json:"sigma"`
 	Hyperparameters hyperJSON       `json:"hyperparameters"`
 	Restarts        restartsJSON    `json:"restarts"`
+	Partial         *partialJSON    `json:"partial"`
 	Metadata        json.RawMessage `json:"metadata,omitempty"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
@@ -65,6 +66,13 @@ type runEndJSON struct {
 	StopReasons    []stopJSON `json:"stop_reasons"`
 }
 
+// partialJSON is what a session holds of its pending generation from
+// partial tells.
+type partialJSON struct {
+	Indices []int `json:"indices"`
+	Fitness nums  `json:"fitness"`
+}
+
 type linksJSON struct {
 	Self    string `json:"self"`
 	Ask     string `json:"ask"`
@@ -103,6 +111,9 @@ func toSessionJSON(s session.Session) sessionJSON {
 	}
 	if b := s.Best; b != nil {
 		j.Best = &bestJSON{X: nums(b.X), F: num(b.F), Generation: b.Generation}
+	}
+	if p := s.Partial; p.Indices != nil {
+		j.Partial = &partialJSON{Indices: p.Indices, Fitness: nums(p.Fitness)}
 	}
 	for _, r := range s.Restarts.Runs {
 		j.Restarts.Runs = append(j.Restarts.Runs, runEndJSON{Generation: r.Generation, PopulationSize: r.PopulationSize, StopReasons: stopsJSON(r.StopReasons)})
