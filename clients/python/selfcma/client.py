@@ -7,6 +7,7 @@ import copy
 import logging
 import os
 import sys
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -53,6 +54,21 @@ class Result:
 
 def _stop_dict(reasons):
     return {r.get("name"): r.get("value") for r in reasons or []}
+
+
+def _positions(X, C):
+    """The indices j with X[i] == C[j], one for each point of X (each at most
+    once), or None when X is not a part of C."""
+    where = {}
+    for j, c in enumerate(C):
+        where.setdefault(tuple(c), []).append(j)
+    idx = []
+    for x in X:
+        js = where.get(tuple(x))
+        if not js:
+            return None
+        idx.append(js.pop(0))
+    return idx
 
 
 def _permutation(X, C):
@@ -191,6 +207,83 @@ class Session:
         if nxt is not None:
             self._next = (nxt["generation"], nxt["candidates"])
 
+    def tell_partial(self, X, fitness):
+        """Tells the values of some points of the pending generation, for
+        evaluations that finish one by one: the server holds them (they
+        survive a crash of this process or of the server) until every point
+        of the generation has a value, and the call that tells the last ones
+        advances the session as ``tell`` would.
+
+        X: some of the points ``ask`` returned, unmodified, in any order;
+            fitness[i] is the value of X[i] (None for a failed evaluation).
+
+        Returns True when this call completed the generation. Telling a point
+        again with the same value changes nothing; with another value it
+        raises Conflict. ``untold()`` lists the points still without a value.
+        """
+        X = conv.matrix(X, "X")
+        values = conv.fitness(fitness, len(X))
+        if not X:
+            raise ValueError("X is empty: tell at least one point")
+        gen, cands, indices = self._locate(X)
+        self._next = None
+        try:
+            state = self._client._t.request(
+                "POST",
+                self._path + "/tell",
+                {"generation": gen, "indices": indices, "fitness": values},
+                query={"next": "true"},
+            )
+        except Stopped:
+            self._refresh_quietly()
+            raise
+        nxt = state.pop("next", None)
+        self._state = state
+        done = state.get("generation") != gen
+        if done:
+            self._told = (gen, [list(c) for c in cands])
+            self._batch = None
+        if nxt is not None:
+            self._next = (nxt["generation"], nxt["candidates"])
+        return done
+
+    def untold(self):
+        """The points of the pending generation whose values the server does
+        not hold yet (all of them unless ``tell_partial`` told some), read
+        from the server: what is left to evaluate, for instance after a
+        crash."""
+        self.refresh()
+        X = self.ask()
+        held = self._held()
+        return [x for i, x in enumerate(X) if i not in held]
+
+    def _held(self):
+        """The indices of the pending batch whose values the server holds,
+        as of the last answer."""
+        p = self._state.get("partial")
+        if not p or self._batch is None or self._batch[0] != self._state.get("generation"):
+            return set()
+        return set(p.get("indices") or [])
+
+    def _locate(self, X):
+        """(generation, candidates, indices): the batch the points X are of
+        and their positions in it; ValueError if none has them all."""
+        for src in (self._batch, self._told):
+            if src is not None:
+                idx = _positions(X, src[1])
+                if idx is not None:
+                    return src[0], src[1], idx
+        b = self._client._t.request("GET", self._path + "/ask")
+        g, cands = b["generation"], b["candidates"]
+        idx = _positions(X, cands)
+        if idx is None:
+            raise ValueError(
+                f"X holds points that are not in the batch of generation {g}, the pending one of session "
+                f"{self.id}: tell points ask returned, unmodified, each once"
+            )
+        self._batch = (g, cands)
+        return g, cands, idx
+
     def _match(self, X):
         """(generation, perm) of the batch X belongs to; ValueError if none."""
         for src in (self._batch, self._told):
@@ -229,7 +322,8 @@ class Session:
         """The session object as the server sent it last (a copy): id, name,
         algorithm, dimension, population_size, seed, status, stop_reasons,
         generation, evaluations, best, mean, sigma, hyperparameters,
-        restarts, metadata, created_at, updated_at, links."""
+        restarts, partial (the values held of the pending generation, or
+        None), metadata, created_at, updated_at, links."""
         return copy.deepcopy(self._state)
 
     @property
@@ -534,6 +628,7 @@ class Client:
         workers=4,
         session_id=None,
         executor=None,
+        save_interval=10.0,
         verbose=False,
         callback=None,
         **options,
@@ -553,15 +648,23 @@ class Client:
                 (population_size, algorithm, seed, bounds, restarts,
                 termination, name, metadata, hyperparameters).
             session_id: resume this session instead (x0, sigma0 and the
-                options are then ignored): the pending batch, the same
-                points, is evaluated again and the run continues as if it
-                had never been interrupted.
+                options are then ignored): the points of the pending batch
+                whose values the server does not hold are evaluated again,
+                and the run continues as if it had never been interrupted.
             workers: how many evaluations run at once; 1 evaluates in this
                 thread.
             executor: None or ``"threads"`` (a thread pool of ``workers``),
                 ``"processes"`` (a process pool of ``workers``, for
                 objectives that hold the GIL), or your own
                 ``concurrent.futures.Executor`` (left open).
+            save_interval: seconds. Once a generation's evaluations have run
+                this long, the values that finish are told to the server as
+                they come (``tell_partial``, at most one request per
+                save_interval), so a crash loses no finished evaluation: a
+                resumed run evaluates only the points still without a
+                value. A generation that ends sooner is told in one
+                request. 0 tells every value as it finishes; None only
+                whole generations.
             verbose: print a line per generation (generation, evaluations,
                 best f, σ, c1, cmu, cc); an int k prints every k-th.
             callback: called as callback(session) after every generation;
@@ -609,8 +712,11 @@ class Client:
             while not es.stop():
                 try:
                     X = es.ask()
-                    values = _evaluate(call, X, pool, es.generation)
-                    es.tell(X, values)
+                    held = es._held()
+                    teller = _Teller(es, X, held, save_interval)
+                    todo = [i for i in range(len(X)) if i not in held]
+                    _evaluate(call, X, todo, pool, es.generation, teller.add)
+                    teller.finish()
                 except Stopped:
                     es._refresh_quietly()  # stopped by another client
                     break
@@ -645,20 +751,13 @@ class Client:
         return es
 
 
-def _evaluate(call, X, pool, generation):
-    """The values of the points X: float, or None for a failed evaluation."""
-    if pool is None:
-        outcomes = [call(x) for x in X]
-    else:
-        futures = [pool.submit(call, x) for x in X]
-        try:
-            outcomes = [fut.result() for fut in futures]
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
-    values, failures = [], []
-    for i, (ok, v) in enumerate(outcomes):
+def _evaluate(call, X, todo, pool, generation, sink):
+    """Evaluates X[i] for each i in todo and calls sink(i, value) as each
+    value is known (in the order the evaluations finish, with a pool): a
+    float, or None for a failed evaluation."""
+    failures = []
+
+    def outcome(i, ok, v):
         if ok:
             try:
                 v = conv.fitness_value(v, f"f(X[{i}])")
@@ -669,9 +768,22 @@ def _evaluate(call, X, pool, generation):
         if not ok:
             failures.append((i, v))
             v = None
-        values.append(v)
+        sink(i, v)
+
+    if pool is None:
+        for i in todo:
+            outcome(i, *call(X[i]))
+    else:
+        futures = {pool.submit(call, X[i]): i for i in todo}
+        try:
+            for fut in concurrent.futures.as_completed(futures):
+                outcome(futures[fut], *fut.result())
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
     if failures:
-        i, why = failures[0]
+        i, why = min(failures, key=lambda f: f[0])
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
         log.warning(
             "selfcma: generation %d: the evaluation of candidate %d failed: %s%s; told as None",
@@ -680,4 +792,38 @@ def _evaluate(call, X, pool, generation):
             why,
             more,
         )
-    return values
+
+
+class _Teller:
+    """Tells the values of one generation as optimize gets them: in parts
+    (Session.tell_partial) once save_interval seconds have passed since the
+    generation's evaluations started or since the last part, so that the
+    server holds what a long generation has finished; all at once (one
+    tell) when the generation ends sooner."""
+
+    def __init__(self, es, X, held, save_interval):
+        self.es, self.X, self.interval = es, X, save_interval
+        self.values = [None] * len(X)
+        self.parted = bool(held)  # some values of the generation are on the server
+        self.points, self.part = [], []  # not yet told
+        self.last = time.monotonic()
+
+    def add(self, i, v):
+        self.values[i] = v
+        self.points.append(self.X[i])
+        self.part.append(v)
+        if self.interval is not None and time.monotonic() - self.last >= self.interval:
+            self.send()
+
+    def send(self):
+        if self.points:
+            self.es.tell_partial(self.points, self.part)
+            self.parted = True
+            self.points, self.part = [], []
+        self.last = time.monotonic()
+
+    def finish(self):
+        if self.parted:
+            self.send()
+        else:
+            self.es.tell(self.X, self.values)

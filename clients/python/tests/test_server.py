@@ -266,6 +266,58 @@ class LoopTest(ServerTestCase):
             restored.close()
 
 
+    def test_tell_partial(self):
+        es = self.client.create([1.0, 2.0, 3.0], 0.5, algorithm="cma-es", population_size=6, seed=12)
+        twin = self.client.create([1.0, 2.0, 3.0], 0.5, algorithm="cma-es", population_size=6, seed=12)
+        X = es.ask()
+        y = [sphere(x) for x in X]
+        y[2] = None  # a failed evaluation
+        self.assertFalse(es.tell_partial([X[4], X[2]], [y[4], y[2]]))
+        self.assertFalse(es.tell_partial([X[2]], [None]))  # again: nothing changes
+        self.assertEqual(es.info["partial"], {"indices": [2, 4], "fitness": [None, y[4]]})
+        with self.assertRaises(Conflict) as cm:
+            es.tell_partial([X[4]], [y[4] + 1])
+        self.assertIn("candidate 4 of generation 0", cm.exception.message)
+        with self.assertRaises(ValueError):
+            es.tell_partial([[9.0, 9.0, 9.0]], [1.0])
+        # Another process resumes: what is left to evaluate.
+        other = self.client.session(es.id)
+        self.assertEqual(other.untold(), [X[i] for i in (0, 1, 3, 5)])
+        self.assertTrue(other.tell_partial([X[5], X[0], X[3], X[1]], [y[5], y[0], y[3], y[1]]))
+        self.assertEqual((other.generation, other.evaluations, other.info["partial"]), (1, 6, None))
+        twin.tell(twin.ask(), y)
+        self.assertEqual(other.ask(), twin.ask())
+        self.assertEqual(other.untold(), other.ask())
+
+    def test_optimize_holds_finished_evaluations(self):
+        # Interrupted in the middle of generation 3, with every value told as
+        # it finishes: the server holds the 5 finished ones, and the resumed
+        # run evaluates only the rest, then goes on as an uninterrupted one.
+        lam, count, points = 8, [0], []
+
+        def f(x):
+            count[0] += 1
+            if count[0] == 3 * lam + 6:
+                raise KeyboardInterrupt
+            points.append(x)
+            return sphere(x)
+
+        opts = dict(algorithm="cma-es", population_size=lam, seed=13, termination={"max_evaluations": 10 * lam})
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(KeyboardInterrupt):
+            self.client.optimize(f, [1.0] * 3, 0.5, workers=1, save_interval=0, name="held", **opts)
+        sid = [s for s in self.client.sessions() if s["name"] == "held"][-1]["id"]
+        es = self.client.session(sid)
+        self.assertEqual((es.generation, es.info["partial"]["indices"]), (3, [0, 1, 2, 3, 4]))
+        left = es.untold()
+        self.assertEqual(left, es.ask()[5:])
+        resumed = []
+        es = self.client.optimize(lambda x: resumed.append(x) or sphere(x), workers=1, session_id=sid)
+        self.assertEqual(resumed[:3], left)
+        whole = self.client.optimize(sphere, [1.0] * 3, 0.5, workers=1, **opts)
+        self.assertEqual((es.generation, es.result.fbest, es.result.xbest, es.evaluations),
+                         (whole.generation, whole.result.fbest, whole.result.xbest, whole.evaluations))
+
+
 class OptimizeTest(ServerTestCase):
     def test_four_threads(self):
         lock = threading.Lock()
