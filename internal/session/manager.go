@@ -449,19 +449,31 @@ func gather(l *loaded, t TellParams) ([]float64, *partialTell, error) {
 		}
 	}
 
+	held := l.meta.Partial
+	if held != nil && held.Generation != g {
+		held = nil
+	}
+	if t.Indices == nil && held == nil {
+		return t.Fitness, nil, nil // the whole generation at once
+	}
+
 	// The values of the generation, those held first.
 	val := make([]float64, lam)
 	told := make([]bool, lam)
 	n := 0
-	if p := l.meta.Partial; p != nil && p.Generation == g {
-		for k, i := range p.Indices {
+	if held != nil {
+		for k, i := range held.Indices {
 			if i < lam {
-				val[i], told[i] = p.Fitness[k], true
+				val[i], told[i] = held.Fitness[k], true
 				n++
 			}
 		}
 	}
-	held := n
+	nheld := n
+	var mine []bool // the candidates t tells
+	if t.Indices != nil {
+		mine = make([]bool, lam)
+	}
 	for k, f := range t.Fitness {
 		i := k
 		if t.Indices != nil {
@@ -469,9 +481,10 @@ func gather(l *loaded, t TellParams) ([]float64, *partialTell, error) {
 			if i < 0 || i >= lam {
 				return nil, nil, errorf(CodeOutOfRange, "indices[%d] is %d, want 0 to %d (the population size is %d)", k, i, lam-1, lam)
 			}
-			if slices.Contains(t.Indices[:k], i) {
+			if mine[i] {
 				return nil, nil, errorf(CodeOutOfRange, "indices[%d] repeats candidate %d", k, i)
 			}
+			mine[i] = true
 		}
 		if !told[i] {
 			val[i], told[i] = f, true
@@ -485,7 +498,7 @@ func gather(l *loaded, t TellParams) ([]float64, *partialTell, error) {
 	if n == lam {
 		return val, nil, nil
 	}
-	if n == held {
+	if n == nheld {
 		return nil, l.meta.Partial, nil
 	}
 	p := &partialTell{Generation: g}

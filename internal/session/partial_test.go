@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
 )
@@ -215,4 +218,78 @@ func TestPartialTellErrors(t *testing.T) {
 	}
 	_, err = m.Tell(ctx, s.ID, session.TellParams{Generation: 1, Indices: []int{1}, Fitness: []float64{1}})
 	wantCode(t, err, session.CodeStopped)
+}
+
+// TestRacingPartialTells: eight workers tell their own candidates of every
+// generation one at a time, racing, each telling again what it told when it
+// sees the same generation again: every generation is applied exactly once,
+// with every value, as the run told whole.
+func TestRacingPartialTells(t *testing.T) {
+	ctx := context.Background()
+	const workers, generations = 8, 20
+	p := session.CreateParams{X0: []float64{2, -1, 0.5, 1}, Sigma0: 0.5, Algorithm: session.AlgorithmSelfCMAES, PopulationSize: 16, Seed: seed(21)}
+	m, _ := newManager(t)
+	whole, err := m.Create(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []session.Batch
+	for range generations {
+		b, _ := m.Ask(ctx, whole.ID)
+		want = append(want, b)
+		if _, err := m.Tell(ctx, whole.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	s, err := m.Create(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg   sync.WaitGroup
+		seen = make([]atomic.Int64, generations) // tells answered per generation
+	)
+	deadline := time.Now().Add(time.Minute) // a lost value would leave a generation incomplete for ever
+	for w := range workers {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				b, err := m.Ask(ctx, s.ID)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if b.Generation >= generations {
+					return
+				}
+				if !reflect.DeepEqual(b, want[b.Generation]) {
+					t.Errorf("worker %d: generation %d's batch differs", w, b.Generation)
+					return
+				}
+				for i := w; i < len(b.Candidates); i += workers {
+					tp := session.TellParams{Generation: b.Generation, Indices: []int{i}, Fitness: []float64{sphere(b.Candidates[i])}}
+					if _, err := m.Tell(ctx, s.ID, tp); err != nil {
+						t.Errorf("worker %d: %v", w, err)
+						return
+					}
+					seen[b.Generation].Add(1)
+				}
+			}
+			t.Errorf("worker %d: the run did not reach generation %d in a minute", w, generations)
+		})
+	}
+	wg.Wait()
+	h, err := m.History(ctx, s.ID, 0, 0)
+	if err != nil || len(h) != generations {
+		t.Fatalf("%d history records, want %d: %v", len(h), generations, err)
+	}
+	wantH, _ := m.History(ctx, whole.ID, 0, 0)
+	if !reflect.DeepEqual(h, wantH) {
+		t.Fatal("the history of the raced run differs from the whole run's")
+	}
+	for g := range seen {
+		if seen[g].Load() < 16 {
+			t.Fatalf("generation %d: %d parts answered, want at least 16", g, seen[g].Load())
+		}
+	}
 }
