@@ -205,6 +205,15 @@ func tellOf(b e2eBatch) map[string]any {
 	return map[string]any{"generation": b.Generation, "fitness": f}
 }
 
+// partOf is the partial tell of candidates from to to-1 of generation g.
+func partOf(g int, fitness []float64, from, to int) map[string]any {
+	idx := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		idx = append(idx, i)
+	}
+	return map[string]any{"generation": g, "indices": idx, "fitness": fitness[from:to]}
+}
+
 func createBody(alg string) map[string]any {
 	x0 := make([]float64, 10)
 	for i := range x0 {
@@ -287,8 +296,8 @@ func sameBits(a, b [][]float64) bool {
 
 // A curl-style client drives a 10-D sphere to 1e-8 over HTTP; then the same
 // seeded run is repeated while the server is killed with SIGKILL between
-// ask and tell, during tell and during create, and restarted on the same
-// file. Every candidate of every generation equals the uninterrupted run's,
+// ask and tell, during tell, during the second part of a generation told in
+// two parts, and during create, and restarted on the same file. Every candidate of every generation equals the uninterrupted run's,
 // bit for bit, and no told value is lost or applied twice.
 func TestEndToEndKills(t *testing.T) {
 	bin := serverBinary(t)
@@ -380,6 +389,27 @@ func TestEndToEndKills(t *testing.T) {
 					default:
 						t.Fatalf("after a kill during the tell of generation %d the session is at %d", g, now.Generation)
 					}
+				case r < 0.45:
+					// Told in two parts; the server is killed during the
+					// second. The first part must survive.
+					fit, half := tell["fitness"].([]float64), len(b.Candidates)/2
+					must(t, "POST", p.base+sp+"/tell", partOf(g, fit, 0, half), 200)
+					killDuring("during a partial tell", "POST", sp+"/tell", partOf(g, fit, half, len(fit)))
+					var now struct {
+						Generation int `json:"generation"`
+						Partial    *struct {
+							Indices []int `json:"indices"`
+						} `json:"partial"`
+					}
+					json.Unmarshal(must(t, "GET", p.base+sp, nil, 200), &now)
+					switch {
+					case now.Generation == g+1 && now.Partial == nil:
+						kills["during a partial tell: committed before"]++
+					case now.Generation == g && now.Partial != nil && len(now.Partial.Indices) == half:
+						kills["during a partial tell: not committed"]++
+					default:
+						t.Fatalf("after a kill during the second part of generation %d: %s", g, must(t, "GET", p.base+sp, nil, 200))
+					}
 				}
 				// (Re-)send the tell: applied now, or answered as the retry of
 				// the one applied before the kill.
@@ -398,7 +428,7 @@ func TestEndToEndKills(t *testing.T) {
 				t.Errorf("final session differs:\n%v\n%v", final, ref.final)
 			}
 			t.Logf("%d generations, kills: %v", len(ref.batches), kills)
-			if kills["during tell"] == 0 || kills["between ask and tell"] == 0 {
+			if kills["during tell"] == 0 || kills["between ask and tell"] == 0 || kills["during a partial tell"] == 0 {
 				t.Errorf("too few kills: %v", kills)
 			}
 		})
