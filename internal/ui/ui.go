@@ -98,6 +98,7 @@ type Detail struct {
 	RunDefaults []Hyper
 	Restarts    int      // IPOP restarts so far
 	Runs        []RunEnd // the runs that ended in a restart
+	Held        int      // values of the pending generation told so far in parts
 }
 
 // Point is one generation of the history. A value may be NaN: Best and

@@ -152,6 +152,24 @@ func TestSessionPage(t *testing.T) {
 	}
 }
 
+// A session that holds values told in parts says how many.
+func TestSessionPageHeld(t *testing.T) {
+	src := newFake()
+	pts := history(30)
+	d := detail("parts", "", ui.StatusRunning, pts, t0)
+	src.put(d, pts)
+	d.ID, d.Held = "held", 3
+	src.put(d, pts)
+	s := server(t, src, ui.Options{})
+	want := fmt.Sprintf(`<td id="held">3 of %d told of generation %d</td>`, d.PopulationSize, d.Generation)
+	if _, body := get(t, s.URL+"/ui/sessions/held"); !strings.Contains(body, want) {
+		t.Errorf("page lacks %q", want)
+	}
+	if _, body := get(t, s.URL+"/ui/sessions/parts"); strings.Contains(body, `id="held"`) {
+		t.Error("a page with nothing held shows values held")
+	}
+}
+
 func TestSessionPageStopped(t *testing.T) {
 	src := newFake()
 	pts := history(30)

@@ -114,6 +114,7 @@ func (s *Source) Session(ctx context.Context, id string) (ui.Detail, error) {
 		Hyper:    ui.Hyper{C1: ss.Hyper.C1, CMu: ss.Hyper.CMu, Cc: ss.Hyper.Cc},
 		Defaults: defaults(ss.Dimension, ss.PopulationSize),
 		Restarts: ss.Restarts.Count,
+		Held:     len(ss.Partial.Indices),
 	}
 	if b := ss.Best; b != nil {
 		f := b.F

@@ -132,6 +132,20 @@ func TestSessionAndHistory(t *testing.T) {
 	if len(d.Runs[0].StopReasons) == 0 {
 		t.Error("the first run ended without a reason")
 	}
+	if d.Held != 0 {
+		t.Errorf("holds %d values, none told in parts", d.Held)
+	}
+	// Two values told in parts.
+	b, err := m.Ask(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Tell(ctx, id, session.TellParams{Generation: b.Generation, Indices: []int{3, 0}, Fitness: []float64{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = src.Session(ctx, id); err != nil || d.Held != 2 {
+		t.Errorf("holds %d values after a part of 2: %v", d.Held, err)
+	}
 }
 
 func TestNotFound(t *testing.T) {
