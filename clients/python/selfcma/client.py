@@ -721,9 +721,10 @@ class Client:
                     es._refresh_quietly()  # stopped by another client
                     break
                 except Conflict as e:
-                    # Another client told this generation first: go on
-                    # with the pending one.
+                    # Another client told this generation (or some of its
+                    # points) first: go on from the server's state.
                     log.warning("selfcma: session %s: %s; asking again", es.id, e.message)
+                    es._refresh_quietly()
                     continue
                 if every and (es.generation % every == 0 or es.stop()):
                     es.disp()

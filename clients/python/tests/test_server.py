@@ -514,6 +514,30 @@ class InterruptTest(ServerTestCase):
             self.assertEqual(g.refresh().status, "stopped")
             self.assertEqual((g.generation, g.result.fbest), (whole.generation, whole.result.fbest))
 
+    def test_two_optimizers_telling_parts(self):
+        # Every value told as it finishes, by two processes whose objective
+        # is noisy: a point both evaluate gets two values, the second a
+        # conflict. Both go on from the server's state until the session
+        # stops, and every generation is applied once.
+        rng = __import__("random").Random(5)
+        lock = threading.Lock()
+
+        def noisy(x):
+            with lock:
+                e = rng.random()
+            return sphere(x) * (1 + 1e-3 * e)
+
+        es = self.client.create([1.0] * 4, 0.5, algorithm="cma-es", population_size=8, seed=82,
+                                termination={"max_evaluations": 30 * 8})
+        with quiet_logs(), concurrent.futures.ThreadPoolExecutor(2) as pool:
+            runs = [pool.submit(self.client.optimize, noisy, session_id=es.id, workers=2, save_interval=0)
+                    for _ in range(2)]
+            got = [r.result(timeout=60) for r in runs]
+        es.refresh()
+        self.assertEqual((es.status, es.generation, es.evaluations), ("stopped", 30, 240))
+        self.assertEqual([r["generation"] for r in es.history()], list(range(30)))
+        self.assertTrue(all(g.refresh().generation == 30 for g in got))
+
 
 class RestartTest(unittest.TestCase):
     """A server of its own, killed and restarted."""
