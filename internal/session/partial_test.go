@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -293,3 +294,157 @@ func TestRacingPartialTells(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialTellModel drives a session with random tells (parts with
+// indices out of range, repeated, of values told before or otherwise,
+// whole tells, tells of the generation just applied and of others) and
+// holds every answer to a model of the rules: which tells are refused with
+// which code, what the session holds, when a generation is applied. A twin
+// session told each applied generation whole hands out the same batches.
+func TestPartialTellModel(t *testing.T) {
+	ctx := context.Background()
+	const lam, generations = 6, 25
+	m, _ := newManager(t)
+	p := session.CreateParams{X0: []float64{0.5, -1}, Sigma0: 0.3, Algorithm: session.AlgorithmCMAES, PopulationSize: lam, Seed: seed(3)}
+	s, err := m.Create(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin, err := m.Create(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	var (
+		gen     int
+		held    = map[int]float64{}
+		applied []float64 // the values of generation gen-1
+	)
+	value := func(b session.Batch, i int) float64 {
+		if rng.IntN(10) == 0 {
+			return math.NaN()
+		}
+		return sphere(b.Candidates[i]) + float64(rng.IntN(3)) // two clients may disagree
+	}
+	outcomes := map[session.Code]int{}
+	step := 0
+	for ; gen < generations; step++ {
+		if step > 100*generations {
+			t.Fatal("the run does not advance")
+		}
+		b, err := m.Ask(ctx, s.ID)
+		if err != nil || b.Generation != gen {
+			t.Fatalf("ask: generation %d, %v; the model is at %d", b.Generation, err, gen)
+		}
+		tp := session.TellParams{Generation: gen}
+		if gen > 0 && rng.IntN(8) == 0 {
+			tp.Generation = gen - 1
+		}
+		whole := rng.IntN(6) == 0
+		if whole {
+			for i := range lam {
+				f, ok := held[i]
+				if !ok || rng.IntN(4) == 0 {
+					f = value(b, i)
+				}
+				tp.Fitness = append(tp.Fitness, f)
+			}
+		} else {
+			tp.Indices = []int{}
+			for range 1 + rng.IntN(3) {
+				i := rng.IntN(lam + 1) // lam: out of range
+				if rng.IntN(12) == 0 {
+					i = -1
+				}
+				f, ok := held[i]
+				if tp.Generation < gen && i >= 0 && i < lam {
+					f, ok = applied[i], true
+				}
+				if !ok || rng.IntN(4) == 0 {
+					f = value(b, min(max(i, 0), lam-1))
+				}
+				tp.Indices = append(tp.Indices, i)
+				tp.Fitness = append(tp.Fitness, f)
+			}
+		}
+
+		// What the rules say.
+		var want session.Code
+		vals, seen := maps.Clone(held), map[int]bool{}
+		if tp.Generation < gen {
+			want = session.CodeConflict
+			retry := true
+			for k, f := range tp.Fitness {
+				i := k
+				if !whole {
+					i = tp.Indices[k]
+				}
+				retry = retry && i >= 0 && i < lam && sameF(applied[i], f)
+			}
+			if retry {
+				want = ""
+			}
+		} else {
+			for k, f := range tp.Fitness {
+				i := k
+				if !whole {
+					i = tp.Indices[k]
+				}
+				switch old, ok := vals[i]; {
+				case want != "":
+				case i < 0 || i >= lam || seen[i]:
+					want = session.CodeOutOfRange
+				case ok && !sameF(old, f):
+					want = session.CodeConflict
+				default:
+					vals[i], seen[i] = f, true
+				}
+			}
+		}
+
+		got, err := m.Tell(ctx, s.ID, tp)
+		outcomes[want]++
+		if err != nil {
+			code := session.ErrorCode(err)
+			if code != want {
+				t.Fatalf("step %d: %+v (holding %v) got %v, want code %q", step, tp, held, err, want)
+			}
+			continue
+		}
+		if want != "" {
+			t.Fatalf("step %d: %+v (holding %v) accepted, want code %q", step, tp, held, want)
+		}
+		if tp.Generation < gen {
+			continue // a retry: nothing changes
+		}
+		held = vals
+		if len(held) == lam {
+			applied = make([]float64, lam)
+			for i, f := range held {
+				applied[i] = f
+			}
+			if _, err := m.Tell(ctx, twin.ID, session.TellParams{Generation: gen, Fitness: applied}); err != nil {
+				t.Fatal(err)
+			}
+			gen, held = gen+1, map[int]float64{}
+		}
+		if got.Generation != gen || len(got.Partial.Indices) != len(held) {
+			t.Fatalf("step %d: the session is at generation %d holding %v; the model at %d holding %v", step, got.Generation, got.Partial.Indices, gen, held)
+		}
+		for k, i := range got.Partial.Indices {
+			if f, ok := held[i]; !ok || !sameF(f, got.Partial.Fitness[k]) || (k > 0 && i <= got.Partial.Indices[k-1]) {
+				t.Fatalf("step %d: holds %v = %v; the model %v", step, got.Partial.Indices, got.Partial.Fitness, held)
+			}
+		}
+		tb, _ := m.Ask(ctx, twin.ID)
+		if nb, _ := m.Ask(ctx, s.ID); !reflect.DeepEqual(nb.Candidates, tb.Candidates) {
+			t.Fatalf("generation %d: the batch differs from the twin's", gen)
+		}
+	}
+	t.Logf("%d tells: %v", step, outcomes)
+	if outcomes[session.CodeConflict] == 0 || outcomes[session.CodeOutOfRange] == 0 || outcomes[""] < 2*generations {
+		t.Errorf("the tells did not cover the rules: %v", outcomes)
+	}
+}
+
+func sameF(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
