@@ -14,7 +14,8 @@ import (
 // written in binenc's exact binary encoding, schemas recordSchema and
 // historySchema. Schema 1, which earlier servers wrote, was JSON; it is
 // still read (a JSON record starts with '{', a binenc blob with its tag's
-// length). Record schema 3 added the partial tell; 2 is still read.
+// length). Record schema 3 added the partial tell; a record that holds none
+// is still written in schema 2, which servers before 3 read.
 const (
 	recordSchema  = 3
 	historySchema = 2
@@ -103,8 +104,15 @@ func (m *meta) summarize(o optimizer) {
 	}
 }
 
+// encodeMeta writes m in the oldest schema that holds it: 2 unless it holds
+// a partial tell, so that a server of before schema 3 reads every session
+// that uses no partial tell.
 func encodeMeta(m *meta) ([]byte, error) {
-	w := binenc.NewWriterSize(metaMagic, recordSchema, 256+len(m.Metadata)+len(m.Name))
+	schema := uint32(2)
+	if m.Partial != nil {
+		schema = recordSchema
+	}
+	w := binenc.NewWriterSize(metaMagic, schema, 256+len(m.Metadata)+len(m.Name))
 	w.String(m.ID)
 	w.String(m.Name)
 	w.String(m.Algorithm)
@@ -129,8 +137,8 @@ func encodeMeta(m *meta) ([]byte, error) {
 			w.Float(float64(f))
 		}
 	}
-	w.Bool(m.Partial != nil)
 	if p := m.Partial; p != nil {
+		w.Bool(true)
 		w.Int(p.Generation)
 		w.Ints(p.Indices)
 		w.Floats(p.Fitness)

@@ -3,15 +3,15 @@ package session
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"math"
+	"os"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/selfcma/selfcma/internal/binenc"
 )
 
 // sameMeta compares two records, NaN equal to NaN.
@@ -78,7 +78,10 @@ func TestMetaRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := *m
-			want.Schema = recordSchema
+			want.Schema = 2 // the oldest schema that holds it
+			if m.Partial != nil {
+				want.Schema = recordSchema
+			}
 			if !sameMeta(got, &want) {
 				t.Fatalf("decoded %+v\nwant    %+v", got, &want)
 			}
@@ -93,25 +96,25 @@ func TestMetaRoundTrip(t *testing.T) {
 	}
 }
 
-// TestMetaSchema2: a record of schema 2, which had no partial tell (it is
-// schema 3 without the final flag), still reads; a partial tell with its
-// indices out of order or of another length than its values does not.
+// TestMetaSchema2: a record of schema 2, as the server before schema 3
+// wrote it (testdata/meta-schema2.hex), still reads; a record without a
+// partial tell is written in schema 2, byte for byte as that server wrote
+// it, so that it can still read it; a partial tell with its indices out of
+// order or of another length than its values does not read.
 func TestMetaSchema2(t *testing.T) {
-	best := 2.5
-	m := &meta{ID: "v2", Algorithm: AlgorithmCMAES, CreatedAt: time.Unix(5, 0).UTC(), UpdatedAt: time.Unix(6, 0).UTC(),
-		Dimension: 2, PopulationSize: 6, Status: StatusRunning, Generation: 1, Evaluations: 6, BestF: &best,
-		LastTell: &lastTell{Generation: 0, Fitness: []nullNum{1, 2, 3, 4, 5, 6}}}
-	b, err := encodeMeta(m)
+	golden, err := os.ReadFile("testdata/meta-schema2.hex")
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := bytes.Clone(b[:len(b)-5]) // without the flag and the trailer
-	version := 8 + len(metaMagic)     // after the tag's length and the tag
-	if binary.LittleEndian.Uint32(body[version:]) != recordSchema || b[len(b)-5] != 0 {
-		t.Fatal("the encoding is not the one this test edits")
+	old, err := hex.DecodeString(strings.TrimSpace(string(golden)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	binary.LittleEndian.PutUint32(body[version:], 2)
-	got, err := decodeMeta(binenc.Reseal(append(body, 0, 0, 0, 0)))
+	best := 2.5
+	m := &meta{ID: "v2", Name: "old", Algorithm: AlgorithmCMAES, CreatedAt: time.Unix(5, 7).UTC(), UpdatedAt: time.Unix(6, 0).UTC(),
+		Dimension: 2, PopulationSize: 6, Status: StatusRunning, Generation: 1, Evaluations: 6, BestF: &best,
+		LastTell: &lastTell{Generation: 0, Fitness: []nullNum{1, 2, nullNum(math.NaN()), 4, 5, 6}}}
+	got, err := decodeMeta(old)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +122,9 @@ func TestMetaSchema2(t *testing.T) {
 	want.Schema = 2
 	if !sameMeta(got, &want) {
 		t.Fatalf("decoded %+v\nwant    %+v", got, &want)
+	}
+	if b, _ := encodeMeta(m); !bytes.Equal(b, old) {
+		t.Fatalf("a record without a partial tell is written\n%x\nnot as schema 2 wrote it\n%x", b, old)
 	}
 
 	for name, p := range map[string]*partialTell{
