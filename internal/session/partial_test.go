@@ -35,25 +35,7 @@ func TestPartialTells(t *testing.T) {
 			}
 
 			whole, _ := newManager(t)
-			ws, err := whole.Create(ctx, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want []session.Batch
-			for range generations {
-				b, err := whole.Ask(ctx, ws.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, b)
-				f := make([]float64, len(b.Candidates))
-				for i := range f {
-					f[i] = value(b, i)
-				}
-				if _, err := whole.Tell(ctx, ws.ID, session.TellParams{Generation: b.Generation, Fitness: f}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ws, want := runWhole(t, whole, p, generations, value)
 
 			st := openStore(t, filepath.Join(dir, "parts.db"))
 			m := session.NewManager(st, session.Options{})
@@ -119,6 +101,34 @@ func TestPartialTells(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runWhole creates a session of p and tells it the given number of
+// generations whole, candidate i of batch b valued value(b, i); it returns
+// the session and its batches.
+func runWhole(t *testing.T, m *session.Manager, p session.CreateParams, generations int, value func(b session.Batch, i int) float64) (session.Session, []session.Batch) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := m.Create(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batches []session.Batch
+	for range generations {
+		b, err := m.Ask(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches = append(batches, b)
+		f := make([]float64, len(b.Candidates))
+		for i := range f {
+			f[i] = value(b, i)
+		}
+		if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: b.Generation, Fitness: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, batches
 }
 
 // sameNaN and nanless make records with NaN comparable by DeepEqual.
@@ -230,18 +240,7 @@ func TestRacingPartialTells(t *testing.T) {
 	const workers, generations = 8, 20
 	p := session.CreateParams{X0: []float64{2, -1, 0.5, 1}, Sigma0: 0.5, Algorithm: session.AlgorithmSelfCMAES, PopulationSize: 16, Seed: seed(21)}
 	m, _ := newManager(t)
-	whole, err := m.Create(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []session.Batch
-	for range generations {
-		b, _ := m.Ask(ctx, whole.ID)
-		want = append(want, b)
-		if _, err := m.Tell(ctx, whole.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	whole, want := runWhole(t, m, p, generations, func(b session.Batch, i int) float64 { return sphere(b.Candidates[i]) })
 
 	s, err := m.Create(ctx, p)
 	if err != nil {

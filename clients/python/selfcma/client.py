@@ -78,16 +78,7 @@ def _permutation(X, C):
         return None
     if X == C:
         return list(range(len(C)))
-    where = {}
-    for j, c in enumerate(C):
-        where.setdefault(tuple(c), []).append(j)
-    perm = []
-    for x in X:
-        js = where.get(tuple(x))
-        if not js:
-            return None
-        perm.append(js.pop())
-    return perm
+    return _positions(X, C)
 
 
 class Session:
@@ -187,25 +178,11 @@ class Session:
         """
         X = conv.matrix(X, "X")
         values = conv.fitness(fitness, len(X))
-        gen, perm = self._match(X)
+        gen, cands, perm = self._find(X, _permutation, "is not")
         ordered = [None] * len(values)
         for i, j in enumerate(perm):
             ordered[j] = values[i]
-        cands = self._batch[1] if self._batch and self._batch[0] == gen else X
-        self._next = None
-        try:
-            state = self._client._t.request(
-                "POST", self._path + "/tell", {"generation": gen, "fitness": ordered}, query={"next": "true"}
-            )
-        except Stopped:
-            self._refresh_quietly()
-            raise
-        nxt = state.pop("next", None)
-        self._state = state
-        self._told = (gen, [list(c) for c in cands])
-        self._batch = None
-        if nxt is not None:
-            self._next = (nxt["generation"], nxt["candidates"])
+        self._send_tell(gen, cands, {"generation": gen, "fitness": ordered})
 
     def tell_partial(self, X, fitness):
         """Tells the values of some points of the pending generation, for
@@ -225,15 +202,16 @@ class Session:
         values = conv.fitness(fitness, len(X))
         if not X:
             raise ValueError("X is empty: tell at least one point")
-        gen, cands, indices = self._locate(X)
+        gen, cands, indices = self._find(X, _positions, "holds points that are not in")
+        return self._send_tell(gen, cands, {"generation": gen, "indices": indices, "fitness": values})
+
+    def _send_tell(self, gen, cands, body):
+        """Sends the tell body of generation gen, whose batch is cands (with
+        next=true), and takes the answer; True when the generation was
+        applied."""
         self._next = None
         try:
-            state = self._client._t.request(
-                "POST",
-                self._path + "/tell",
-                {"generation": gen, "indices": indices, "fitness": values},
-                query={"next": "true"},
-            )
+            state = self._client._t.request("POST", self._path + "/tell", body, query={"next": "true"})
         except Stopped:
             self._refresh_quietly()
             raise
@@ -265,44 +243,26 @@ class Session:
             return set()
         return set(p.get("indices") or [])
 
-    def _locate(self, X):
-        """(generation, candidates, indices): the batch the points X are of
-        and their positions in it; ValueError if none has them all."""
+    def _find(self, X, place, what):
+        """(generation, candidates, place(X, candidates)) of the batch that
+        place finds the points X in: the last asked, the last told, or the
+        server's pending one (from another process, or asked through another
+        Session object); ValueError if none."""
         for src in (self._batch, self._told):
             if src is not None:
-                idx = _positions(X, src[1])
-                if idx is not None:
-                    return src[0], src[1], idx
+                found = place(X, src[1])
+                if found is not None:
+                    return src[0], src[1], found
         b = self._client._t.request("GET", self._path + "/ask")
         g, cands = b["generation"], b["candidates"]
-        idx = _positions(X, cands)
-        if idx is None:
+        found = place(X, cands)
+        if found is None:
             raise ValueError(
-                f"X holds points that are not in the batch of generation {g}, the pending one of session "
-                f"{self.id}: tell points ask returned, unmodified, each once"
-            )
-        self._batch = (g, cands)
-        return g, cands, idx
-
-    def _match(self, X):
-        """(generation, perm) of the batch X belongs to; ValueError if none."""
-        for src in (self._batch, self._told):
-            if src is not None:
-                perm = _permutation(X, src[1])
-                if perm is not None:
-                    return src[0], perm
-        # Not a batch this object handed out: the server's pending batch
-        # (from another process, or asked through another Session object).
-        b = self._client._t.request("GET", self._path + "/ask")
-        g, cands = b["generation"], b["candidates"]
-        perm = _permutation(X, cands)
-        if perm is None:
-            raise ValueError(
-                f"X is not the batch of generation {g}, the pending one of session {self.id} "
+                f"X {what} the batch of generation {g}, the pending one of session {self.id} "
                 f"({len(cands)} points of dimension {self.dimension}): tell the points ask returned, unmodified"
             )
         self._batch = (g, cands)
-        return g, perm
+        return g, cands, found
 
     # The state.
 
