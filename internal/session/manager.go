@@ -48,11 +48,13 @@ type Manager struct {
 
 // entry serializes the operations on one session and caches it.
 type entry struct {
-	mu sync.Mutex
-	l  *loaded // under mu; nil = not cached
+	mu     sync.Mutex
+	l      *loaded // under mu; nil = not cached
+	leases leases  // under mu: the claims of the pending generation
 
-	refs int    // under Manager.mu: holders and waiters of mu
-	used uint64 // under Manager.mu: last use, for eviction
+	refs        int       // under Manager.mu: holders and waiters of mu
+	used        uint64    // under Manager.mu: last use, for eviction
+	leasedUntil time.Time // under Manager.mu: the end of its last lease; not evicted before
 }
 
 // loaded is a session decoded from its record.
@@ -137,8 +139,9 @@ func (m *Manager) evict() {
 		used uint64
 	}
 	var cand []idle
+	now := m.now()
 	for id, e := range m.entries {
-		if e.refs == 0 {
+		if e.refs == 0 && !e.leasedUntil.After(now) {
 			cand = append(cand, idle{id, e.used})
 		}
 	}
@@ -665,7 +668,7 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 		}
 		version = rec.Version
 	}
-	e.l = nil
+	e.l, e.leases = nil, leases{}
 	err := m.store.Delete(context.WithoutCancel(ctx), id, version)
 	switch {
 	case errors.Is(err, ErrNoRecord):

@@ -1,0 +1,139 @@
+package session_test
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/selfcma/selfcma/internal/session"
+)
+
+// clock is a settable Options.Now.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// TestClaims: claims hand out each candidate without a value once while its
+// lease runs, again when the lease has run out, none when all are leased
+// (with the first expiry), and start over with the next generation; a
+// restart forgets the leases but not the values.
+func TestClaims(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	_, path := newManager(t)
+	st := openStore(t, path+"2")
+	m := session.NewManager(st, session.Options{Now: clk.Now})
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 4, Seed: seed(9)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := m.Ask(ctx, s.ID)
+	claim := func(lease time.Duration) session.Claim {
+		t.Helper()
+		c, err := m.Claim(ctx, s.ID, lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for i := range 3 {
+		c := claim(time.Duration(i+1) * time.Minute)
+		if c.Generation != 0 || c.Index != i || !reflect.DeepEqual(c.X, b.Candidates[i]) || !c.Expires.Equal(clk.Now().Add(time.Duration(i+1)*time.Minute)) {
+			t.Fatalf("claim %d: %+v", i, c)
+		}
+	}
+	// Candidate 1's value arrives; 3 is claimed; none is left.
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{1}, Fitness: []float64{sphere(b.Candidates[1])}}); err != nil {
+		t.Fatal(err)
+	}
+	if c := claim(0); c.Index != 3 || !c.Expires.Equal(clk.Now().Add(session.DefaultLease)) {
+		t.Fatalf("the fourth claim: %+v", c)
+	}
+	if c := claim(0); c.Index != -1 || c.X != nil || !c.Expires.Equal(clk.Now().Add(time.Minute)) {
+		t.Fatalf("with every candidate leased or told: %+v", c)
+	}
+	// Candidate 0's lease (1 minute) runs out: it is handed out again; 1 has
+	// its value and never is.
+	clk.advance(90 * time.Second)
+	if c := claim(0); c.Index != 0 || !reflect.DeepEqual(c.X, b.Candidates[0]) {
+		t.Fatalf("after the first lease ran out: %+v", c)
+	}
+	if c := claim(0); c.Index != -1 || !c.Expires.Equal(clk.Now().Add(90*time.Second)) {
+		t.Fatalf("then: %+v, want candidate 2's lease to run out first", c)
+	}
+
+	// A restart forgets the leases, not candidate 1's value.
+	st.Close()
+	st = openStore(t, path+"2")
+	defer st.Close()
+	m = session.NewManager(st, session.Options{Now: clk.Now})
+	var got []int
+	for c := claim(0); c.Index >= 0; c = claim(0) {
+		got = append(got, c.Index)
+	}
+	if !reflect.DeepEqual(got, []int{0, 2, 3}) {
+		t.Fatalf("after a restart the claims are %v, want 0, 2, 3", got)
+	}
+	// The generation completes: its successor's candidates are claimed.
+	f := fitness(b)
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{3, 0, 2}, Fitness: []float64{f[3], f[0], f[2]}}); err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := m.Ask(ctx, s.ID)
+	if c := claim(0); c.Generation != 1 || c.Index != 0 || !reflect.DeepEqual(c.X, b1.Candidates[0]) {
+		t.Fatalf("the first claim of generation 1: %+v", c)
+	}
+
+	for _, lease := range []time.Duration{time.Millisecond, -time.Second, session.MaxLease + time.Second} {
+		_, err := m.Claim(ctx, s.ID, lease)
+		wantCode(t, err, session.CodeOutOfRange)
+	}
+	_, err = m.Claim(ctx, "nope", 0)
+	wantCode(t, err, session.CodeNotFound)
+	if _, err := m.Stop(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Claim(ctx, s.ID, 0)
+	wantCode(t, err, session.CodeStopped)
+}
+
+// TestClaimsOutliveEviction: a session with a running lease stays in the
+// Manager's cache however many other sessions pass through it.
+func TestClaimsOutliveEviction(t *testing.T) {
+	ctx := context.Background()
+	_, path := newManager(t)
+	st := openStore(t, path+"2")
+	defer st.Close()
+	m := session.NewManager(st, session.Options{CacheCap: 2})
+	p := session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, Seed: seed(1)}
+	s, err := m.Create(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := m.Claim(ctx, s.ID, 0); err != nil || c.Index != 0 {
+		t.Fatalf("first claim: %+v, %v", c, err)
+	}
+	for range 8 {
+		if _, err := m.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, err := m.Claim(ctx, s.ID, 0); err != nil || c.Index != 1 {
+		t.Fatalf("after eight other sessions: claimed %+v, %v; want candidate 1", c, err)
+	}
+}
