@@ -128,6 +128,28 @@ func (s *server) stop(w http.ResponseWriter, r *http.Request) {
 	s.writeSession(w, http.StatusOK, sess)
 }
 
+// claim leases one candidate of the pending generation to a worker, for
+// lease seconds (default an hour): {"generation", "index", "x",
+// "expires_at"}, with index and x null when every candidate without a
+// value is leased (expires_at is then when the first lease runs out).
+func (s *server) claim(w http.ResponseWriter, r *http.Request) {
+	lease, err := intParam(r.URL.Query().Get("lease"), "lease", int(session.DefaultLease/time.Second), 1, int(session.MaxLease/time.Second))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c, err := s.m.Claim(r.Context(), chi.URLParam(r, "id"), time.Duration(lease)*time.Second)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := claimJSON{Generation: c.Generation, X: nums(c.X), ExpiresAt: c.Expires.UTC()}
+	if c.Index >= 0 {
+		out.Index = &c.Index
+	}
+	s.writeJSON(w, r, http.StatusOK, out)
+}
+
 func (s *server) delete(w http.ResponseWriter, r *http.Request) {
 	if err := s.m.Delete(r.Context(), chi.URLParam(r, "id")); err != nil {
 		s.writeError(w, r, err)

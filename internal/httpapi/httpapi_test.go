@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/selfcma/selfcma/internal/session"
@@ -716,5 +717,56 @@ func TestPartialTell(t *testing.T) {
 	}
 	if again := tell([]int{2}); again.Generation != 1 || again.Partial != nil {
 		t.Fatalf("a part of the applied generation again: %+v", again)
+	}
+}
+
+// Workers claim candidates one at a time and tell each value as a part:
+// every candidate is handed out once, none when all are leased, and the
+// last value applies the generation.
+func TestClaim(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 2}, "sigma0": 0.5, "seed": 6, "algorithm": "cma-es", "population_size": 4})
+	b := ts.ask(t, s.ID)
+	type claimView struct {
+		Generation int       `json:"generation"`
+		Index      *int      `json:"index"`
+		X          []float64 `json:"x"`
+		ExpiresAt  time.Time `json:"expires_at"`
+	}
+	path := "/v1/sessions/" + s.ID + "/claim"
+	var claimed []claimView
+	for range 4 {
+		r := ts.do(t, call{method: "POST", path: path + "?lease=60"})
+		c := decode[claimView](t, r)
+		if r.status != http.StatusOK || c.Index == nil || *c.Index != len(claimed) || !slices.Equal(c.X, b.Candidates[*c.Index]) ||
+			c.ExpiresAt.Before(time.Now().Add(50*time.Second)) {
+			t.Fatalf("claim %d: %d %s", len(claimed), r.status, r.body)
+		}
+		claimed = append(claimed, c)
+	}
+	if r := ts.do(t, call{method: "POST", path: path}); r.status != http.StatusOK || decode[claimView](t, r).Index != nil {
+		t.Fatalf("a claim with every candidate leased: %d %s", r.status, r.body)
+	}
+	for k, c := range claimed {
+		got := ts.tell(t, s.ID, map[string]any{"generation": c.Generation, "indices": []int{*c.Index}, "fitness": []float64{sphere(c.X)}})
+		if want := map[bool]int{true: 1, false: 0}[k == len(claimed)-1]; got.Generation != want {
+			t.Fatalf("after value %d: generation %d", k, got.Generation)
+		}
+	}
+	if c := decode[claimView](t, ts.do(t, call{method: "POST", path: path})); c.Generation != 1 || c.Index == nil || *c.Index != 0 ||
+		!slices.Equal(c.X, ts.ask(t, s.ID).Candidates[0]) || c.ExpiresAt.Before(time.Now().Add(59*time.Minute)) {
+		t.Fatalf("the first claim of generation 1: %+v", c)
+	}
+	for _, bad := range []struct {
+		query  string
+		status int
+	}{{"?lease=soon", 400}, {"?lease=0", 422}, {"?lease=2592001", 422}} {
+		if r := ts.do(t, call{method: "POST", path: path + bad.query, invalid: true}); r.status != bad.status || !strings.Contains(decode[errorView](t, r).Error.Message, "lease") {
+			t.Errorf("claim%s: %d %s, want %d naming lease", bad.query, r.status, r.body, bad.status)
+		}
+	}
+	ts.do(t, call{method: "POST", path: "/v1/sessions/" + s.ID + "/stop"})
+	if r := ts.do(t, call{method: "POST", path: path}); r.status != http.StatusConflict || decode[errorView](t, r).Error.Code != "stopped" {
+		t.Fatalf("claim of a stopped session: %d %s", r.status, r.body)
 	}
 }

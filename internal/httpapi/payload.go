@@ -73,6 +73,14 @@ type partialJSON struct {
 	Fitness nums  `json:"fitness"`
 }
 
+// claimJSON is a candidate leased to a worker.
+type claimJSON struct {
+	Generation int       `json:"generation"`
+	Index      *int      `json:"index"`
+	X          nums      `json:"x"`
+	ExpiresAt  time.Time `json:"expires_at"`
+}
+
 type linksJSON struct {
 	Self    string `json:"self"`
 	Ask     string `json:"ask"`

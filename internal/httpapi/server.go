@@ -98,6 +98,7 @@ func New(cfg Config) *chi.Mux {
 		r.Post("/sessions/{id}/ask", s.ask)
 		r.Post("/sessions/{id}/tell", s.tell)
 		r.Post("/sessions/{id}/stop", s.stop)
+		r.Post("/sessions/{id}/claim", s.claim)
 		r.Get("/sessions/{id}/history", s.history)
 		r.Get("/backup", s.backupDB)
 	})
