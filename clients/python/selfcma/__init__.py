@@ -35,7 +35,7 @@ ServerError and its ServerUnavailable (a ConnectionError, raised when the
 bounded retries are used up).
 """
 
-from .client import Client, Result, Session
+from .client import Claim, Client, Result, Session
 from .errors import (
     Conflict,
     InvalidRequest,
@@ -55,6 +55,7 @@ __all__ = [
     "Client",
     "Session",
     "Result",
+    "Claim",
     "SelfCMAError",
     "InvalidRequest",
     "OutOfRange",

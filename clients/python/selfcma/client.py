@@ -16,7 +16,7 @@ from . import _convert as conv
 from ._http import Transport
 from .errors import Conflict, Stopped
 
-__all__ = ["Client", "Session", "Result"]
+__all__ = ["Client", "Session", "Result", "Claim"]
 
 log = logging.getLogger("selfcma")
 
@@ -50,6 +50,24 @@ class Result:
     stop: Dict[str, Any] = field(default_factory=dict)
     status: str = "running"
     session_id: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A candidate leased to this worker (``Session.claim``).
+
+    Attributes:
+        generation: the generation it is of.
+        index: its index in the generation's batch.
+        x: the point, a list of floats.
+        expires_at: when the lease ends (RFC 3339); told later, the value
+            is still taken unless another worker told the point first.
+    """
+
+    generation: int
+    index: int
+    x: List[float]
+    expires_at: str
 
 
 def _stop_dict(reasons):
@@ -224,6 +242,42 @@ class Session:
         if nxt is not None:
             self._next = (nxt["generation"], nxt["candidates"])
         return done
+
+    def claim(self, lease=None):
+        """Leases one point of the pending generation to this worker: one
+        that has no value and that no other worker holds, for ``lease``
+        seconds (None: the server's default, an hour). Returns a Claim, or
+        None when every point without a value is leased (try again later:
+        a point whose lease runs out is handed out again, and when the
+        generation completes the next one's points are free). Tell the
+        value with ``tell_claim``. Raises Stopped when the session has
+        stopped."""
+        q = {"lease": conv.integer(lease, "lease")} if lease is not None else None
+        try:
+            c = self._client._t.request("POST", self._path + "/claim", query=q)
+        except Stopped:
+            self._refresh_quietly()
+            raise
+        if c.get("index") is None:
+            return None
+        return Claim(generation=c["generation"], index=c["index"], x=list(c["x"]), expires_at=c["expires_at"])
+
+    def tell_claim(self, claim, value):
+        """Tells the value of a claimed point (None for a failed evaluation);
+        returns True when it completed the generation. Raises Conflict when
+        the point's generation has passed with another value (or another
+        worker told the point another value first), Stopped when the
+        session has stopped."""
+        v = conv.fitness_value(value, "value")
+        gen = claim.generation
+        try:
+            self._state = self._client._t.request(
+                "POST", self._path + "/tell", {"generation": gen, "indices": [claim.index], "fitness": [v]}
+            )
+        except Stopped:
+            self._refresh_quietly()
+            raise
+        return self._state.get("generation") != gen
 
     def untold(self):
         """The points of the pending generation whose values the server does
@@ -559,6 +613,51 @@ class Client:
             if not after or not ans["sessions"]:
                 break
         return out
+
+    def work(self, f, session_id, *, lease=None, poll=1.0, max_evaluations=None):
+        """Runs one worker of session ``session_id`` until it stops: claims
+        a point (``Session.claim``), evaluates f on it in this thread and
+        tells the value, again and again. Start as many workers as you
+        like, anywhere (one per node of a cluster, say): each point is
+        evaluated by one of them, and a worker that dies leaves its point
+        to another once its lease runs out.
+
+        An evaluation that raises, or returns None, NaN or something that
+        is not a number, is told as a failed evaluation (None) with a
+        warning. When no point is free the worker sleeps ``poll`` seconds.
+        Returns the number of evaluations it made (at most
+        ``max_evaluations``, None = no limit).
+        """
+        if not callable(f):
+            raise TypeError(f"f is {type(f).__name__}, want a callable")
+        es = self.session(session_id)
+        call, done = _Call(f), 0
+        while max_evaluations is None or done < max_evaluations:
+            try:
+                c = es.claim(lease)
+                if c is None:
+                    time.sleep(poll)
+                    continue
+                ok, v = call(c.x)
+                done += 1
+                why = None
+                if ok:
+                    try:
+                        v = conv.fitness_value(v, "f(x)")
+                        why = "returned None, NaN or +inf" if v is None else None
+                    except (TypeError, ValueError) as e:
+                        v, why = None, str(e)
+                else:
+                    v, why = None, v
+                if why is not None:
+                    log.warning("selfcma: generation %d: the evaluation of candidate %d failed: %s; told as None",
+                                c.generation, c.index, why)
+                es.tell_claim(c, v)
+            except Stopped:
+                break
+            except Conflict as e:
+                log.warning("selfcma: session %s: %s; claiming again", es.id, e.message)
+        return done
 
     def delete(self, session_id):
         """Deletes a session and its history."""

@@ -289,6 +289,37 @@ class LoopTest(ServerTestCase):
         self.assertEqual(other.ask(), twin.ask())
         self.assertEqual(other.untold(), other.ask())
 
+    def test_claims(self):
+        es = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", population_size=3, seed=14)
+        X = es.ask()
+        got = [es.claim(lease=60) for _ in range(3)]
+        self.assertEqual([(c.generation, c.index, c.x) for c in got], [(0, i, X[i]) for i in range(3)])
+        self.assertIsNone(es.claim())  # all leased
+        self.assertFalse(es.tell_claim(got[1], sphere(got[1].x)))
+        with self.assertRaises(Conflict):
+            es.tell_claim(got[1], 5.0)  # told before with another value
+        self.assertFalse(es.tell_claim(got[0], float("nan")))  # a failed evaluation
+        self.assertTrue(es.tell_claim(got[2], sphere(got[2].x)))
+        self.assertEqual((es.generation, es.evaluations), (1, 3))
+        with self.assertRaises(TypeError):
+            es.claim(lease="an hour")
+
+    def test_workers(self):
+        # Three workers on one session, as on three nodes: each point is
+        # evaluated once, and the run is the one optimize makes.
+        opts = dict(algorithm="cma-es", population_size=6, seed=15, termination={"max_evaluations": 40 * 6})
+        es = self.client.create([1.0] * 3, 0.5, **opts)
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            done = [pool.submit(self.client.work, sphere, es.id, poll=0.001) for _ in range(3)]
+            counts = [d.result(timeout=60) for d in done]
+        es.refresh()
+        whole = self.client.optimize(sphere, [1.0] * 3, 0.5, workers=1, **opts)
+        self.assertEqual(es.status, "stopped")
+        self.assertEqual(sum(counts), es.evaluations)
+        self.assertEqual((es.generation, es.result.fbest, es.result.xbest), (whole.generation, whole.result.fbest, whole.result.xbest))
+        with self.assertRaises(TypeError):
+            self.client.work(None, es.id)
+
     def test_optimize_holds_finished_evaluations(self):
         # Interrupted in the middle of generation 3, with every value told as
         # it finishes: the server holds the 5 finished ones, and the resumed
