@@ -600,6 +600,24 @@ class RestartTest(unittest.TestCase):
         whole = run_to_end(client.create([1.0] * N, 0.5, seed=51, termination={"target_fitness": TARGET}))
         self.assertEqual((es.generation, es.result.fbest), (whole.generation, whole.result.fbest))
 
+    def test_claims_across_a_restart(self):
+        # A restart forgets the leases, not the values: the points without
+        # a value are claimed again, the same points.
+        client = Client(self.server.url, retries=12, backoff=0.05, max_backoff=0.4)
+        es = client.create([1.0, 2.0], 0.5, algorithm="cma-es", population_size=3, seed=16)
+        X = es.ask()
+        first, second = es.claim(), es.claim()
+        self.assertFalse(es.tell_claim(second, sphere(second.x)))
+        self.server.kill()
+        self.server.start()
+        again = [es.claim(), es.claim()]
+        self.assertEqual([(c.index, c.x) for c in again], [(0, X[0]), (2, X[2])])
+        self.assertEqual(first.x, again[0].x)
+        self.assertIsNone(es.claim())
+        for c in again:
+            es.tell_claim(c, sphere(c.x))
+        self.assertEqual((es.generation, es.evaluations), (1, 3))
+
     def test_retries_across_a_restart(self):
         client = Client(self.server.url, retries=12, backoff=0.05, max_backoff=0.4)
         es = client.create([1.0] * 4, 0.5, algorithm="cma-es", seed=61)
