@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -32,10 +33,59 @@ type Claim struct {
 	Expires time.Time
 }
 
-// leases are the unexpired claims of a session's pending generation.
+// leases are the claims of one session's generation: the end of each
+// candidate's lease, by index.
 type leases struct {
 	generation int
-	until      map[int]time.Time // by index
+	until      map[int]time.Time
+}
+
+// leaseTable holds the leases of every session, apart from the cache of
+// decoded sessions, which may forget a session at any time.
+type leaseTable struct {
+	mu      sync.Mutex
+	by      map[string]*leases
+	sweepAt int // sweep out the expired when the table grows past this
+}
+
+// of returns the leases of session id's generation g, new if it has none.
+// It sweeps out sessions whose leases have all run out once the table has
+// doubled since the last sweep. t.mu is held.
+func (t *leaseTable) of(id string, g int, now time.Time) *leases {
+	if t.by == nil {
+		t.by = map[string]*leases{}
+	}
+	if len(t.by) >= t.sweepAt {
+		for k, ls := range t.by {
+			if ls.lastEnd().Before(now) {
+				delete(t.by, k)
+			}
+		}
+		t.sweepAt = 2*len(t.by) + 64
+	}
+	ls := t.by[id]
+	if ls == nil || ls.generation != g {
+		ls = &leases{generation: g, until: map[int]time.Time{}}
+		t.by[id] = ls
+	}
+	return ls
+}
+
+func (t *leaseTable) forget(id string) {
+	t.mu.Lock()
+	delete(t.by, id)
+	t.mu.Unlock()
+}
+
+// lastEnd is when the last lease of ls runs out.
+func (ls *leases) lastEnd() time.Time {
+	var last time.Time
+	for _, u := range ls.until {
+		if u.After(last) {
+			last = u
+		}
+	}
+	return last
 }
 
 // Claim leases a candidate of session id's pending generation that has no
@@ -58,34 +108,28 @@ func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration) (Cl
 	if err := stoppedError(l.opt); err != nil {
 		return Claim{}, err
 	}
-	g := l.opt.Generation()
-	if e.leases.generation != g || e.leases.until == nil {
-		e.leases = leases{generation: g, until: map[int]time.Time{}}
-	}
+	g, now := l.opt.Generation(), m.now()
 	told := map[int]bool{}
 	if p := l.meta.Partial; p != nil && p.Generation == g {
 		for _, i := range p.Indices {
 			told[i] = true
 		}
 	}
-	now := m.now()
 	if l.cand == nil {
 		l.cand = l.opt.Ask()
 	}
+	m.leases.mu.Lock()
+	defer m.leases.mu.Unlock()
+	ls := m.leases.of(id, g, now)
 	c := Claim{Generation: g, Index: -1}
 	for i := range l.cand {
-		until, leased := e.leases.until[i]
+		until, leased := ls.until[i]
 		switch {
 		case told[i]:
-			delete(e.leases.until, i)
+			delete(ls.until, i)
 		case !leased || !until.After(now):
 			c.Index, c.X, c.Expires = i, l.cand[i], now.Add(lease)
-			e.leases.until[i] = c.Expires
-			m.mu.Lock()
-			if c.Expires.After(e.leasedUntil) {
-				e.leasedUntil = c.Expires // the cache keeps the leases
-			}
-			m.mu.Unlock()
+			ls.until[i] = c.Expires
 			return c, nil
 		case c.Expires.IsZero() || until.Before(c.Expires):
 			c.Expires = until

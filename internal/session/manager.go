@@ -44,17 +44,17 @@ type Manager struct {
 	entries  map[string]*entry
 	tick     uint64
 	cacheCap int
+
+	leases leaseTable // the claims' leases, apart from the cache
 }
 
 // entry serializes the operations on one session and caches it.
 type entry struct {
-	mu     sync.Mutex
-	l      *loaded // under mu; nil = not cached
-	leases leases  // under mu: the claims of the pending generation
+	mu sync.Mutex
+	l  *loaded // under mu; nil = not cached
 
-	refs        int       // under Manager.mu: holders and waiters of mu
-	used        uint64    // under Manager.mu: last use, for eviction
-	leasedUntil time.Time // under Manager.mu: the end of its last lease; not evicted before
+	refs int    // under Manager.mu: holders and waiters of mu
+	used uint64 // under Manager.mu: last use, for eviction
 }
 
 // loaded is a session decoded from its record.
@@ -139,9 +139,8 @@ func (m *Manager) evict() {
 		used uint64
 	}
 	var cand []idle
-	now := m.now()
 	for id, e := range m.entries {
-		if e.refs == 0 && !e.leasedUntil.After(now) {
+		if e.refs == 0 {
 			cand = append(cand, idle{id, e.used})
 		}
 	}
@@ -668,7 +667,8 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 		}
 		version = rec.Version
 	}
-	e.l, e.leases = nil, leases{}
+	e.l = nil
+	m.leases.forget(id)
 	err := m.store.Delete(context.WithoutCancel(ctx), id, version)
 	switch {
 	case errors.Is(err, ErrNoRecord):
