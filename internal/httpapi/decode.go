@@ -213,7 +213,8 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 // The body a client sends every generation, {"generation": g, "fitness":
 // [...]} with nothing else, is read by a strict scanner (tellFast) without
 // encoding/json's reflection and per-element allocations; anything it does
-// not take, it leaves to encoding/json, which also words every error.
+// not take (a partial tell, with indices, among them), it leaves to
+// encoding/json, which also words every error.
 // FuzzDecodeTell holds the two to the same values.
 func decodeTell(r io.Reader) (session.TellParams, error) {
 	body, err := io.ReadAll(r)
