@@ -131,14 +131,15 @@ func (s *server) stop(w http.ResponseWriter, r *http.Request) {
 // claim leases one candidate of the pending generation to a worker, for
 // lease seconds (default an hour): {"generation", "index", "x",
 // "expires_at"}, with index and x null when every candidate without a
-// value is leased (expires_at is then when the first lease runs out).
+// value is leased (expires_at is then when the first lease runs out). A
+// worker that names itself (?worker=) gets its running lease again.
 func (s *server) claim(w http.ResponseWriter, r *http.Request) {
 	lease, err := intParam(r.URL.Query().Get("lease"), "lease", int(session.DefaultLease/time.Second), 1, int(session.MaxLease/time.Second))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.m.Claim(r.Context(), chi.URLParam(r, "id"), time.Duration(lease)*time.Second)
+	c, err := s.m.Claim(r.Context(), chi.URLParam(r, "id"), time.Duration(lease)*time.Second, r.URL.Query().Get("worker"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

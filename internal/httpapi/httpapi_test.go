@@ -757,12 +757,20 @@ func TestClaim(t *testing.T) {
 		!slices.Equal(c.X, ts.ask(t, s.ID).Candidates[0]) || c.ExpiresAt.Before(time.Now().Add(59*time.Minute)) {
 		t.Fatalf("the first claim of generation 1: %+v", c)
 	}
+	// A worker that names itself gets its lease again.
+	w1 := decode[claimView](t, ts.do(t, call{method: "POST", path: path + "?worker=node-1"}))
+	if again := decode[claimView](t, ts.do(t, call{method: "POST", path: path + "?worker=node-1&lease=5"})); *again.Index != *w1.Index || !again.ExpiresAt.Equal(w1.ExpiresAt) {
+		t.Fatalf("node-1's claim again: %+v, want %+v", again, w1)
+	}
+	if w2 := decode[claimView](t, ts.do(t, call{method: "POST", path: path + "?worker=node-2"})); *w2.Index != *w1.Index+1 {
+		t.Fatalf("node-2's claim: %+v", w2)
+	}
 	for _, bad := range []struct {
-		query  string
-		status int
-	}{{"?lease=soon", 400}, {"?lease=0", 422}, {"?lease=2592001", 422}} {
-		if r := ts.do(t, call{method: "POST", path: path + bad.query, invalid: true}); r.status != bad.status || !strings.Contains(decode[errorView](t, r).Error.Message, "lease") {
-			t.Errorf("claim%s: %d %s, want %d naming lease", bad.query, r.status, r.body, bad.status)
+		query, name string
+		status      int
+	}{{"?lease=soon", "lease", 400}, {"?lease=0", "lease", 422}, {"?lease=2592001", "lease", 422}, {"?worker=a%20b", "worker", 400}} {
+		if r := ts.do(t, call{method: "POST", path: path + bad.query, invalid: true}); r.status != bad.status || !strings.Contains(decode[errorView](t, r).Error.Message, bad.name) {
+			t.Errorf("claim%s: %d %s, want %d naming %s", bad.query, r.status, r.body, bad.status, bad.name)
 		}
 	}
 	ts.do(t, call{method: "POST", path: "/v1/sessions/" + s.ID + "/stop"})

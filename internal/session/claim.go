@@ -16,10 +16,11 @@ import (
 // restart may cost an evaluation twice but never a value. The values
 // themselves are persisted by the partial tells.
 
-// Lease bounds.
+// Lease bounds, and the longest worker id.
 const (
 	DefaultLease = time.Hour
 	MaxLease     = 30 * 24 * time.Hour
+	MaxWorkerID  = 128
 )
 
 // Claim is a candidate handed out to one worker.
@@ -34,10 +35,11 @@ type Claim struct {
 }
 
 // leases are the claims of one session's generation: the end of each
-// candidate's lease, by index.
+// candidate's lease and the worker that holds it (if it said), by index.
 type leases struct {
 	generation int
 	until      map[int]time.Time
+	worker     map[int]string
 }
 
 // leaseTable holds the leases of every session, apart from the cache of
@@ -65,7 +67,7 @@ func (t *leaseTable) of(id string, g int, now time.Time) *leases {
 	}
 	ls := t.by[id]
 	if ls == nil || ls.generation != g {
-		ls = &leases{generation: g, until: map[int]time.Time{}}
+		ls = &leases{generation: g, until: map[int]time.Time{}, worker: map[int]string{}}
 		t.by[id] = ls
 	}
 	return ls
@@ -92,12 +94,25 @@ func (ls *leases) lastEnd() time.Time {
 // value and no unexpired lease (the one of lowest index) for lease (0 =
 // DefaultLease). If every candidate without a value is leased, the Claim
 // has Index -1.
-func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration) (Claim, error) {
+//
+// A worker that names itself (worker, 1 to MaxWorkerID visible ASCII
+// characters; "" = anonymous) holds one lease at a time: while its lease
+// runs and the candidate has no value, its claims answer that lease again,
+// so a claim sent again after a lost answer leases nothing more.
+func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration, worker string) (Claim, error) {
 	if lease == 0 {
 		lease = DefaultLease
 	}
 	if lease < time.Second || lease > MaxLease {
 		return Claim{}, errorf(CodeOutOfRange, "lease %v, want 1s to %v", lease, MaxLease)
+	}
+	if len(worker) > MaxWorkerID {
+		return Claim{}, errorf(CodeInvalid, "worker id of %d bytes, want at most %d", len(worker), MaxWorkerID)
+	}
+	for i := range len(worker) {
+		if c := worker[i]; c < 0x21 || c > 0x7e {
+			return Claim{}, errorf(CodeInvalid, "worker id: byte %d is %q, want visible ASCII characters only", i, c)
+		}
 	}
 	e := m.acquire(id)
 	defer m.release(e)
@@ -121,15 +136,28 @@ func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration) (Cl
 	m.leases.mu.Lock()
 	defer m.leases.mu.Unlock()
 	ls := m.leases.of(id, g, now)
+	if worker != "" {
+		for i, w := range ls.worker {
+			if w == worker && !told[i] && ls.until[i].After(now) {
+				return Claim{Generation: g, Index: i, X: l.cand[i], Expires: ls.until[i]}, nil
+			}
+		}
+	}
 	c := Claim{Generation: g, Index: -1}
 	for i := range l.cand {
 		until, leased := ls.until[i]
 		switch {
 		case told[i]:
 			delete(ls.until, i)
+			delete(ls.worker, i)
 		case !leased || !until.After(now):
 			c.Index, c.X, c.Expires = i, l.cand[i], now.Add(lease)
 			ls.until[i] = c.Expires
+			if worker != "" {
+				ls.worker[i] = worker
+			} else {
+				delete(ls.worker, i)
+			}
 			return c, nil
 		case c.Expires.IsZero() || until.Before(c.Expires):
 			c.Expires = until

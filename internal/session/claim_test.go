@@ -45,7 +45,7 @@ func TestClaims(t *testing.T) {
 	b, _ := m.Ask(ctx, s.ID)
 	claim := func(lease time.Duration) session.Claim {
 		t.Helper()
-		c, err := m.Claim(ctx, s.ID, lease)
+		c, err := m.Claim(ctx, s.ID, lease, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,15 +100,15 @@ func TestClaims(t *testing.T) {
 	}
 
 	for _, lease := range []time.Duration{time.Millisecond, -time.Second, session.MaxLease + time.Second} {
-		_, err := m.Claim(ctx, s.ID, lease)
+		_, err := m.Claim(ctx, s.ID, lease, "")
 		wantCode(t, err, session.CodeOutOfRange)
 	}
-	_, err = m.Claim(ctx, "nope", 0)
+	_, err = m.Claim(ctx, "nope", 0, "")
 	wantCode(t, err, session.CodeNotFound)
 	if _, err := m.Stop(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Claim(ctx, s.ID, 0)
+	_, err = m.Claim(ctx, s.ID, 0, "")
 	wantCode(t, err, session.CodeStopped)
 }
 
@@ -125,7 +125,7 @@ func TestClaimsOutliveEviction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, err := m.Claim(ctx, s.ID, 0); err != nil || c.Index != 0 {
+	if c, err := m.Claim(ctx, s.ID, 0, ""); err != nil || c.Index != 0 {
 		t.Fatalf("first claim: %+v, %v", c, err)
 	}
 	for range 8 {
@@ -133,7 +133,56 @@ func TestClaimsOutliveEviction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if c, err := m.Claim(ctx, s.ID, 0); err != nil || c.Index != 1 {
+	if c, err := m.Claim(ctx, s.ID, 0, ""); err != nil || c.Index != 1 {
 		t.Fatalf("after eight other sessions: claimed %+v, %v; want candidate 1", c, err)
+	}
+}
+
+// TestClaimsByWorker: a worker that names itself gets its running lease
+// again (a claim sent again after a lost answer leases nothing more), and a
+// new one once its candidate has a value or its lease has run out.
+func TestClaimsByWorker(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	_, path := newManager(t)
+	st := openStore(t, path+"2")
+	defer st.Close()
+	m := session.NewManager(st, session.Options{Now: clk.Now})
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 5, Seed: seed(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := func(worker string, lease time.Duration) session.Claim {
+		t.Helper()
+		c, err := m.Claim(ctx, s.ID, lease, worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a := claim("node-a", time.Minute)
+	clk.advance(time.Second)
+	if again := claim("node-a", time.Hour); !reflect.DeepEqual(again, a) {
+		t.Fatalf("node-a again: %+v, want its lease %+v", again, a)
+	}
+	if b := claim("node-b", time.Minute); b.Index != a.Index+1 {
+		t.Fatalf("node-b: %+v", b)
+	}
+	if anon := claim("", time.Minute); anon.Index != a.Index+2 {
+		t.Fatalf("anonymous: %+v", anon)
+	}
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{a.Index}, Fitness: []float64{sphere(a.X)}}); err != nil {
+		t.Fatal(err)
+	}
+	if next := claim("node-a", time.Minute); next.Index != a.Index+3 {
+		t.Fatalf("node-a after its value: %+v", next)
+	}
+	clk.advance(2 * time.Minute) // every lease runs out
+	if c := claim("node-b", time.Minute); c.Index != 1 {
+		t.Fatalf("node-b after the leases ran out: %+v, want the first candidate without a value", c)
+	}
+	for _, bad := range []string{"a b", "é", string(make([]byte, session.MaxWorkerID+1))} {
+		_, err := m.Claim(ctx, s.ID, 0, bad)
+		wantCode(t, err, session.CodeInvalid)
 	}
 }

@@ -243,7 +243,7 @@ class Session:
             self._next = (nxt["generation"], nxt["candidates"])
         return done
 
-    def claim(self, lease=None):
+    def claim(self, lease=None, worker=None):
         """Leases one point of the pending generation to this worker: one
         that has no value and that no other worker holds, for ``lease``
         seconds (None: the server's default, an hour). Returns a Claim, or
@@ -251,8 +251,18 @@ class Session:
         a point whose lease runs out is handed out again, and when the
         generation completes the next one's points are free). Tell the
         value with ``tell_claim``. Raises Stopped when the session has
-        stopped."""
-        q = {"lease": conv.integer(lease, "lease")} if lease is not None else None
+        stopped.
+
+        worker: an id of this worker (visible ASCII, at most 128
+            characters). While its lease runs and its point has no value,
+            its claims answer that lease again, so a claim the client sends
+            again after a lost answer leases nothing more. Without one,
+            every claim leases another point."""
+        q = {}
+        if lease is not None:
+            q["lease"] = conv.integer(lease, "lease")
+        if worker is not None:
+            q["worker"] = str(worker)
         try:
             c = self._client._t.request("POST", self._path + "/claim", query=q)
         except Stopped:
@@ -614,7 +624,7 @@ class Client:
                 break
         return out
 
-    def work(self, f, session_id, *, lease=None, poll=1.0, max_evaluations=None):
+    def work(self, f, session_id, *, lease=None, poll=1.0, max_evaluations=None, worker=None):
         """Runs one worker of session ``session_id`` until it stops: claims
         a point (``Session.claim``), evaluates f on it in this thread and
         tells the value, again and again. Start as many workers as you
@@ -625,16 +635,18 @@ class Client:
         An evaluation that raises, or returns None, NaN or something that
         is not a number, is told as a failed evaluation (None) with a
         warning. When no point is free the worker sleeps ``poll`` seconds.
-        Returns the number of evaluations it made (at most
-        ``max_evaluations``, None = no limit).
+        ``worker`` names it to the server (default: a random id), which
+        makes its claims safe to send again. Returns the number of
+        evaluations it made (at most ``max_evaluations``, None = no limit).
         """
         if not callable(f):
             raise TypeError(f"f is {type(f).__name__}, want a callable")
+        worker = worker or "worker-" + uuid.uuid4().hex
         es = self.session(session_id)
         call, done = _Call(f), 0
         while max_evaluations is None or done < max_evaluations:
             try:
-                c = es.claim(lease)
+                c = es.claim(lease, worker)
                 if c is None:
                     time.sleep(poll)
                     continue

@@ -303,6 +303,12 @@ class LoopTest(ServerTestCase):
         self.assertEqual((es.generation, es.evaluations), (1, 3))
         with self.assertRaises(TypeError):
             es.claim(lease="an hour")
+        # A worker that names itself gets its lease again.
+        mine = es.claim(worker="node-7")
+        self.assertEqual(es.claim(worker="node-7"), mine)
+        self.assertEqual(es.claim(worker="node-8").index, mine.index + 1)
+        with self.assertRaises(InvalidRequest):
+            es.claim(worker="node 7")
 
     def test_workers(self):
         # Three workers on one session, as on three nodes: each point is
