@@ -221,15 +221,20 @@ class Session:
         if not X:
             raise ValueError("X is empty: tell at least one point")
         gen, cands, indices = self._find(X, _positions, "holds points that are not in")
-        return self._send_tell(gen, cands, {"generation": gen, "indices": indices, "fitness": values})
+        # The next batch comes with the answer only when this part should
+        # complete the generation, as far as this object knows.
+        held = self._held() if self._state.get("generation") == gen else set()
+        last = len(held | set(indices)) == len(cands)
+        return self._send_tell(gen, cands, {"generation": gen, "indices": indices, "fitness": values}, last)
 
-    def _send_tell(self, gen, cands, body):
+    def _send_tell(self, gen, cands, body, next_batch=True):
         """Sends the tell body of generation gen, whose batch is cands (with
-        next=true), and takes the answer; True when the generation was
-        applied."""
+        next=true unless next_batch is False), and takes the answer; True
+        when the generation was applied."""
         self._next = None
         try:
-            state = self._client._t.request("POST", self._path + "/tell", body, query={"next": "true"})
+            q = {"next": "true"} if next_batch else None
+            state = self._client._t.request("POST", self._path + "/tell", body, query=q)
         except Stopped:
             self._refresh_quietly()
             raise

@@ -273,6 +273,7 @@ class LoopTest(ServerTestCase):
         y = [sphere(x) for x in X]
         y[2] = None  # a failed evaluation
         self.assertFalse(es.tell_partial([X[4], X[2]], [y[4], y[2]]))
+        self.assertIsNone(es._next)  # a part that leaves points untold asks no batch back
         self.assertFalse(es.tell_partial([X[2]], [None]))  # again: nothing changes
         self.assertEqual(es.info["partial"], {"indices": [2, 4], "fitness": [None, y[4]]})
         with self.assertRaises(Conflict) as cm:
@@ -284,6 +285,7 @@ class LoopTest(ServerTestCase):
         other = self.client.session(es.id)
         self.assertEqual(other.untold(), [X[i] for i in (0, 1, 3, 5)])
         self.assertTrue(other.tell_partial([X[5], X[0], X[3], X[1]], [y[5], y[0], y[3], y[1]]))
+        self.assertEqual(other._next[0], 1)  # the last part brought the next batch
         self.assertEqual((other.generation, other.evaluations, other.info["partial"]), (1, 6, None))
         twin.tell(twin.ask(), y)
         self.assertEqual(other.ask(), twin.ask())
