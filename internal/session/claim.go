@@ -98,7 +98,9 @@ func (ls *leases) lastEnd() time.Time {
 // A worker that names itself (worker, 1 to MaxWorkerID visible ASCII
 // characters; "" = anonymous) holds one lease at a time: while its lease
 // runs and the candidate has no value, its claims answer that lease again,
-// so a claim sent again after a lost answer leases nothing more.
+// renewed to lease from now if that is later. So a claim sent again after
+// a lost answer leases nothing more, and a worker whose evaluation
+// outlasts its lease keeps it by claiming again.
 func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration, worker string) (Claim, error) {
 	if lease == 0 {
 		lease = DefaultLease
@@ -139,6 +141,9 @@ func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration, wor
 	if worker != "" {
 		for i, w := range ls.worker {
 			if w == worker && !told[i] && ls.until[i].After(now) {
+				if until := now.Add(lease); until.After(ls.until[i]) {
+					ls.until[i] = until // renewed
+				}
 				return Claim{Generation: g, Index: i, X: l.cand[i], Expires: ls.until[i]}, nil
 			}
 		}

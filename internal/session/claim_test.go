@@ -162,8 +162,12 @@ func TestClaimsByWorker(t *testing.T) {
 	}
 	a := claim("node-a", time.Minute)
 	clk.advance(time.Second)
-	if again := claim("node-a", time.Hour); !reflect.DeepEqual(again, a) {
+	if again := claim("node-a", time.Second); !reflect.DeepEqual(again, a) {
 		t.Fatalf("node-a again: %+v, want its lease %+v", again, a)
+	}
+	a.Expires = clk.Now().Add(time.Hour)
+	if renewed := claim("node-a", time.Hour); !reflect.DeepEqual(renewed, a) {
+		t.Fatalf("node-a renewing: %+v, want %+v", renewed, a)
 	}
 	if b := claim("node-b", time.Minute); b.Index != a.Index+1 {
 		t.Fatalf("node-b: %+v", b)

@@ -7,6 +7,7 @@ import copy
 import logging
 import os
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -260,9 +261,11 @@ class Session:
 
         worker: an id of this worker (visible ASCII, at most 128
             characters). While its lease runs and its point has no value,
-            its claims answer that lease again, so a claim the client sends
-            again after a lost answer leases nothing more. Without one,
-            every claim leases another point."""
+            its claims answer that lease again, renewed for ``lease``
+            seconds from now: a claim the client sends again after a lost
+            answer leases nothing more, and a worker keeps its point while
+            it evaluates by claiming again. Without an id, every claim
+            leases another point."""
         q = {}
         if lease is not None:
             q["lease"] = conv.integer(lease, "lease")
@@ -641,8 +644,12 @@ class Client:
         is not a number, is told as a failed evaluation (None) with a
         warning. When no point is free the worker sleeps ``poll`` seconds.
         ``worker`` names it to the server (default: a random id), which
-        makes its claims safe to send again. Returns the number of
-        evaluations it made (at most ``max_evaluations``, None = no limit).
+        makes its claims safe to send again. While f runs, the worker renews
+        its lease every half lease (``lease`` seconds, None = the server's
+        default of an hour), so an evaluation may take longer than the
+        lease: the point goes to another worker only when this one has
+        stopped renewing. Returns the number of evaluations it made (at
+        most ``max_evaluations``, None = no limit).
         """
         if not callable(f):
             raise TypeError(f"f is {type(f).__name__}, want a callable")
@@ -655,7 +662,7 @@ class Client:
                 if c is None:
                     time.sleep(poll)
                     continue
-                ok, v = call(c.x)
+                ok, v = _renewing(es, lease, worker, lambda: call(c.x))
                 done += 1
                 why = None
                 if ok:
@@ -869,6 +876,27 @@ def _evaluate(call, X, todo, pool, generation, sink):
             why,
             more,
         )
+
+
+def _renewing(es, lease, worker, evaluate):
+    """evaluate(), while a thread renews the worker's lease every half lease
+    (claim again with its id); the renewals stop with the evaluation."""
+    done = threading.Event()
+
+    def renew():
+        while not done.wait((lease or 3600) / 2):
+            try:
+                es.claim(lease, worker)
+            except Exception:  # the tell that follows will say what is wrong
+                return
+
+    t = threading.Thread(target=renew, name="selfcma-lease", daemon=True)
+    t.start()
+    try:
+        return evaluate()
+    finally:
+        done.set()
+        t.join()
 
 
 class _Teller:

@@ -312,6 +312,27 @@ class LoopTest(ServerTestCase):
         with self.assertRaises(InvalidRequest):
             es.claim(worker="node 7")
 
+    def test_worker_renews_its_lease(self):
+        # An evaluation of 3.5 s under a lease of 2 s: the worker renews its
+        # lease, so no other worker gets its point meanwhile.
+        es = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", population_size=2, seed=17)
+        X = es.ask()
+
+        def slow(x):
+            time.sleep(3.5)
+            return sphere(x)
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            w = pool.submit(self.client.work, slow, es.id, lease=2, max_evaluations=1)
+            time.sleep(0.5)
+            other = es.claim()
+            self.assertEqual(other.index, 1)
+            time.sleep(2.3)  # the worker's first lease has run out
+            self.assertIsNone(es.claim())
+            self.assertEqual(w.result(timeout=30), 1)
+        self.assertTrue(es.tell_claim(other, sphere(other.x)))
+        self.assertEqual(es.history()[0]["best"], min(sphere(x) for x in X))
+
     def test_workers(self):
         # Three workers on one session, as on three nodes: each point is
         # evaluated once, and the run is the one optimize makes.
