@@ -305,9 +305,11 @@ class LoopTest(ServerTestCase):
         self.assertEqual((es.generation, es.evaluations), (1, 3))
         with self.assertRaises(TypeError):
             es.claim(lease="an hour")
-        # A worker that names itself gets its lease again.
+        # A worker that names itself gets its lease again, renewed.
         mine = es.claim(worker="node-7")
-        self.assertEqual(es.claim(worker="node-7"), mine)
+        again = es.claim(worker="node-7")
+        self.assertEqual((again.generation, again.index, again.x), (mine.generation, mine.index, mine.x))
+        self.assertGreaterEqual(again.expires_at[:19], mine.expires_at[:19])  # to the second: RFC 3339, UTC
         self.assertEqual(es.claim(worker="node-8").index, mine.index + 1)
         with self.assertRaises(InvalidRequest):
             es.claim(worker="node 7")
