@@ -320,13 +320,16 @@ class LoopTest(ServerTestCase):
         es = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", population_size=2, seed=17)
         X = es.ask()
 
+        started = threading.Event()
+
         def slow(x):
+            started.set()
             time.sleep(3.5)
             return sphere(x)
 
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             w = pool.submit(self.client.work, slow, es.id, lease=2, max_evaluations=1)
-            time.sleep(0.5)
+            self.assertTrue(started.wait(30))  # the worker holds point 0
             other = es.claim()
             self.assertEqual(other.index, 1)
             time.sleep(2.3)  # the worker's first lease has run out
