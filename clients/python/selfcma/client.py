@@ -662,17 +662,8 @@ class Client:
                 if c is None:
                     time.sleep(poll)
                     continue
-                ok, v = _renewing(es, lease, worker, lambda: call(c.x))
+                v, why = _told_value(*_renewing(es, lease, worker, lambda: call(c.x)), "f(x)")
                 done += 1
-                why = None
-                if ok:
-                    try:
-                        v = conv.fitness_value(v, "f(x)")
-                        why = "returned None, NaN or +inf" if v is None else None
-                    except (TypeError, ValueError) as e:
-                        v, why = None, str(e)
-                else:
-                    v, why = None, v
                 if why is not None:
                     log.warning("selfcma: generation %d: the evaluation of candidate %d failed: %s; told as None",
                                 c.generation, c.index, why)
@@ -842,16 +833,9 @@ def _evaluate(call, X, todo, pool, generation, sink):
     failures = []
 
     def outcome(i, ok, v):
-        if ok:
-            try:
-                v = conv.fitness_value(v, f"f(X[{i}])")
-                if v is None:
-                    failures.append((i, "returned None, NaN or +inf"))
-            except (TypeError, ValueError) as e:
-                ok, v = False, str(e)
-        if not ok:
-            failures.append((i, v))
-            v = None
+        v, why = _told_value(ok, v, f"f(X[{i}])")
+        if why is not None:
+            failures.append((i, why))
         sink(i, v)
 
     if pool is None:
@@ -876,6 +860,18 @@ def _evaluate(call, X, todo, pool, generation, sink):
             why,
             more,
         )
+
+
+def _told_value(ok, v, name):
+    """(value, why): what to tell for the outcome (ok, v) of a _Call, and
+    why the evaluation failed (None if it did not)."""
+    if not ok:
+        return None, v
+    try:
+        v = conv.fitness_value(v, name)
+    except (TypeError, ValueError) as e:
+        return None, str(e)
+    return v, ("returned None, NaN or +inf" if v is None else None)
 
 
 def _renewing(es, lease, worker, evaluate):

@@ -338,6 +338,21 @@ class LoopTest(ServerTestCase):
         self.assertTrue(es.tell_claim(other, sphere(other.x)))
         self.assertEqual(es.history()[0]["best"], min(sphere(x) for x in X))
 
+    def test_worker_failed_evaluations(self):
+        es = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", population_size=3, seed=18,
+                                termination={"max_evaluations": 6})
+
+        def broken(x):
+            if x[0] > 1.0:
+                raise RuntimeError("simulator crashed")
+            return "not a number" if x[1] > 2.0 else sphere(x)
+
+        with self.assertLogs("selfcma", "WARNING") as logs:
+            n = self.client.work(broken, es.id, poll=0.01)
+        es.refresh()
+        self.assertEqual((n, es.status, es.evaluations), (6, "stopped", 6))
+        self.assertTrue(any("RuntimeError: simulator crashed" in m or "not a number" in m for m in logs.output), logs.output)
+
     def test_workers(self):
         # Three workers on one session, as on three nodes: each point is
         # evaluated once, and the run is the one optimize makes.
