@@ -254,6 +254,41 @@ func BenchmarkManagerGeneration(b *testing.B) {
 	}
 }
 
+// BenchmarkManagerPartialTell is one candidate's value told as a part
+// (fsync on), the way workers tell: an op is one part, and every λ-th part
+// completes a generation and applies it.
+func BenchmarkManagerPartialTell(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			_, m, p, s := benchSession(b, bc)
+			b.ReportAllocs()
+			var batch session.Batch
+			next := 0
+			for b.Loop() {
+				if next == len(batch.Candidates) {
+					var err error
+					if batch, err = m.Ask(ctx, s.ID); err != nil { // stopped: replace it, off the clock
+						b.StopTimer()
+						if s, err = m.Create(ctx, p); err != nil {
+							b.Fatal(err)
+						}
+						batch, next = session.Batch{}, 0
+						b.StartTimer()
+						continue
+					}
+					next = 0
+				}
+				tp := session.TellParams{Generation: batch.Generation, Indices: []int{next}, Fitness: []float64{sphere(batch.Candidates[next])}}
+				if _, err := m.Tell(ctx, s.ID, tp); err != nil {
+					b.Fatal(err)
+				}
+				next++
+			}
+		})
+	}
+}
+
 // BenchmarkCommit is the bare bbolt commit (fsync on) of a session record
 // and history entry of the sizes BenchmarkGeneration writes, back to back.
 func BenchmarkCommit(b *testing.B) {
