@@ -447,3 +447,45 @@ func TestPartialTellModel(t *testing.T) {
 }
 
 func sameF(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
+// TestPartialTellsAcrossRestarts: told in parts, a run with IPOP restarts
+// (λ doubles) hands out the batches of the run told whole; claims follow
+// the population size.
+func TestPartialTellsAcrossRestarts(t *testing.T) {
+	ctx := context.Background()
+	tolFun := 1e-3
+	p := session.CreateParams{X0: []float64{1, 2, 3}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 4, Seed: seed(12),
+		Restarts: session.Restarts{Strategy: "ipop"}, Termination: session.Termination{TolFun: &tolFun}}
+	const generations = 120
+	whole, _ := newManager(t)
+	_, want := runWhole(t, whole, p, generations, func(b session.Batch, i int) float64 { return sphere(b.Candidates[i]) })
+
+	m, _ := newManager(t)
+	s, err := m.Create(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lambdas := map[int]bool{}
+	for g := range generations {
+		b, err := m.Ask(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(b, want[g]) {
+			t.Fatalf("generation %d: the batch differs from the run told whole", g)
+		}
+		lambdas[len(b.Candidates)] = true
+		for range b.Candidates { // a worker claims each candidate and tells it
+			c, err := m.Claim(ctx, s.ID, time.Minute, "w")
+			if err != nil || c.Index < 0 || c.Generation != g {
+				t.Fatalf("generation %d: claim %+v, %v", g, c, err)
+			}
+			if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: g, Indices: []int{c.Index}, Fitness: []float64{sphere(c.X)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(lambdas) < 2 {
+		t.Fatalf("population sizes %v: no restart in %d generations", lambdas, generations)
+	}
+}
