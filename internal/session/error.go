@@ -13,7 +13,7 @@ const (
 	CodeInvalid    Code = "invalid"      // the request is not of the documented shape
 	CodeOutOfRange Code = "out_of_range" // a value outside its range, or inconsistent with the others or the session
 	CodeNotFound   Code = "not_found"    // no such session
-	CodeConflict   Code = "conflict"     // a tell for another generation than the pending one
+	CodeConflict   Code = "conflict"     // a tell for another generation than the pending one, or of a value told otherwise before
 	CodeStopped    Code = "stopped"      // the session has stopped
 	CodeInternal   Code = "internal"     // anything else; the message is not shown to clients
 )
