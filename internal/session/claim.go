@@ -108,13 +108,8 @@ func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration, wor
 	if lease < time.Second || lease > MaxLease {
 		return Claim{}, errorf(CodeOutOfRange, "lease %v, want 1s to %v", lease, MaxLease)
 	}
-	if len(worker) > MaxWorkerID {
-		return Claim{}, errorf(CodeInvalid, "worker id of %d bytes, want at most %d", len(worker), MaxWorkerID)
-	}
-	for i := range len(worker) {
-		if c := worker[i]; c < 0x21 || c > 0x7e {
-			return Claim{}, errorf(CodeInvalid, "worker id: byte %d is %q, want visible ASCII characters only", i, c)
-		}
+	if err := checkToken("worker id", worker, MaxWorkerID); err != nil {
+		return Claim{}, err
 	}
 	e := m.acquire(id)
 	defer m.release(e)

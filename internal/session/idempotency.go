@@ -60,12 +60,18 @@ func (m *Manager) CreateIdempotent(ctx context.Context, p CreateParams) (s Sessi
 }
 
 func checkIdempotencyKey(key string) error {
-	if len(key) > MaxIdempotencyKey {
-		return errorf(CodeInvalid, "Idempotency-Key of %d bytes, want at most %d", len(key), MaxIdempotencyKey)
+	return checkToken("Idempotency-Key", key, MaxIdempotencyKey)
+}
+
+// checkToken checks that s, a client's name for something (what), has at
+// most max bytes, all visible ASCII characters.
+func checkToken(what, s string, max int) error {
+	if len(s) > max {
+		return errorf(CodeInvalid, "%s of %d bytes, want at most %d", what, len(s), max)
 	}
-	for i := range len(key) {
-		if c := key[i]; c < 0x21 || c > 0x7e {
-			return errorf(CodeInvalid, "Idempotency-Key: byte %d is %q, want visible ASCII characters only", i, c)
+	for i := range len(s) {
+		if c := s[i]; c < 0x21 || c > 0x7e {
+			return errorf(CodeInvalid, "%s: byte %d is %q, want visible ASCII characters only", what, i, c)
 		}
 	}
 	return nil
