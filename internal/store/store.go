@@ -58,6 +58,9 @@ var (
 	bucketKeyOf    = []byte("keyof")
 	keySchema      = []byte("schema")
 
+	// dataBuckets are the buckets of layout 3 besides meta.
+	dataBuckets = [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf}
+
 	// Layout 1's buckets, read by the migration only.
 	bucketStatesV1  = []byte("states")
 	bucketHistoryV1 = []byte("history")
@@ -110,20 +113,28 @@ type Options struct {
 	// the number of writes it committed together and the time it took
 	// (fsync included): cmd/server makes metrics of it.
 	OnCommit func(writes int, took time.Duration)
+	// ReadOnly opens the file for reading only (Check, the server's
+	// -check): it shares the file with other readers, never creates or
+	// migrates it, and every write fails.
+	ReadOnly bool
 }
 
 // Open opens or creates the file at path. It fails if another process holds
 // the file (after a second) or if the file's layout is not SchemaVersion.
 func Open(path string, opt *Options) (*Store, error) {
 	bo := &bolt.Options{Timeout: time.Second}
-	if opt != nil && opt.NoSync {
-		bo.NoSync = true
+	if opt != nil {
+		bo.NoSync, bo.ReadOnly = opt.NoSync, opt.ReadOnly
 	}
 	db, err := bolt.Open(path, 0o600, bo)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := db.Update(initSchema); err != nil {
+	init := db.Update
+	if bo.ReadOnly {
+		init = db.View
+	}
+	if err := init(initSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -135,7 +146,25 @@ func Open(path string, opt *Options) (*Store, error) {
 	return s, nil
 }
 
+// initSchema creates the buckets of a new file and migrates those of an
+// earlier layout; in a read-only transaction it only checks that the file
+// is of this layout.
 func initSchema(tx *bolt.Tx) error {
+	if !tx.Writable() {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return errors.New("not a selfcma file (no meta bucket)")
+		}
+		if v := meta.Get(keySchema); string(v) != strconv.Itoa(SchemaVersion) {
+			return fmt.Errorf("file layout version %q: a read-only open reads only %d (a server opening the file migrates it)", v, SchemaVersion)
+		}
+		for _, name := range dataBuckets {
+			if tx.Bucket(name) == nil {
+				return fmt.Errorf("bucket %s is missing", name)
+			}
+		}
+		return nil
+	}
 	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 	if err != nil {
 		return err
@@ -159,7 +188,7 @@ func initSchema(tx *bolt.Tx) error {
 	case string(v) != strconv.Itoa(SchemaVersion):
 		return fmt.Errorf("file layout version %q, this server reads %d (and migrates 1 and 2)", v, SchemaVersion)
 	}
-	for _, name := range [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf} {
+	for _, name := range dataBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
