@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -426,6 +428,10 @@ func TestEndToEndKills(t *testing.T) {
 			}
 			if fmt.Sprint(final) != fmt.Sprint(ref.final) {
 				t.Errorf("final session differs:\n%v\n%v", final, ref.final)
+			}
+			// The file that took every kill reads as sound.
+			if out, err := exec.Command(bin, "-check", "-db", db).CombinedOutput(); err != nil || !strings.HasSuffix(string(out), ": sessions 1, history entries "+strconv.Itoa(len(ref.batches))+", problems 0\n") {
+				t.Errorf("-check of the file after the kills: %v\n%s", err, out)
 			}
 			t.Logf("%d generations, kills: %v", len(ref.batches), kills)
 			if kills["during tell"] == 0 || kills["between ask and tell"] == 0 || kills["during a partial tell"] == 0 {

@@ -2,12 +2,14 @@
 // self-CMA-ES over HTTP, persisted in a bbolt file.
 //
 //	go run ./cmd/server [-addr host:port] [-db file] [-token secret] [limits]
+//	go run ./cmd/server -check -db file
 //
 // Every flag falls back to an environment variable (SELFCMA_ADDR,
 // SELFCMA_DB, SELFCMA_TOKEN, SELFCMA_MAX_DIMENSION, ...), then to its
 // default. The first line it logs names the address it listens on. On
 // SIGINT or SIGTERM it stops taking requests, finishes those under way and
-// closes the file.
+// closes the file. With -check it serves nothing: it reads the file (a
+// backup, say) as a start on it would, says what is wrong and exits.
 package main
 
 import (
@@ -52,6 +54,7 @@ type Config struct {
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
 	PrintVersion    bool // -version: print the build's version and exit
+	Check           bool // -check: check the file of -db and exit
 }
 
 // parseConfig reads flags, falling back to the environment, then to the
@@ -88,6 +91,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
 	fs.BoolVar(&c.PrintVersion, "version", false, "print the version of this build and exit")
+	fs.BoolVar(&c.Check, "check", false, "check the file of -db (a backup, say) as a start on it would read it, print what is wrong, and exit; status 1 if anything is")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -116,6 +120,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.PrintVersion {
 		_, err := fmt.Fprintln(stdout, "selfcma", version())
 		return err
+	}
+	if cfg.Check {
+		return check(ctx, cfg.DB, stdout)
 	}
 	log := slog.New(slog.NewTextHandler(stdout, nil))
 
