@@ -1,7 +1,7 @@
 // Command server runs the selfcma service: ask/tell sessions of CMA-ES and
 // self-CMA-ES over HTTP, persisted in a bbolt file.
 //
-//	go run ./cmd/server [-addr host:port] [-db file] [-token secret] [limits]
+//	go run ./cmd/server [-addr host:port] [-db file] [-token secret] [-tls-cert file -tls-key file] [limits]
 //	go run ./cmd/server -check -db file
 //
 // Every flag falls back to an environment variable (SELFCMA_ADDR,
@@ -50,6 +50,7 @@ type Config struct {
 	Addr            string
 	DB              string
 	Token           string
+	TLSCert, TLSKey string // PEM files; both empty: plain HTTP
 	Limits          session.Limits
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
@@ -84,6 +85,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	str(&c.Addr, "addr", "SELFCMA_ADDR", "127.0.0.1:8080", "address to listen on; port 0 picks a free one")
 	str(&c.DB, "db", "SELFCMA_DB", "selfcma.db", "bbolt file of the sessions")
 	str(&c.Token, "token", "SELFCMA_TOKEN", "", "bearer token that every /v1 request and the /ui pages (login form or bearer) require; empty = none")
+	str(&c.TLSCert, "tls-cert", "SELFCMA_TLS_CERT", "", "PEM file of the certificate (chain) to serve HTTPS with, read again when it changes; with -tls-key")
+	str(&c.TLSKey, "tls-key", "SELFCMA_TLS_KEY", "", "PEM file of the certificate's private key; with -tls-cert")
 	num(&c.Limits.MaxDimension, "max-dimension", "SELFCMA_MAX_DIMENSION", c.Limits.MaxDimension, "largest dimension n of a session")
 	num(&c.Limits.MaxPopulation, "max-population", "SELFCMA_MAX_POPULATION", c.Limits.MaxPopulation, "largest population size λ, also after restarts")
 	num(&c.Limits.MaxBatch, "max-batch", "SELFCMA_MAX_BATCH", c.Limits.MaxBatch, "largest λ·n of a batch")
@@ -100,6 +103,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return c, errors.New("-tls-cert and -tls-key go together")
 	}
 	for _, v := range []int{c.Limits.MaxDimension, c.Limits.MaxPopulation, c.Limits.MaxBatch, body} {
 		if v < 1 {
@@ -126,8 +132,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log := slog.New(slog.NewTextHandler(stdout, nil))
 
-	// Listen first, so that a bad or taken address fails before anything
-	// else; then open the file.
+	// The certificate first, then listen, so that a bad certificate or a
+	// bad or taken address fails before anything else; then open the file.
+	var certs *certFiles
+	if cfg.TLSCert != "" {
+		if certs, err = loadCertFiles(cfg.TLSCert, cfg.TLSKey, log); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -154,10 +166,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.DB, "auth", cfg.Token != "", "version", version())
+	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.DB, "auth", cfg.Token != "", "tls", certs != nil, "version", version())
+	if cfg.Token != "" && certs == nil && !loopback(ln.Addr()) {
+		log.Warn("the bearer token crosses the network unencrypted: serve with -tls-cert and -tls-key, or behind a TLS proxy")
+	}
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	if certs != nil {
+		srv.TLSConfig = certs.tlsConfig()
+		go func() { served <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { served <- srv.Serve(ln) }()
+	}
 	select {
 	case err = <-served:
 		// Serve failed by itself.
@@ -179,4 +199,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// loopback reports whether a is an address of this machine only.
+func loopback(a net.Addr) bool {
+	t, ok := a.(*net.TCPAddr)
+	return ok && t.IP.IsLoopback()
 }

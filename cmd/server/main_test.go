@@ -182,6 +182,8 @@ func TestRunErrors(t *testing.T) {
 		{"bad flag", []string{"-nope"}, nil, "not defined"},
 		{"bad env limit", []string{"-db", db}, map[string]string{"SELFCMA_MAX_DIMENSION": "x"}, "SELFCMA_MAX_DIMENSION"},
 		{"stray argument", []string{"-db", db, "extra"}, nil, "unexpected"},
+		{"tls cert without key", []string{"-db", db, "-tls-cert", "c.pem"}, nil, "-tls-cert and -tls-key go together"},
+		{"tls files missing", []string{"-addr", "127.0.0.1:0", "-db", db, "-tls-cert", "nope.pem", "-tls-key", "nope.key"}, nil, "tls: "},
 		{"db in a missing directory", []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(db, "no", "s.db")}, nil, "store"},
 	}
 	for _, tc := range tests {
