@@ -7,6 +7,7 @@ import ipaddress
 import json
 import logging
 import random
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -44,7 +45,9 @@ class Transport:
     """Sends requests to one server. Thread-safe: every request opens its
     own connection."""
 
-    def __init__(self, url, token=None, timeout=30.0, retries=8, backoff=0.25, max_backoff=8.0, sleep=time.sleep):
+    def __init__(
+        self, url, token=None, timeout=30.0, retries=8, backoff=0.25, max_backoff=8.0, sleep=time.sleep, cafile=None
+    ):
         if "://" not in url:
             url = "http://" + url
         parts = urllib.parse.urlsplit(url)
@@ -52,6 +55,8 @@ class Transport:
             raise ValueError(f"url {url!r}: want http://host:port or https://host:port")
         if retries < 0:
             raise ValueError(f"retries {retries!r}: want >= 0")
+        if cafile is not None and parts.scheme != "https":
+            raise ValueError(f"cafile {cafile!r} with url {url!r}: a CA file is for https:// only")
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.retries = int(retries)
@@ -67,6 +72,10 @@ class Transport:
             # Never send a request for this machine through a proxy of the
             # environment.
             handlers.append(urllib.request.ProxyHandler({}))
+        if cafile is not None:
+            # Trust the certificates of cafile (a self-signed server's, or
+            # a private CA's) instead of the system's; still verified.
+            handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cafile)))
         self._opener = urllib.request.build_opener(*handlers)
 
     def delay(self, attempt):
@@ -131,9 +140,17 @@ class Transport:
                     raise ServerUnavailable(
                         f"cannot reach the server: {e.reason}", method=method, url=url
                     ) from e
+                reason = e.reason if isinstance(e, urllib.error.URLError) else e
+                if isinstance(reason, ssl.SSLCertVerificationError):
+                    # Not a passing failure: trying again cannot help.
+                    raise ServerUnavailable(
+                        f"the server's certificate is not trusted: {reason.verify_message or reason}"
+                        " (Client(..., cafile=...) trusts a self-signed one)",
+                        method=method,
+                        url=url,
+                    ) from e
                 failure = e
                 retryable = idempotent or _refused(e)
-                reason = e.reason if isinstance(e, urllib.error.URLError) else e
                 what = f"{type(reason).__name__}: {reason}" if str(reason) else type(reason).__name__
                 status = None
             attempt += 1

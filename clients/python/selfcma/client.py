@@ -470,7 +470,8 @@ class Client:
     """A connection to a selfcma server.
 
     Args:
-        url: the server, ``http://host:port`` (default http://127.0.0.1:8080).
+        url: the server, ``http://host:port`` (default http://127.0.0.1:8080),
+            or ``https://host:port`` for a server started with -tls-cert.
         token: the bearer token when the server was started with one
             (sent as ``Authorization: Bearer <token>``).
         timeout: seconds to wait for each answer.
@@ -480,6 +481,10 @@ class Client:
             ServerUnavailable. Every request is retried: ask only reads,
             the server applies a retried tell once, and a create carries an
             Idempotency-Key, so that sent again it makes no second session.
+        cafile: for https, a PEM file of the certificates to trust instead
+            of the system's (a self-signed server certificate, a private
+            CA). The certificate is always verified; one not trusted raises
+            ServerUnavailable at once, without retries.
 
     A Client is thread-safe and holds no connection open; it is a context
     manager for symmetry with other clients.
@@ -500,8 +505,10 @@ class Client:
             print(es.result.fbest, es.stop())
     """
 
-    def __init__(self, url=DEFAULT_URL, token=None, timeout=30, *, retries=8, backoff=0.25, max_backoff=8.0):
-        self._t = Transport(url, token=token, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff)
+    def __init__(self, url=DEFAULT_URL, token=None, timeout=30, *, retries=8, backoff=0.25, max_backoff=8.0, cafile=None):
+        self._t = Transport(
+            url, token=token, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff, cafile=cafile
+        )
 
     @property
     def url(self):

@@ -90,6 +90,27 @@ def server_binary():
     return out
 
 
+def tls_pair():
+    """A self-signed certificate for 127.0.0.1 and its key, (cert, key)
+    paths, made by the Go toolchain's crypto/tls/generate_cert.go (Python's
+    standard library makes no certificates)."""
+    go = go_command()
+    if go is None:
+        raise unittest.SkipTest("no Go toolchain to make a certificate")
+    goroot = subprocess.run([go, "env", "GOROOT"], capture_output=True, text=True, check=True).stdout.strip()
+    d = tempfile.mkdtemp(prefix="tls-", dir=workdir())
+    p = subprocess.run(
+        [go, "run", os.path.join(goroot, "src", "crypto", "tls", "generate_cert.go"), "--host", "127.0.0.1"],
+        cwd=d,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if p.returncode != 0:
+        raise RuntimeError(f"generate_cert.go failed:\n{p.stdout}{p.stderr}")
+    return os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+
+
 _LISTENING = re.compile(r"msg=listening addr=(\S+)")
 
 
@@ -100,12 +121,16 @@ class Server:
     start() again reopens the same file on the same port.
     """
 
-    def __init__(self, token=None, args=()):
+    def __init__(self, token=None, args=(), tls=None):
+        """tls: (cert, key) files to serve HTTPS with."""
         self.binary = server_binary()
         self.dir = tempfile.mkdtemp(prefix="srv-", dir=workdir())
         self.db = os.path.join(self.dir, "x.db")
         self.token = token
         self.args = list(args)
+        self.tls = tls
+        if tls:
+            self.args += ["-tls-cert", tls[0], "-tls-key", tls[1]]
         self.addr = "127.0.0.1:0"
         self.proc = None
         self._log = None
@@ -113,7 +138,7 @@ class Server:
 
     @property
     def url(self):
-        return "http://" + self.addr
+        return ("https://" if self.tls else "http://") + self.addr
 
     def start(self, timeout=10.0):
         assert self.proc is None, "already running"

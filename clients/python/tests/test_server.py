@@ -17,7 +17,7 @@ import threading
 import time
 import unittest
 
-from _support import FakeArray, Server, child_env, ellipsoid, sphere
+from _support import FakeArray, Server, child_env, ellipsoid, sphere, tls_pair
 
 import selfcma
 from selfcma import (
@@ -697,6 +697,40 @@ class RestartTest(unittest.TestCase):
         self.assertEqual(e.method, "GET")
         self.assertIn("no answer after 3 tries", e.message)
         self.assertIsNotNone(e.__cause__)
+
+
+class TLSTest(unittest.TestCase):
+    """A server started with -tls-cert and -tls-key, self-signed."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cert, key = tls_pair()
+        cls.server = Server(token="tok", tls=(cls.cert, key)).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+
+    def test_runs_over_https_trusting_the_cafile(self):
+        client = Client(self.server.url, token="tok", cafile=self.cert, retries=1, backoff=0.05)
+        es = client.create([1.0] * 3, 0.5, algorithm="cma-es", seed=3, termination={"max_evaluations": 70})
+        run_to_end(es, f=sphere)
+        self.assertEqual(client.session(es.id).result.evaluations, es.result.evaluations)
+        self.assertIn("max_evaluations", es.stop())
+
+    def test_untrusted_certificate_is_not_retried(self):
+        sleeps = []
+        client = Client(self.server.url, token="tok", retries=5)
+        client._t._sleep = sleeps.append
+        with self.assertRaises(ServerUnavailable) as cm:
+            client.health()
+        self.assertIn("certificate is not trusted", str(cm.exception))
+        self.assertIn("cafile", str(cm.exception))
+        self.assertEqual(sleeps, [])
+
+    def test_cafile_needs_https(self):
+        with self.assertRaises(ValueError):
+            Client("http://127.0.0.1:1", cafile=self.cert)
 
 
 class ErrorsTest(ServerTestCase):
