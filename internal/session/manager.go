@@ -233,19 +233,12 @@ func (m *Manager) create(ctx context.Context, p CreateParams, k *idemKey) (Sessi
 		}
 		md.Metadata = buf.Bytes()
 	}
-	md.summarize(o)
 	buf := stateBufs.Get().(*[]byte)
 	defer stateBufs.Put(buf)
-	state, err := o.AppendBinary((*buf)[:0])
-	*buf = state
+	rec, err := encodeRecord(md, o, buf)
 	if err != nil {
-		return Session{}, internal("encode state", err)
+		return Session{}, internal("create", err)
 	}
-	mb, err := encodeMeta(md)
-	if err != nil {
-		return Session{}, internal("encode session record", err)
-	}
-	rec := Record{ID: md.ID, Meta: mb, State: state}
 	if k != nil {
 		rec.Key, rec.KeyData = k.key, k.fingerprint
 	}
@@ -332,6 +325,23 @@ func (m *Manager) put(ctx context.Context, rec Record, hist *HistoryEntry, o opt
 		return 0, nil, nil, err
 	}
 	return v, b.Candidates, enc, nil
+}
+
+// encodeRecord returns the record of a write of o with md, which it
+// summarizes from o first; the state is encoded in *buf, a buffer of
+// stateBufs (and grows it).
+func encodeRecord(md *meta, o optimizer, buf *[]byte) (Record, error) {
+	md.summarize(o)
+	state, err := o.AppendBinary((*buf)[:0])
+	*buf = state
+	if err != nil {
+		return Record{}, fmt.Errorf("encode state: %w", err)
+	}
+	mb, err := encodeMeta(md)
+	if err != nil {
+		return Record{}, fmt.Errorf("encode session record: %w", err)
+	}
+	return Record{ID: md.ID, Meta: mb, State: state}, nil
 }
 
 func stoppedError(o optimizer) *Error {
@@ -521,32 +531,26 @@ func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams)
 	if err != nil {
 		return err
 	}
-	buf := stateBufs.Get().(*[]byte)
-	defer stateBufs.Put(buf)
-	state, err := l.opt.AppendBinary((*buf)[:0])
-	*buf = state
-	if err != nil {
-		return err
-	}
 	hist, err := encodeHistory(h)
 	if err != nil {
 		return err
 	}
 	md := *l.meta
 	md.UpdatedAt = m.now().UTC()
-	md.summarize(l.opt)
 	md.Partial = nil
 	fit := make([]nullNum, len(t.Fitness))
 	for i, f := range t.Fitness {
 		fit[i] = nullNum(f)
 	}
 	md.LastTell = &lastTell{Generation: t.Generation, Fitness: fit}
-	mb, err := encodeMeta(&md)
+	buf := stateBufs.Get().(*[]byte)
+	defer stateBufs.Put(buf)
+	rec, err := encodeRecord(&md, l.opt, buf)
 	if err != nil {
 		return err
 	}
-	v, cand, enc, err := m.put(ctx, Record{ID: id, Version: l.version, Meta: mb, State: state},
-		&HistoryEntry{Generation: uint64(t.Generation), Data: hist}, l.opt)
+	rec.ID, rec.Version = id, l.version
+	v, cand, enc, err := m.put(ctx, rec, &HistoryEntry{Generation: uint64(t.Generation), Data: hist}, l.opt)
 	if err != nil {
 		return err
 	}
@@ -627,22 +631,17 @@ func (m *Manager) Stop(ctx context.Context, id string) (Session, error) {
 // rewrite writes l's state and record as they are now, holding the partial
 // tell p, without a history entry.
 func (m *Manager) rewrite(ctx context.Context, id string, l *loaded, p *partialTell) error {
-	buf := stateBufs.Get().(*[]byte)
-	defer stateBufs.Put(buf)
-	state, err := l.opt.AppendBinary((*buf)[:0])
-	*buf = state
-	if err != nil {
-		return err
-	}
 	md := *l.meta
 	md.UpdatedAt = m.now().UTC()
-	md.summarize(l.opt)
 	md.Partial = p
-	mb, err := encodeMeta(&md)
+	buf := stateBufs.Get().(*[]byte)
+	defer stateBufs.Put(buf)
+	rec, err := encodeRecord(&md, l.opt, buf)
 	if err != nil {
 		return err
 	}
-	v, err := m.store.Put(context.WithoutCancel(ctx), Record{ID: id, Version: l.version, Meta: mb, State: state}, nil)
+	rec.ID, rec.Version = id, l.version
+	v, err := m.store.Put(context.WithoutCancel(ctx), rec, nil)
 	if err != nil {
 		return err
 	}
