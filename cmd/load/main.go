@@ -9,6 +9,7 @@
 //	go run ./cmd/server -db /tmp/load.db &
 //	go run ./cmd/load -sessions 1 -dim 10 -duration 10s
 //	go run ./cmd/load -sessions 64 -dim 10 -duration 10s
+//	go run ./cmd/load -url https://127.0.0.1:8443 -cacert cert.pem
 //
 // The sessions it creates are deleted at the end unless -keep is set,
 // those too whose create the end of the run cut short: every create
@@ -20,6 +21,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -57,6 +60,7 @@ type config struct {
 	duration  time.Duration
 	next      bool
 	keep      bool
+	cacert    string
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
@@ -72,6 +76,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to run")
 	fs.BoolVar(&c.next, "next", false, "tell with ?next=true: one request per generation instead of two")
 	fs.BoolVar(&c.keep, "keep", false, "keep the sessions instead of deleting them at the end")
+	fs.StringVar(&c.cacert, "cacert", "", "for an https -url: PEM file of the certificates to trust (a self-signed server's) instead of the system's")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -114,9 +119,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	r, err := drive(ctx, c)
+	tr, err := transport(c)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: tr}
+	r, err := drive(ctx, c, hc)
 	if !c.keep {
-		cl := client{cfg: c, hc: http.DefaultClient}
+		cl := client{cfg: c, hc: hc}
 		for _, cut := range r.cut { // made, perhaps: the key tells
 			if cerr := cl.create(context.Background(), cut); cerr != nil {
 				err = errors.Join(err, cerr)
@@ -144,9 +154,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return nil
 }
 
-// drive runs the workers for c.duration (or until ctx is done).
-func drive(ctx context.Context, c config) (result, error) {
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.sessions, MaxConnsPerHost: c.sessions}}
+// transport is the workers' connections to the server: one each, kept
+// open; with c.cacert, trusting its certificates.
+func transport(c config) (*http.Transport, error) {
+	tr := &http.Transport{MaxIdleConnsPerHost: c.sessions, MaxConnsPerHost: c.sessions}
+	if c.cacert != "" {
+		pem, err := os.ReadFile(c.cacert)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-cacert %s: no certificate in it", c.cacert)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
+	}
+	return tr, nil
+}
+
+// drive runs the workers for c.duration (or until ctx is done) over hc.
+func drive(ctx context.Context, c config, hc *http.Client) (result, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.duration)
 	defer cancel()
 	var (

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -152,5 +154,29 @@ func TestLoadDeletesCutCreates(t *testing.T) {
 	}
 	if creates.Load() != 2 || len(list) != 0 {
 		t.Errorf("%d creates (want the cut one sent again), %d sessions left on the server", creates.Load(), len(list))
+	}
+}
+
+// Over HTTPS, -cacert trusts a self-signed server; without it the run
+// fails on the certificate.
+func TestLoadOverTLS(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "l.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ts := httptest.NewTLSServer(httpapi.New(httpapi.Config{Manager: session.NewManager(st, session.Options{})}))
+	defer ts.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-url", ts.URL, "-dim", "2", "-duration", "300ms"}
+	var out bytes.Buffer
+	if err := run(context.Background(), append(args, "-cacert", ca), func(string) string { return "" }, &out); err != nil || !summary.MatchString(out.String()) {
+		t.Errorf("with -cacert: %v\n%s", err, out.String())
+	}
+	if err := run(context.Background(), args, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without -cacert: %v", err)
 	}
 }
