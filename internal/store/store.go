@@ -24,7 +24,9 @@
 // too but holds every batch for MaxBatchDelay, which a lone tell would pay
 // on every generation.
 //
-// The store stores bytes and decodes nothing.
+// The store stores bytes and decodes nothing. Check reads a whole file for
+// what a restart on it could trip on (the server's -check, with a read-only
+// Open).
 package store
 
 import (
