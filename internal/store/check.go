@@ -13,7 +13,8 @@ import (
 // wrong with it (nil when nothing is):
 //   - bbolt's check of the pages: every page reachable once, none both free
 //     and in use, keys in order;
-//   - every session's value splits into version, meta and state;
+//   - every session is a bucket whose record splits into version, meta and
+//     state;
 //   - every history entry and every idempotency key belongs to a session of
 //     the file, and keys and keyof name each other.
 //
@@ -38,8 +39,13 @@ func (s *Store) Check(ctx context.Context) []error {
 			return err
 		}
 		sessions := tx.Bucket(bucketSessions)
+		stored := func(id []byte) bool { return sessions.Bucket(id) != nil }
 		if err := sessions.ForEach(func(id, v []byte) error {
-			if _, _, _, err := splitRecord(id, v); err != nil {
+			if v != nil {
+				report("sessions: %s is a value, not a session's bucket", id)
+				return nil
+			}
+			if _, _, _, err := splitRecord(id, record(tx, id)); err != nil {
 				report("%v", err)
 			}
 			return nil
@@ -59,7 +65,7 @@ func (s *Store) Check(ctx context.Context) []error {
 				return nil
 			}
 			last = bytes.Clone(id)
-			if sessions.Get(id) == nil {
+			if !stored(id) {
 				report("history: entries of %s, which is not stored", id)
 			}
 			return nil
@@ -77,7 +83,7 @@ func (s *Store) Check(ctx context.Context) []error {
 			}
 			id := v[2 : 2+int(binary.BigEndian.Uint16(v))]
 			switch {
-			case sessions.Get(id) == nil:
+			case !stored(id):
 				report("key %q: of %s, which is not stored", key, id)
 			case !bytes.Equal(keyOf.Get(id), key):
 				report("key %q: of %s, whose key is %q", key, id, keyOf.Get(id))
@@ -87,7 +93,7 @@ func (s *Store) Check(ctx context.Context) []error {
 			return err
 		}
 		return keyOf.ForEach(func(id, key []byte) error {
-			if sessions.Get(id) == nil {
+			if !stored(id) {
 				report("keyof: %s, which is not stored, has key %q", id, key)
 			} else if tx.Bucket(bucketKeys).Get(key) == nil {
 				report("keyof: %s has key %q, which keys lacks", id, key)

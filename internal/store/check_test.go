@@ -65,8 +65,15 @@ func TestCheck(t *testing.T) {
 		want  string
 	}{
 		{"short record", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketSessions).Put([]byte("a"), []byte("12345"))
+			return tx.Bucket(bucketSessions).Bucket([]byte("a")).Put(keyRecord, []byte("12345"))
 		}, "record a of 5 bytes"},
+		{"no record", func(tx *bolt.Tx) error {
+			_, err := tx.Bucket(bucketSessions).CreateBucket([]byte("c"))
+			return err
+		}, "record c of 0 bytes"},
+		{"a value for a bucket", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketSessions).Put([]byte("d"), []byte("a flat record"))
+		}, "sessions: d is a value, not a session's bucket"},
 		{"history of no session", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketHist).Put(histKey("nobody", 4), []byte("h"))
 		}, "history: entries of nobody, which is not stored"},

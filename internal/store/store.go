@@ -1,19 +1,22 @@
 // Package store is the bbolt implementation of session.Store.
 //
-// Layout of the file (bbolt buckets), version 3:
+// Layout of the file (bbolt buckets), version 4:
 //
 //	meta      "schema" -> the layout's version, decimal
-//	sessions  id -> version (8 bytes) ‖ len(meta) (4 bytes) ‖ meta ‖ state
+//	sessions  id -> a bucket: "r" -> version (8 bytes) ‖ len(meta) (4 bytes) ‖ meta ‖ state
 //	hist      len(id) (2 bytes) ‖ id ‖ generation (8 bytes) -> entry
 //	keys      idempotency key -> len(id) (2 bytes) ‖ id ‖ key data
 //	keyof     id -> idempotency key (the sessions created with one)
 //
 // Integers are big endian. A write puts two values: the record and the
 // generation's history entry, whose key sorts after the session's earlier
-// ones, so a tell dirties about two leaf pages. (Layout 1 kept the meta,
-// the state and a history bucket per session apart: twice the pages and
-// write calls per tell. Open migrates a file of layout 1 in one
-// transaction; layout 2 had no keys and keyof, which Open adds.)
+// ones, so a tell dirties the record's pages and a few small ones. Each
+// record has a bucket of its own because bbolt splits no leaf of four
+// values or fewer, however large they are: when layout 3 kept the records
+// as values of one bucket, a tell rewrote two to four sessions' records,
+// a megabyte or two at n = 100. (Layout 1 kept the meta, the state and a
+// history bucket per session apart; layout 2 had no keys and keyof. Open
+// migrates a file of an earlier layout in one transaction.)
 //
 // Writes are group committed: a write that finds no commit under way
 // commits itself, on its own goroutine (a lone tell hands nothing to another
@@ -50,7 +53,7 @@ import (
 
 // SchemaVersion is the version of the file's layout, kept in the meta
 // bucket. Bump it with any change of the layout, and migrate.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 var (
 	bucketMeta     = []byte("meta")
@@ -59,6 +62,7 @@ var (
 	bucketKeys     = []byte("keys")
 	bucketKeyOf    = []byte("keyof")
 	keySchema      = []byte("schema")
+	keyRecord      = []byte("r") // the one key of a session's bucket
 
 	// dataBuckets are the buckets of layout 3 besides meta.
 	dataBuckets = [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf}
@@ -171,27 +175,58 @@ func initSchema(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	switch v := meta.Get(keySchema); {
-	case v == nil:
-		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
-			return err
-		}
-	case string(v) == "1":
+	current := strconv.Itoa(SchemaVersion)
+	v := string(meta.Get(keySchema))
+	switch v {
+	case "", current:
+	case "1":
 		if err := migrateV1(tx); err != nil {
 			return fmt.Errorf("migrate layout 1 to %d: %w", SchemaVersion, err)
 		}
-		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
-			return err
-		}
-	case string(v) == "2": // layout 3 adds the buckets of the keys, below
-		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
-			return err
-		}
-	case string(v) != strconv.Itoa(SchemaVersion):
-		return fmt.Errorf("file layout version %q, this server reads %d (and migrates 1 and 2)", v, SchemaVersion)
+	case "2", "3": // 3 adds the buckets of the keys, below
+	default:
+		return fmt.Errorf("file layout version %q, this server reads %d (and migrates 1 to 3)", v, SchemaVersion)
 	}
 	for _, name := range dataBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	if v != current {
+		if v != "" {
+			if err := nestRecords(tx); err != nil {
+				return fmt.Errorf("migrate layout %s to %d: %w", v, SchemaVersion, err)
+			}
+		}
+		return meta.Put(keySchema, []byte(current))
+	}
+	return nil
+}
+
+// nestRecords moves each record that is a value of the sessions bucket
+// (layouts 1 to 3) into a bucket of its own (layout 4), in the caller's
+// transaction.
+func nestRecords(tx *bolt.Tx) error {
+	sess := tx.Bucket(bucketSessions)
+	var ids [][]byte
+	if err := sess.ForEach(func(id, v []byte) error {
+		if v != nil {
+			ids = append(ids, bytes.Clone(id))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		v := bytes.Clone(sess.Get(id))
+		if err := sess.Delete(id); err != nil {
+			return err
+		}
+		b, err := sess.CreateBucket(id)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(keyRecord, v); err != nil {
 			return err
 		}
 	}
@@ -200,7 +235,8 @@ func initSchema(tx *bolt.Tx) error {
 
 // migrateV1 rewrites layout 1 (sessions: id -> version ‖ meta; states:
 // id -> state; history: id -> bucket of generation -> entry) as layout 2,
-// in the caller's transaction: all of it or nothing.
+// in the caller's transaction: all of it or nothing. (initSchema goes on
+// to layout 4.)
 func migrateV1(tx *bolt.Tx) error {
 	sess, states, hist := tx.Bucket(bucketSessions), tx.Bucket(bucketStatesV1), tx.Bucket(bucketHistoryV1)
 	if sess == nil || states == nil || hist == nil {
@@ -401,9 +437,18 @@ func expected(err error) bool {
 	return errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion) || errors.Is(err, session.ErrKeyTaken)
 }
 
+// record returns the stored record of id, nil if there is none.
+func record(tx *bolt.Tx, id []byte) []byte {
+	b := tx.Bucket(bucketSessions).Bucket(id)
+	if b == nil {
+		return nil
+	}
+	return b.Get(keyRecord)
+}
+
 // storedVersion returns the version of id, 0 if there is none.
 func storedVersion(tx *bolt.Tx, id []byte) uint64 {
-	v := tx.Bucket(bucketSessions).Get(id)
+	v := record(tx, id)
 	if len(v) < 8 {
 		return 0
 	}
@@ -448,7 +493,11 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		if key != nil && tx.Bucket(bucketKeys).Get(key) != nil {
 			return fmt.Errorf("store: put %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
 		}
-		if err := tx.Bucket(bucketSessions).Put(id, val); err != nil {
+		b, err := tx.Bucket(bucketSessions).CreateBucketIfNotExists(id)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(keyRecord, val); err != nil {
 			return err
 		}
 		if key != nil {
@@ -487,7 +536,7 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 		case got != version:
 			return fmt.Errorf("store: delete %s: version %d, stored %d: %w", id, version, got, session.ErrVersion)
 		}
-		if err := tx.Bucket(bucketSessions).Delete(key); err != nil {
+		if err := tx.Bucket(bucketSessions).DeleteBucket(key); err != nil {
 			return err
 		}
 		if k := tx.Bucket(bucketKeyOf).Get(key); k != nil {
@@ -554,7 +603,7 @@ func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 	}
 	var rec session.Record
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketSessions).Get([]byte(id))
+		v := record(tx, []byte(id))
 		if v == nil {
 			return fmt.Errorf("store: get %s: %w", id, session.ErrNoRecord)
 		}
@@ -600,12 +649,12 @@ func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Re
 	var out []session.Record
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketSessions).Cursor()
-		k, v := c.Seek([]byte(after))
+		k, _ := c.Seek([]byte(after))
 		if k != nil && string(k) == after {
-			k, v = c.Next()
+			k, _ = c.Next()
 		}
-		for ; k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-			version, meta, _, err := splitRecord(k, v)
+		for ; k != nil && (limit <= 0 || len(out) < limit); k, _ = c.Next() {
+			version, meta, _, err := splitRecord(k, record(tx, k))
 			if err != nil {
 				return err
 			}

@@ -597,7 +597,12 @@ func wantCurrentLayout(t *testing.T, path string, gone ...string) {
 				t.Errorf("bucket %s survived the migration", b)
 			}
 		}
-		return nil
+		return tx.Bucket(bucketSessions).ForEach(func(id, v []byte) error {
+			if v != nil || record(tx, id) == nil {
+				t.Errorf("session %s: not a bucket with a record", id)
+			}
+			return nil
+		})
 	})
 }
 
@@ -708,40 +713,115 @@ func TestIdempotencyKeys(t *testing.T) {
 	}
 }
 
-// A file of layout 2 (no keys) opens as the current layout, its records
-// as they were.
-func TestMigrateLayout2(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v2.db")
-	s := open(t, path)
-	put(t, s, session.Record{ID: "a", Meta: []byte("m"), State: []byte("s")}, &session.HistoryEntry{Generation: 0, Data: []byte("h")})
-	s.Close()
+// writeFlat writes a file of layout 2 or 3 (records as values of the
+// sessions bucket; keys and keyof from layout 3 on): sessions a (with key
+// "key-a" in layout 3) and b, each with two history entries.
+func writeFlat(t *testing.T, path string, layout int) {
+	t.Helper()
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketKeys, bucketKeyOf} {
-			if err := tx.DeleteBucket(b); err != nil {
+		names := [][]byte{bucketMeta, bucketSessions, bucketHist}
+		if layout >= 3 {
+			names = append(names, bucketKeys, bucketKeyOf)
+		}
+		for _, name := range names {
+			if _, err := tx.CreateBucket(name); err != nil {
 				return err
 			}
 		}
-		return tx.Bucket(bucketMeta).Put(keySchema, []byte("2"))
+		tx.Bucket(bucketMeta).Put(keySchema, []byte(strconv.Itoa(layout)))
+		for i, id := range []string{"a", "b"} {
+			if err := tx.Bucket(bucketSessions).Put([]byte(id), recordValue(nil, uint64(7+i), []byte("meta-"+id), bytes.Repeat([]byte(id), 10000))); err != nil {
+				return err
+			}
+			for g := range uint64(2) {
+				if err := tx.Bucket(bucketHist).Put(histKey(id, g), fmt.Appendf(nil, "%s/%d", id, g)); err != nil {
+					return err
+				}
+			}
+		}
+		if layout >= 3 {
+			tx.Bucket(bucketKeys).Put([]byte("key-a"), append(histPrefix("a"), "data"...))
+			tx.Bucket(bucketKeyOf).Put([]byte("a"), []byte("key-a"))
+		}
+		return nil
 	})
-	db.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 2 { // migrated, then opened as it is
-		s = open(t, path)
-		if rec, err := s.Get(ctx, "a"); err != nil || rec.Version != 1 || string(rec.Meta) != "m" || string(rec.State) != "s" {
-			t.Fatalf("Get after migration: %+v, %v", rec, err)
-		}
-		if h, err := s.History(ctx, "a", 0, 0); err != nil || len(h) != 1 {
-			t.Fatalf("History after migration: %+v, %v", h, err)
-		}
-		put(t, s, session.Record{ID: fmt.Sprint("k", i), Key: fmt.Sprint("key", i)}, nil)
-		s.Close()
+}
+
+// TestMigrateLayouts2And3: Open nests the records of a file of layout 2 or
+// 3 in buckets of their own (and adds the key buckets to layout 2); the
+// sessions, their histories and keys read as before, and take writes.
+func TestMigrateLayouts2And3(t *testing.T) {
+	ctx := context.Background()
+	for _, layout := range []int{2, 3} {
+		t.Run(fmt.Sprint("layout ", layout), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "flat.db")
+			writeFlat(t, path, layout)
+			for i := range 2 { // migrated, then opened as it is
+				s := open(t, path)
+				for j, id := range []string{"a", "b"} {
+					rec, err := s.Get(ctx, id)
+					version, meta, state := uint64(7+j), "meta-"+id, bytes.Repeat([]byte(id), 10000)
+					if id == "b" && i == 1 { // as written after the migration
+						version, meta, state = 9, "meta-b2", []byte("state-b2")
+					}
+					if err != nil || rec.Version != version || string(rec.Meta) != meta || !bytes.Equal(rec.State, state) {
+						t.Fatalf("Get(%s): %d %q, %v", id, rec.Version, rec.Meta, err)
+					}
+					if h, err := s.History(ctx, id, 0, 0); err != nil || len(h) != 2+i*j || string(h[1].Data) != id+"/1" {
+						t.Fatalf("History(%s): %+v, %v", id, h, err)
+					}
+				}
+				if list, err := s.List(ctx, "", 0); err != nil || len(list) != 2+i || string(list[0].Meta) != "meta-a" {
+					t.Errorf("List: %+v, %v", list, err)
+				}
+				if id, data, err := s.Key(ctx, "key-a"); layout == 3 && (err != nil || id != "a" || string(data) != "data") {
+					t.Errorf("Key: %q %q %v", id, data, err)
+				}
+				if i == 0 {
+					put(t, s, session.Record{ID: "b", Version: 8, Meta: []byte("meta-b2"), State: []byte("state-b2")}, &session.HistoryEntry{Generation: 2})
+				}
+				put(t, s, session.Record{ID: fmt.Sprint("k", i), Key: fmt.Sprint("key", i)}, nil)
+				if probs := s.Check(ctx); probs != nil {
+					t.Errorf("Check: %v", probs)
+				}
+				s.Close()
+			}
+			wantCurrentLayout(t, path)
+		})
 	}
-	wantCurrentLayout(t, path)
+}
+
+// TestWriteAmplification: rewriting a large record allocates (and writes)
+// the pages of that record, whatever other sessions the file holds. With
+// the records as values of one bucket (layout 3), bbolt kept two to four
+// of them in one leaf and a write rewrote them all.
+func TestWriteAmplification(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "s.db"))
+	defer s.Close()
+	state := bytes.Repeat([]byte{1}, 200_000)
+	pages := func(id string, v uint64) int64 { // bytes of pages one write allocates
+		before := s.db.Stats()
+		put(t, s, session.Record{ID: id, Version: v, State: state}, nil)
+		after := s.db.Stats()
+		return after.TxStats.GetPageAlloc() - before.TxStats.GetPageAlloc()
+	}
+	v := put(t, s, session.Record{ID: "m", State: state}, nil)
+	alone := pages("m", v)
+	v++
+	for i := range 3 { // neighbours on both sides of m
+		put(t, s, session.Record{ID: fmt.Sprint("l", i), State: state}, nil)
+		put(t, s, session.Record{ID: fmt.Sprint("n", i), State: state}, nil)
+	}
+	with := pages("m", v)
+	if alone < int64(len(state)) || with > alone+alone/5 {
+		t.Errorf("a write of a record of %d bytes allocates %d bytes of pages alone, %d among 6 others", len(state), alone, with)
+	}
 }
