@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -306,6 +307,37 @@ func BenchmarkCommit(b *testing.B) {
 				hist.Generation++
 			}
 		})
+	}
+}
+
+// BenchmarkCommitAmongSessions is BenchmarkCommit with other sessions'
+// records of the same size in the file, their ids next to the written
+// one's: the commit writes the pages of its own record however
+// many neighbours it has (store layout 4; with layout 3 it rewrote up to
+// three of them too).
+func BenchmarkCommitAmongSessions(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range benchCases {
+		for _, others := range []int{0, 3, 20} {
+			b.Run(fmt.Sprintf("%s/others=%d", bc.name, others), func(b *testing.B) {
+				st, rec, hist := commitRecord(b, bc)
+				for i := range others {
+					o := rec
+					o.ID, o.Version = fmt.Sprintf("%s-%03d", rec.ID, i), 0 // next to rec's
+					if _, err := st.Put(ctx, o, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				var err error
+				for b.Loop() {
+					if rec.Version, err = st.Put(ctx, rec, hist); err != nil {
+						b.Fatal(err)
+					}
+					hist.Generation++
+				}
+			})
+		}
 	}
 }
 
