@@ -126,7 +126,9 @@ type Options struct {
 }
 
 // Open opens or creates the file at path. It fails if another process holds
-// the file (after a second) or if the file's layout is not SchemaVersion.
+// the file (after a second) or if the file's layout is later than
+// SchemaVersion. A file of an earlier layout is copied to path.layoutN,
+// then migrated in one transaction.
 func Open(path string, opt *Options) (*Store, error) {
 	bo := &bolt.Options{Timeout: time.Second}
 	if opt != nil {
@@ -139,6 +141,9 @@ func Open(path string, opt *Options) (*Store, error) {
 	init := db.Update
 	if bo.ReadOnly {
 		init = db.View
+	} else if err := keepEarlierLayout(db, path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	if err := init(initSchema); err != nil {
 		db.Close()
@@ -150,6 +155,65 @@ func Open(path string, opt *Options) (*Store, error) {
 	}
 	s.idle = sync.NewCond(&s.mu)
 	return s, nil
+}
+
+// keepEarlierLayout copies a file of an earlier layout, before Open migrates
+// it, to path.layoutN beside it (N its layout): a server of that layout,
+// after a rollback, opens the copy; so does anyone if a migration went
+// wrong. The copy is written whole, synced and then renamed, so that
+// path.layoutN is whole if it exists; an existing one is left as it is
+// (the first is the file as the earlier server left it).
+func keepEarlierLayout(db *bolt.DB, path string) error {
+	return db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return nil // a new file
+		}
+		v := string(meta.Get(keySchema))
+		if v != "1" && v != "2" && v != "3" {
+			return nil // this layout, or one initSchema refuses
+		}
+		final := path + ".layout" + v
+		if _, err := os.Stat(final); err == nil {
+			return nil
+		}
+		tmp := final + ".partial"
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return fmt.Errorf("keep the file of layout %s: %w", v, err)
+		}
+		_, err = tx.WriteTo(f)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp, final)
+		}
+		if err == nil {
+			err = syncDir(filepath.Dir(path))
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("keep the file of layout %s: %w", v, err)
+		}
+		return nil
+	})
+}
+
+// syncDir makes the entries of directory dir (a rename in it) durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // initSchema creates the buckets of a new file and migrates those of an

@@ -161,6 +161,9 @@ func TestSchemaVersion(t *testing.T) {
 		s.Close()
 		t.Fatal("Open of a file of layout 99 succeeded")
 	}
+	if m, _ := filepath.Glob(path + ".*"); len(m) > 0 {
+		t.Errorf("files beside a file refused: %q", m)
+	}
 }
 
 // TestConcurrentWrites: concurrent writes to different sessions share
@@ -572,6 +575,9 @@ func TestMigrateLayout1(t *testing.T) {
 		s.Close()
 	}
 	wantCurrentLayout(t, path, "states", "history")
+	if _, err := os.Stat(path + ".layout1"); err != nil {
+		t.Errorf("the file of layout 1 was not kept: %v", err)
+	}
 }
 
 // wantCurrentLayout checks that the file at path is of layout SchemaVersion,
@@ -755,6 +761,31 @@ func writeFlat(t *testing.T, path string, layout int) {
 	}
 }
 
+// wantKept checks that the file of layout before its migration was kept
+// beside path, whole and as it was: of that layout, with session b's flat
+// record, and that nothing else was.
+func wantKept(t *testing.T, path string, layout int) {
+	t.Helper()
+	kept := fmt.Sprint(path, ".layout", layout)
+	if m, _ := filepath.Glob(path + ".*"); len(m) != 1 || m[0] != kept {
+		t.Errorf("files beside the migrated one: %q, want %s", m, kept)
+	}
+	db, err := bolt.Open(kept, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != strconv.Itoa(layout) {
+			t.Errorf("the kept file is of layout %q", v)
+		}
+		if v := tx.Bucket(bucketSessions).Get([]byte("b")); !bytes.Equal(v, recordValue(nil, 8, []byte("meta-b"), bytes.Repeat([]byte("b"), 10000))) {
+			t.Errorf("the kept file has b's record %.40q", v)
+		}
+		return nil
+	})
+}
+
 // TestMigrateLayouts2And3: Open nests the records of a file of layout 2 or
 // 3 in buckets of their own (and adds the key buckets to layout 2); the
 // sessions, their histories and keys read as before, and take writes.
@@ -788,6 +819,7 @@ func TestMigrateLayouts2And3(t *testing.T) {
 				if i == 0 {
 					put(t, s, session.Record{ID: "b", Version: 8, Meta: []byte("meta-b2"), State: []byte("state-b2")}, &session.HistoryEntry{Generation: 2})
 				}
+				wantKept(t, path, layout)
 				put(t, s, session.Record{ID: fmt.Sprint("k", i), Key: fmt.Sprint("key", i)}, nil)
 				if probs := s.Check(ctx); probs != nil {
 					t.Errorf("Check: %v", probs)
