@@ -293,20 +293,24 @@ func BenchmarkManagerPartialTell(b *testing.B) {
 // BenchmarkCommit is the bare bbolt commit (fsync on) of a session record
 // and history entry of the sizes BenchmarkGeneration writes, back to back.
 func BenchmarkCommit(b *testing.B) {
-	ctx := context.Background()
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
 			st, rec, hist := commitRecord(b, bc)
 			b.SetBytes(int64(len(rec.Meta) + len(rec.State) + len(hist.Data)))
-			b.ReportAllocs()
-			var err error
-			for b.Loop() {
-				if rec.Version, err = st.Put(ctx, rec, hist); err != nil {
-					b.Fatal(err)
-				}
-				hist.Generation++
-			}
+			commitLoop(b, st, rec, hist)
 		})
+	}
+}
+
+// commitLoop commits rec with a history entry back to back, b.Loop times.
+func commitLoop(b *testing.B, st *store.Store, rec session.Record, hist *session.HistoryEntry) {
+	b.ReportAllocs()
+	var err error
+	for b.Loop() {
+		if rec.Version, err = st.Put(context.Background(), rec, hist); err != nil {
+			b.Fatal(err)
+		}
+		hist.Generation++
 	}
 }
 
@@ -328,14 +332,7 @@ func BenchmarkCommitAmongSessions(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				b.ReportAllocs()
-				var err error
-				for b.Loop() {
-					if rec.Version, err = st.Put(ctx, rec, hist); err != nil {
-						b.Fatal(err)
-					}
-					hist.Generation++
-				}
+				commitLoop(b, st, rec, hist)
 			})
 		}
 	}
