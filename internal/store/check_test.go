@@ -42,6 +42,18 @@ func checkFile(t *testing.T) string {
 	return path
 }
 
+// checkReadOnly opens the file at path read-only and returns what Check
+// finds in it.
+func checkReadOnly(t *testing.T, path string) []error {
+	t.Helper()
+	s, err := Open(path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return s.Check(context.Background())
+}
+
 // TestCheck: a sound file has no problem, read-only or not; each fault
 // planted in it is named.
 func TestCheck(t *testing.T) {
@@ -114,12 +126,7 @@ func TestCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			s, err := Open(p, &Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			probs := s.Check(ctx)
+			probs := checkReadOnly(t, p)
 			if len(probs) != 1 || !strings.Contains(probs[0].Error(), f.want) {
 				t.Errorf("got %v, want one problem naming %q", probs, f.want)
 			}
@@ -167,12 +174,7 @@ func TestCheckPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	s, err := Open(path, &Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	probs := s.Check(context.Background())
+	probs := checkReadOnly(t, path)
 	if len(probs) == 0 || !strings.HasPrefix(probs[0].Error(), "pages: ") {
 		t.Errorf("got %v, want a problem of the pages", probs)
 	}
