@@ -64,7 +64,7 @@ var (
 	keySchema      = []byte("schema")
 	keyRecord      = []byte("r") // the one key of a session's bucket
 
-	// dataBuckets are the buckets of layout 3 besides meta.
+	// dataBuckets are the buckets of the layout besides meta.
 	dataBuckets = [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf}
 
 	// Layout 1's buckets, read by the migration only.
