@@ -73,17 +73,51 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("a sound file: %v\n%s", err, out)
 	}
 
-	// An entry of the second session's history removed, as a damaged copy
-	// would have lost it.
-	bdb, err := bolt.Open(db, 0o600, nil)
+	// The same file as a server of layout 3 wrote it (records as values of
+	// the sessions bucket): checked as migrated, left as it was.
+	flat := filepath.Join(dir, "flat.db")
+	b, err := os.ReadFile(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = bdb.Update(func(tx *bolt.Tx) error {
+	if err := os.WriteFile(flat, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flatten := func(tx *bolt.Tx) error {
+		sess := tx.Bucket([]byte("sessions"))
+		for _, id := range ids {
+			r := bytes.Clone(sess.Bucket([]byte(id)).Get([]byte("r")))
+			if err := sess.DeleteBucket([]byte(id)); err != nil {
+				return err
+			}
+			if err := sess.Put([]byte(id), r); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("schema"), []byte("3"))
+	}
+	if err := updateFile(flat, flatten); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(flat)
+	out, err = checkRun(flat)
+	if err != nil || out != flat+" is of an earlier layout: checking a copy migrated to layout 4, as a server would migrate it\n"+
+		"checked "+flat+": sessions 2, history entries 6, problems 0\n" {
+		t.Errorf("a file of layout 3: %v\n%s", err, out)
+	}
+	if after, _ := os.ReadFile(flat); !bytes.Equal(after, before) {
+		t.Error("-check changed the file of layout 3")
+	}
+	if m, _ := filepath.Glob(flat + ".*"); len(m) > 0 {
+		t.Errorf("-check left %q beside the file", m)
+	}
+
+	// An entry of the second session's history removed, as a damaged copy
+	// would have lost it.
+	err = updateFile(db, func(tx *bolt.Tx) error {
 		k := binary.BigEndian.AppendUint16(nil, uint16(len(ids[1])))
 		return tx.Bucket([]byte("hist")).Delete(binary.BigEndian.AppendUint64(append(k, ids[1]...), 1))
 	})
-	bdb.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,4 +135,17 @@ func TestCheck(t *testing.T) {
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("-check made the file: %v", err)
 	}
+}
+
+// updateFile runs fn in a write transaction on the bbolt file at path.
+func updateFile(path string, fn func(*bolt.Tx) error) error {
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	err = db.Update(fn)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

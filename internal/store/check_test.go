@@ -212,7 +212,7 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("2")) })
 	db.Close()
-	if _, err := Open(path, &Options{ReadOnly: true}); err == nil || !strings.Contains(err.Error(), `layout version "2"`) {
+	if _, err := Open(path, &Options{ReadOnly: true}); !errors.Is(err, ErrEarlierLayout) || !strings.Contains(err.Error(), "layout version 2") {
 		t.Errorf("opened a file of layout 2 read-only: %v", err)
 	}
 }

@@ -78,6 +78,10 @@ const maxBatch = 256
 // ErrClosed is returned by writes after Close.
 var ErrClosed = errors.New("store: closed")
 
+// ErrEarlierLayout is the error of a read-only Open of a file of an earlier
+// layout, which only a writable Open migrates.
+var ErrEarlierLayout = fmt.Errorf("an earlier layout than %d, which a read-only open does not migrate", SchemaVersion)
+
 // Store is a session.Store in a bbolt file. It is safe for concurrent use.
 type Store struct {
 	db *bolt.DB
@@ -225,8 +229,12 @@ func initSchema(tx *bolt.Tx) error {
 		if meta == nil {
 			return errors.New("not a selfcma file (no meta bucket)")
 		}
-		if v := meta.Get(keySchema); string(v) != strconv.Itoa(SchemaVersion) {
-			return fmt.Errorf("file layout version %q: a read-only open reads only %d (a server opening the file migrates it)", v, SchemaVersion)
+		switch v := string(meta.Get(keySchema)); v {
+		case strconv.Itoa(SchemaVersion):
+		case "1", "2", "3":
+			return fmt.Errorf("file layout version %s: %w", v, ErrEarlierLayout)
+		default:
+			return fmt.Errorf("file layout version %q, this server reads %d", v, SchemaVersion)
 		}
 		for _, name := range dataBuckets {
 			if tx.Bucket(name) == nil {
