@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -9,60 +10,57 @@ import (
 	"time"
 )
 
-// certRecheck is how often, at most, certFiles looks whether its files
-// have changed.
+// certRecheck is how often, at most, certFiles reads its files again.
 const certRecheck = time.Second
 
 // certFiles is the server's certificate and key, read from two PEM files
-// and read again when either file changes, so that a renewed certificate
-// is served from the next handshake on, without a restart. A renewal that
-// does not load (the key written but not yet the certificate, say) is
-// logged once and the pair loaded last is served until the files load.
+// and read again when either file's contents change, so that a renewed
+// certificate is served from the next handshake on, without a restart
+// (whether the files are rewritten, replaced by a rename or, as in a
+// mounted secret, by a symbolic link). A renewal that does not load (the
+// key written but not yet the certificate, say) is logged once and the
+// pair loaded last is served until the files load.
 type certFiles struct {
 	certFile, keyFile string
 	log               *slog.Logger
 
-	mu       sync.Mutex
-	pair     *tls.Certificate
-	modified [2]time.Time // of certFile and keyFile when pair was read
-	checked  time.Time
-	failed   string // the error of the last check, logged once
+	mu      sync.Mutex
+	pair    *tls.Certificate
+	cert    []byte // the PEM files' contents, as pair was loaded from
+	key     []byte
+	checked time.Time
+	failed  string // the error of the last check, logged once
 }
 
 // loadCertFiles reads the pair, or fails with why.
 func loadCertFiles(certFile, keyFile string, log *slog.Logger) (*certFiles, error) {
 	c := &certFiles{certFile: certFile, keyFile: keyFile, log: log}
-	if err := c.load(); err != nil {
+	if _, err := c.load(); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// load reads the pair and the files' modification times. c.mu is held (or
-// c is not shared yet).
-func (c *certFiles) load() error {
-	mod, err := c.modTimes()
+// load reads the files and loads the pair if their contents changed; it
+// reports whether it did. c.mu is held (or c is not shared yet).
+func (c *certFiles) load() (bool, error) {
+	cert, err := os.ReadFile(c.certFile)
 	if err != nil {
-		return err
+		return false, fmt.Errorf("tls: %w", err)
 	}
-	pair, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	key, err := os.ReadFile(c.keyFile)
 	if err != nil {
-		return fmt.Errorf("tls: %w", err)
+		return false, fmt.Errorf("tls: %w", err)
 	}
-	c.pair, c.modified = &pair, mod
-	return nil
-}
-
-func (c *certFiles) modTimes() ([2]time.Time, error) {
-	var mod [2]time.Time
-	for i, name := range []string{c.certFile, c.keyFile} {
-		fi, err := os.Stat(name)
-		if err != nil {
-			return mod, fmt.Errorf("tls: %w", err)
-		}
-		mod[i] = fi.ModTime()
+	if c.pair != nil && bytes.Equal(cert, c.cert) && bytes.Equal(key, c.key) {
+		return false, nil
 	}
-	return mod, nil
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		return false, fmt.Errorf("tls: %s and %s: %w", c.certFile, c.keyFile, err)
+	}
+	c.pair, c.cert, c.key = &pair, cert, key
+	return true, nil
 }
 
 // get is tls.Config.GetCertificate.
@@ -71,14 +69,12 @@ func (c *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	defer c.mu.Unlock()
 	if now := time.Now(); now.Sub(c.checked) >= certRecheck {
 		c.checked = now
-		mod, err := c.modTimes()
-		if err == nil && mod != c.modified {
-			if err = c.load(); err == nil {
-				c.log.Info("certificate loaded again", "cert", c.certFile)
-			}
-		}
-		if err != nil && err.Error() != c.failed {
+		loaded, err := c.load()
+		switch {
+		case err != nil && err.Error() != c.failed:
 			c.log.Error("the certificate did not load again; serving the one loaded before", "err", err)
+		case loaded:
+			c.log.Info("certificate loaded again", "cert", c.certFile)
 		}
 		c.failed = ""
 		if err != nil {
