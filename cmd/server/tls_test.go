@@ -96,7 +96,7 @@ func TestTLS(t *testing.T) {
 
 	pool := x509.NewCertPool()
 	pool.AddCert(first)
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
 	req, _ := http.NewRequest("POST", "https://"+addr+"/v1/sessions", strings.NewReader(`{"x0": [1, 2], "sigma0": 1}`))
 	req.Header.Set("Authorization", "Bearer tok")
 	resp, err := hc.Do(req)
@@ -104,8 +104,8 @@ func TestTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 201 || resp.TLS == nil {
-		t.Errorf("create over HTTPS: %d", resp.StatusCode)
+	if resp.StatusCode != 201 || resp.TLS == nil || resp.ProtoMajor != 2 {
+		t.Errorf("create over HTTPS: %d %s", resp.StatusCode, resp.Proto)
 	}
 	if code, _ := request(t, "GET", base+"/healthz", "", ""); code != http.StatusBadRequest {
 		t.Errorf("plain HTTP to the HTTPS server: %d", code)
