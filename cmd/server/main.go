@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store"
@@ -145,6 +146,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("listen: %w", err)
 	}
 	reg, onCommit := newMetrics()
+	if certs != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "selfcma_tls_certificate_expiry_timestamp_seconds",
+			Help: "When the certificate served runs out (its NotAfter), in Unix seconds.",
+		}, certs.notAfter))
+	}
 	st, err := store.Open(cfg.DB, &store.Options{OnCommit: onCommit})
 	if err != nil {
 		ln.Close()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"os"
@@ -56,6 +57,9 @@ func (c *certFiles) load() (bool, error) {
 		return false, nil
 	}
 	pair, err := tls.X509KeyPair(cert, key)
+	if err == nil && pair.Leaf == nil { // parsed unless GODEBUG=x509keypairleaf=0
+		pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0])
+	}
 	if err != nil {
 		return false, fmt.Errorf("tls: %s and %s: %w", c.certFile, c.keyFile, err)
 	}
@@ -82,6 +86,14 @@ func (c *certFiles) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 		}
 	}
 	return c.pair, nil
+}
+
+// notAfter is the end of the served certificate's validity, in Unix
+// seconds: the metric to alert on before it runs out.
+func (c *certFiles) notAfter() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return float64(c.pair.Leaf.NotAfter.Unix())
 }
 
 // tlsConfig is the server's TLS: TLS 1.2 at least, the certificate of c.

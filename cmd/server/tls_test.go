@@ -8,6 +8,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -32,7 +34,7 @@ func writeCert(t *testing.T, certFile, keyFile string, serial int64, mod time.Ti
 		Subject:      pkix.Name{CommonName: "selfcma test"},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
 		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
+		NotAfter:     time.Now().Add(time.Duration(serial) * time.Hour).Truncate(time.Second),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
@@ -110,6 +112,22 @@ func TestTLS(t *testing.T) {
 	if code, _ := request(t, "GET", base+"/healthz", "", ""); code != http.StatusBadRequest {
 		t.Errorf("plain HTTP to the HTTPS server: %d", code)
 	}
+	expiry := func(want *x509.Certificate) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "https://"+addr+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		line := fmt.Sprintf("\nselfcma_tls_certificate_expiry_timestamp_seconds %g\n", float64(want.NotAfter.Unix()))
+		if !strings.Contains(string(b), line) {
+			t.Errorf("/metrics lacks%s", line)
+		}
+	}
+	expiry(first)
 
 	// A renewal: new contents, with the modification time of the first
 	// pair (as a copy that keeps times writes it).
@@ -118,6 +136,7 @@ func TestTLS(t *testing.T) {
 	if s := served(t, addr, first, second); s != 2 {
 		t.Errorf("after the renewal the server serves certificate %d", s)
 	}
+	expiry(second)
 	// A renewal half written: the key only, which does not match.
 	if err := os.WriteFile(keyFile, []byte("not a key"), 0o600); err != nil {
 		t.Fatal(err)
