@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/hex"
 	"io"
+	"math"
 	"net/http"
 	"runtime"
 	"slices"
@@ -139,7 +140,21 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.m.Claim(r.Context(), chi.URLParam(r, "id"), time.Duration(lease)*time.Second, r.URL.Query().Get("worker"))
+	q, id, d := r.URL.Query(), chi.URLParam(r, "id"), time.Duration(lease)*time.Second
+	var c session.Claim
+	switch gs, is := q.Get("generation"), q.Get("index"); {
+	case gs == "" && is == "":
+		c, err = s.m.Claim(r.Context(), id, d, q.Get("worker"))
+	case gs == "" || is == "":
+		err = invalid("generation and index go together (the candidate whose lease to renew)")
+	default:
+		var g, i int
+		if g, err = intParam(gs, "generation", 0, 0, math.MaxInt32); err == nil {
+			if i, err = intParam(is, "index", 0, 0, math.MaxInt32); err == nil {
+				c, err = s.m.Renew(r.Context(), id, g, i, d, q.Get("worker"))
+			}
+		}
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

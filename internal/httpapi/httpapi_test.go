@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -765,10 +766,24 @@ func TestClaim(t *testing.T) {
 	if w2 := decode[claimView](t, ts.do(t, call{method: "POST", path: path + "?worker=node-2"})); *w2.Index != *w1.Index+1 {
 		t.Fatalf("node-2's claim: %+v", w2)
 	}
+	// A worker renews the lease of its candidate by naming it.
+	renew := fmt.Sprintf("%s?worker=node-1&generation=1&index=%d", path, *w1.Index)
+	if r := ts.do(t, call{method: "POST", path: renew + "&lease=7200"}); r.status != http.StatusOK || *decode[claimView](t, r).Index != *w1.Index ||
+		decode[claimView](t, r).ExpiresAt.Before(time.Now().Add(119*time.Minute)) {
+		t.Fatalf("node-1's renewal: %d %s", r.status, r.body)
+	}
+	if r := ts.do(t, call{method: "POST", path: strings.Replace(renew, "node-1", "node-3", 1)}); r.status != http.StatusConflict ||
+		!strings.Contains(decode[errorView](t, r).Error.Message, "leased to another worker") {
+		t.Fatalf("node-3 renewing node-1's candidate: %d %s", r.status, r.body)
+	}
 	for _, bad := range []struct {
 		query, name string
 		status      int
-	}{{"?lease=soon", "lease", 400}, {"?lease=0", "lease", 422}, {"?lease=2592001", "lease", 422}, {"?worker=a%20b", "worker", 400}} {
+	}{{"?lease=soon", "lease", 400}, {"?lease=0", "lease", 422}, {"?lease=2592001", "lease", 422}, {"?worker=a%20b", "worker", 400},
+		{"?worker=w&generation=1", "generation and index", 400}, {"?worker=w&index=0", "generation and index", 400},
+		{"?worker=w&generation=1&index=x", "index", 400}, {"?worker=w&generation=1&index=-1", "index", 422},
+		{"?worker=w&generation=1&index=4", "index 4", 422}, {"?generation=1&index=0", "worker's id", 400},
+		{"?worker=w&generation=0&index=0", "generation 0 is not pending", 409}} {
 		if r := ts.do(t, call{method: "POST", path: path + bad.query, invalid: true}); r.status != bad.status || !strings.Contains(decode[errorView](t, r).Error.Message, bad.name) {
 			t.Errorf("claim%s: %d %s, want %d naming %s", bad.query, r.status, r.body, bad.status, bad.name)
 		}

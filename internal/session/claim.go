@@ -102,6 +102,32 @@ func (ls *leases) lastEnd() time.Time {
 // a lost answer leases nothing more, and a worker whose evaluation
 // outlasts its lease keeps it by claiming again.
 func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration, worker string) (Claim, error) {
+	return m.claim(ctx, id, lease, worker, -1, -1)
+}
+
+// Renew leases candidate index of generation to worker, which evaluates it:
+// it renews the worker's lease of it to lease from now (if that is later),
+// or leases it to the worker again when it has no running lease, as after a
+// restart of the server, which forgets the leases. Without it a worker's
+// renewal (a Claim with its id) after a restart would lease it another
+// candidate and hold that one from the others while evaluating its own.
+// The worker holds no other lease of the generation after it.
+//
+// It is a conflict if generation is not pending, the candidate has a
+// value, or another worker holds a running lease of it (the restart let
+// that one claim it: both evaluate it, and the first value told stays).
+func (m *Manager) Renew(ctx context.Context, id string, generation, index int, lease time.Duration, worker string) (Claim, error) {
+	if worker == "" {
+		return Claim{}, errorf(CodeInvalid, "renewing the lease of candidate %d needs the worker's id", index)
+	}
+	if index < 0 {
+		return Claim{}, errorf(CodeOutOfRange, "index %d, want at least 0", index)
+	}
+	return m.claim(ctx, id, lease, worker, generation, index)
+}
+
+// claim is Claim (index < 0) and Renew.
+func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, worker string, generation, index int) (Claim, error) {
 	if lease == 0 {
 		lease = DefaultLease
 	}
@@ -133,6 +159,9 @@ func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration, wor
 	m.leases.mu.Lock()
 	defer m.leases.mu.Unlock()
 	ls := m.leases.of(id, g, now)
+	if index >= 0 {
+		return ls.renew(g, now, lease, worker, generation, index, told, l.cand)
+	}
 	if worker != "" {
 		for i, w := range ls.worker {
 			if w == worker && !told[i] && ls.until[i].After(now) {
@@ -164,4 +193,31 @@ func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration, wor
 		}
 	}
 	return c, nil
+}
+
+// renew is Renew's lease of candidate index of generation g (pending) to
+// worker, until now + lease or its running lease's end if later.
+func (ls *leases) renew(g int, now time.Time, lease time.Duration, worker string, generation, index int, told map[int]bool, cand [][]float64) (Claim, error) {
+	switch {
+	case generation != g:
+		return Claim{}, errorf(CodeConflict, "generation %d is not pending (generation %d is)", generation, g)
+	case index >= len(cand):
+		return Claim{}, errorf(CodeOutOfRange, "index %d, want below the population size %d", index, len(cand))
+	case told[index]:
+		return Claim{}, errorf(CodeConflict, "candidate %d of generation %d has its value already", index, g)
+	case ls.until[index].After(now) && ls.worker[index] != worker:
+		return Claim{}, errorf(CodeConflict, "candidate %d of generation %d is leased to another worker until %s", index, g, ls.until[index].UTC().Format(time.RFC3339))
+	}
+	for i, w := range ls.worker { // one lease at a time
+		if w == worker && i != index {
+			delete(ls.worker, i)
+			delete(ls.until, i)
+		}
+	}
+	until := now.Add(lease)
+	if ls.worker[index] == worker && ls.until[index].After(until) {
+		until = ls.until[index]
+	}
+	ls.until[index], ls.worker[index] = until, worker
+	return Claim{Generation: g, Index: index, X: cand[index], Expires: until}, nil
 }

@@ -190,3 +190,85 @@ func TestClaimsByWorker(t *testing.T) {
 		wantCode(t, err, session.CodeInvalid)
 	}
 }
+
+// TestRenew: after a restart, which forgets the leases, workers renewing
+// by candidate take their own candidates again, so a claim hands out
+// neither; a worker's claim there would have taken another's. Renew is a
+// conflict for another generation, a candidate with a value or one leased
+// to another worker, keeps one lease per worker, and extends a lease.
+func TestRenew(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	_, path := newManager(t)
+	st := openStore(t, path+"2")
+	m := session.NewManager(st, session.Options{Now: clk.Now})
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 5, Seed: seed(9)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := func(m *session.Manager, worker string) int {
+		t.Helper()
+		c, err := m.Claim(ctx, s.ID, time.Hour, worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Index
+	}
+	if claim(m, "w0") != 0 || claim(m, "w1") != 1 {
+		t.Fatal("the first claims")
+	}
+
+	// The restart: a Manager anew on the same store.
+	m = session.NewManager(st, session.Options{Now: clk.Now})
+	if i := claim(session.NewManager(st, session.Options{Now: clk.Now}), "w1"); i != 0 {
+		t.Fatalf("a renewal by claim after a restart leased candidate %d; the test expects w0's, 0", i)
+	}
+	b, _ := m.Ask(ctx, s.ID)
+	for w, i := range []int{0, 1} {
+		c, err := m.Renew(ctx, s.ID, 0, i, time.Hour, []string{"w0", "w1"}[w])
+		if err != nil || c.Index != i || c.Generation != 0 || !reflect.DeepEqual(c.X, b.Candidates[i]) || !c.Expires.Equal(clk.Now().Add(time.Hour)) {
+			t.Fatalf("Renew of %d: %+v, %v", i, c, err)
+		}
+	}
+	if i := claim(m, ""); i != 2 {
+		t.Errorf("a claim after the renewals: candidate %d, want 2", i)
+	}
+
+	// A longer lease renews; a shorter one leaves the end as it is.
+	clk.advance(time.Minute)
+	if c, _ := m.Renew(ctx, s.ID, 0, 0, 2*time.Hour, "w0"); !c.Expires.Equal(clk.Now().Add(2 * time.Hour)) {
+		t.Errorf("renewed to %v", c.Expires)
+	}
+	if c, _ := m.Renew(ctx, s.ID, 0, 0, time.Second, "w0"); !c.Expires.Equal(clk.Now().Add(2 * time.Hour)) {
+		t.Errorf("a shorter lease moved the end to %v", c.Expires)
+	}
+
+	// One lease per worker: w0 renewing candidate 3 gives up 0.
+	if c, err := m.Renew(ctx, s.ID, 0, 3, time.Hour, "w0"); err != nil || c.Index != 3 {
+		t.Fatalf("Renew of 3 by w0: %+v, %v", c, err)
+	}
+	if i := claim(m, "w2"); i != 0 {
+		t.Errorf("w0's first candidate is not free again: a claim got %d", i)
+	}
+
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{1}, Fitness: []float64{1}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		g, i   int
+		worker string
+		code   session.Code
+	}{
+		{0, 1, "w1", session.CodeConflict},    // has its value
+		{0, 2, "w1", session.CodeConflict},    // leased (anonymously)
+		{0, 0, "w1", session.CodeConflict},    // leased to w2
+		{1, 4, "w1", session.CodeConflict},    // not the pending generation
+		{0, 5, "w1", session.CodeOutOfRange},  // no such candidate
+		{0, -1, "w1", session.CodeOutOfRange}, // no such candidate
+		{0, 4, "", session.CodeInvalid},       // no worker
+		{0, 4, "w 1", session.CodeInvalid},    // not a token
+	} {
+		_, err := m.Renew(ctx, s.ID, tc.g, tc.i, time.Hour, tc.worker)
+		wantCode(t, err, tc.code)
+	}
+}
