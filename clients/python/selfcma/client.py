@@ -266,11 +266,28 @@ class Session:
             answer leases nothing more, and a worker keeps its point while
             it evaluates by claiming again. Without an id, every claim
             leases another point."""
+        return self._claim(lease, worker, None)
+
+    def renew(self, claim, lease=None, worker=None):
+        """Renews this worker's lease of the claimed point (for ``lease``
+        seconds from now, if that is later) and returns the Claim with its
+        new end. After a restart of the server, which forgets the leases,
+        it leases the point to this worker again, so that no other worker
+        is handed it. Needs the worker's id (as given to ``claim``). Raises
+        Conflict when the point's generation has passed, the point has a
+        value, or another worker holds it."""
+        if worker is None:
+            raise ValueError("renew needs the worker id given to claim")
+        return self._claim(lease, worker, claim)
+
+    def _claim(self, lease, worker, claim):
         q = {}
         if lease is not None:
             q["lease"] = conv.integer(lease, "lease")
         if worker is not None:
             q["worker"] = str(worker)
+        if claim is not None:
+            q["generation"], q["index"] = claim.generation, claim.index
         try:
             c = self._client._t.request("POST", self._path + "/claim", query=q)
         except Stopped:
@@ -669,7 +686,7 @@ class Client:
                 if c is None:
                     time.sleep(poll)
                     continue
-                v, why = _told_value(*_renewing(es, lease, worker, lambda: call(c.x)), "f(x)")
+                v, why = _told_value(*_renewing(es, c, lease, worker, lambda: call(c.x)), "f(x)")
                 done += 1
                 if why is not None:
                     log.warning("selfcma: generation %d: the evaluation of candidate %d failed: %s; told as None",
@@ -881,15 +898,16 @@ def _told_value(ok, v, name):
     return v, ("returned None, NaN or +inf" if v is None else None)
 
 
-def _renewing(es, lease, worker, evaluate):
-    """evaluate(), while a thread renews the worker's lease every half lease
-    (claim again with its id); the renewals stop with the evaluation."""
+def _renewing(es, claim, lease, worker, evaluate):
+    """evaluate(), while a thread renews the worker's lease of the claimed
+    point every half lease (and takes it again after a restart of the
+    server); the renewals stop with the evaluation."""
     done = threading.Event()
 
     def renew():
         while not done.wait((lease or 3600) / 2):
             try:
-                es.claim(lease, worker)
+                es.renew(claim, lease, worker)
             except Exception:  # the tell that follows will say what is wrong
                 return
 

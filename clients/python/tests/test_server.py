@@ -667,6 +667,27 @@ class RestartTest(unittest.TestCase):
             es.tell_claim(c, sphere(c.x))
         self.assertEqual((es.generation, es.evaluations), (1, 3))
 
+    def test_renewals_across_a_restart(self):
+        # Workers renewing by point take their points again after a restart,
+        # so a new claim is handed neither; a claim-style renewal would have
+        # handed worker b worker a's point.
+        client = Client(self.server.url, retries=12, backoff=0.05, max_backoff=0.4)
+        es = client.create([1.0, 2.0], 0.5, algorithm="cma-es", population_size=4, seed=17)
+        a, b = es.claim(60, "a"), es.claim(60, "b")
+        self.assertEqual((a.index, b.index), (0, 1))
+        self.server.kill()
+        self.server.start()
+        renewed = [es.renew(b, 60, "b"), es.renew(a, 60, "a")]
+        self.assertEqual([(c.index, c.x) for c in renewed], [(1, b.x), (0, a.x)])
+        self.assertEqual(es.claim(60, "c").index, 2)
+        with self.assertRaises(Conflict):
+            es.renew(a, 60, "c")  # a holds it
+        with self.assertRaises(ValueError):
+            es.renew(a, 60)
+        es.tell_claim(a, sphere(a.x))
+        with self.assertRaises(Conflict):
+            es.renew(a, 60, "a")  # it has its value
+
     def test_retries_across_a_restart(self):
         client = Client(self.server.url, retries=12, backoff=0.05, max_backoff=0.4)
         es = client.create([1.0] * 4, 0.5, algorithm="cma-es", seed=61)
