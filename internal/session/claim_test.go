@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
 )
 
 // clock is a settable Options.Now.
@@ -26,6 +27,22 @@ func (c *clock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
+}
+
+// claimSession returns a Manager on a store of its own with a settable
+// clock, and a 2-D CMA-ES session of population size lambda in it.
+func claimSession(t *testing.T, lambda int, sd uint64) (*session.Manager, *store.Store, session.Session, *clock) {
+	t.Helper()
+	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	_, path := newManager(t)
+	st := openStore(t, path+"2")
+	t.Cleanup(func() { st.Close() })
+	m := session.NewManager(st, session.Options{Now: clk.Now})
+	s, err := m.Create(context.Background(), session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: lambda, Seed: seed(sd)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, st, s, clk
 }
 
 // TestClaims: claims hand out each candidate without a value once while its
@@ -143,15 +160,7 @@ func TestClaimsOutliveEviction(t *testing.T) {
 // new one once its candidate has a value or its lease has run out.
 func TestClaimsByWorker(t *testing.T) {
 	ctx := context.Background()
-	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
-	_, path := newManager(t)
-	st := openStore(t, path+"2")
-	defer st.Close()
-	m := session.NewManager(st, session.Options{Now: clk.Now})
-	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 5, Seed: seed(2)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, _, s, clk := claimSession(t, 5, 2)
 	claim := func(worker string, lease time.Duration) session.Claim {
 		t.Helper()
 		c, err := m.Claim(ctx, s.ID, lease, worker)
@@ -198,14 +207,7 @@ func TestClaimsByWorker(t *testing.T) {
 // to another worker, keeps one lease per worker, and extends a lease.
 func TestRenew(t *testing.T) {
 	ctx := context.Background()
-	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
-	_, path := newManager(t)
-	st := openStore(t, path+"2")
-	m := session.NewManager(st, session.Options{Now: clk.Now})
-	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 5, Seed: seed(9)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, st, s, clk := claimSession(t, 5, 9)
 	claim := func(m *session.Manager, worker string) int {
 		t.Helper()
 		c, err := m.Claim(ctx, s.ID, time.Hour, worker)
