@@ -535,26 +535,21 @@ func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams)
 	if err != nil {
 		return err
 	}
-	md := *l.meta
-	md.UpdatedAt = m.now().UTC()
-	md.Partial = nil
 	fit := make([]nullNum, len(t.Fitness))
 	for i, f := range t.Fitness {
 		fit[i] = nullNum(f)
 	}
-	md.LastTell = &lastTell{Generation: t.Generation, Fitness: fit}
 	buf := stateBufs.Get().(*[]byte)
 	defer stateBufs.Put(buf)
-	rec, err := encodeRecord(&md, l.opt, buf)
+	rec, md, err := m.nextRecord(id, l, buf, nil, &lastTell{Generation: t.Generation, Fitness: fit})
 	if err != nil {
 		return err
 	}
-	rec.ID, rec.Version = id, l.version
 	v, cand, enc, err := m.put(ctx, rec, &HistoryEntry{Generation: uint64(t.Generation), Data: hist}, l.opt)
 	if err != nil {
 		return err
 	}
-	l.version, l.meta, l.cand, l.encoded = v, &md, cand, enc
+	l.version, l.meta, l.cand, l.encoded = v, md, cand, enc
 	return nil
 }
 
@@ -631,22 +626,30 @@ func (m *Manager) Stop(ctx context.Context, id string) (Session, error) {
 // rewrite writes l's state and record as they are now, holding the partial
 // tell p, without a history entry.
 func (m *Manager) rewrite(ctx context.Context, id string, l *loaded, p *partialTell) error {
-	md := *l.meta
-	md.UpdatedAt = m.now().UTC()
-	md.Partial = p
 	buf := stateBufs.Get().(*[]byte)
 	defer stateBufs.Put(buf)
-	rec, err := encodeRecord(&md, l.opt, buf)
+	rec, md, err := m.nextRecord(id, l, buf, p, l.meta.LastTell)
 	if err != nil {
 		return err
 	}
-	rec.ID, rec.Version = id, l.version
 	v, err := m.store.Put(context.WithoutCancel(ctx), rec, nil)
 	if err != nil {
 		return err
 	}
-	l.version, l.meta = v, &md
+	l.version, l.meta = v, md
 	return nil
+}
+
+// nextRecord is the record that replaces l's stored one: a copy of its
+// meta stamped now, holding the partial tell p and the last tell lt, with
+// l's optimizer state encoded in *buf (see encodeRecord).
+func (m *Manager) nextRecord(id string, l *loaded, buf *[]byte, p *partialTell, lt *lastTell) (Record, *meta, error) {
+	md := *l.meta
+	md.UpdatedAt = m.now().UTC()
+	md.Partial, md.LastTell = p, lt
+	rec, err := encodeRecord(&md, l.opt, buf)
+	rec.ID, rec.Version = id, l.version
+	return rec, &md, err
 }
 
 // Delete removes session id and its history.
