@@ -234,13 +234,8 @@ func BenchmarkManagerGeneration(b *testing.B) {
 			_, m, p, s := benchSession(b, bc)
 			b.ReportAllocs()
 			for b.Loop() {
-				batch, err := m.Ask(ctx, s.ID)
-				if err != nil { // stopped: replace it, off the clock
-					b.StopTimer()
-					if s, err = m.Create(ctx, p); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
+				batch, ok := askOrReplace(b, m, p, &s)
+				if !ok {
 					continue
 				}
 				f := make([]float64, len(batch.Candidates))
@@ -253,6 +248,22 @@ func BenchmarkManagerGeneration(b *testing.B) {
 			}
 		})
 	}
+}
+
+// askOrReplace asks *s's pending batch; once *s has stopped it creates a
+// session of p in its place, off the clock, and reports false.
+func askOrReplace(b *testing.B, m *session.Manager, p session.CreateParams, s *session.Session) (session.Batch, bool) {
+	ctx := context.Background()
+	batch, err := m.Ask(ctx, s.ID)
+	if err == nil {
+		return batch, true
+	}
+	b.StopTimer()
+	if *s, err = m.Create(ctx, p); err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+	return session.Batch{}, false
 }
 
 // BenchmarkManagerPartialTell is one candidate's value told as a part
@@ -268,17 +279,12 @@ func BenchmarkManagerPartialTell(b *testing.B) {
 			next := 0
 			for b.Loop() {
 				if next == len(batch.Candidates) {
-					var err error
-					if batch, err = m.Ask(ctx, s.ID); err != nil { // stopped: replace it, off the clock
-						b.StopTimer()
-						if s, err = m.Create(ctx, p); err != nil {
-							b.Fatal(err)
-						}
-						batch, next = session.Batch{}, 0
-						b.StartTimer()
+					var ok bool
+					batch, ok = askOrReplace(b, m, p, &s) // empty when replaced
+					next = 0
+					if !ok {
 						continue
 					}
-					next = 0
 				}
 				tp := session.TellParams{Generation: batch.Generation, Indices: []int{next}, Fitness: []float64{sphere(batch.Candidates[next])}}
 				if _, err := m.Tell(ctx, s.ID, tp); err != nil {
