@@ -246,10 +246,12 @@ func TestUpgradeStates(t *testing.T) {
 			if len(gotTree.Snaps) != len(want.Snaps) {
 				t.Fatalf("%d snapshots, want %d", len(gotTree.Snaps), len(want.Snaps))
 			}
+			d := &differ{t: t}
 			for i := range want.Snaps {
-				subset(t, fmt.Sprintf("snap[%d]", i), want.Snaps[i], gotTree.Snaps[i])
+				subset(d, fmt.Sprintf("snap[%d]", i), want.Snaps[i], gotTree.Snaps[i])
 			}
-			subset(t, "records", any(want.Records), any(gotTree.Records))
+			subset(d, "records", any(want.Records), any(gotTree.Records))
+			d.done()
 			if gotTree.TellErr != want.TellErr {
 				t.Errorf("tell on the stopped state: %q, want %q", gotTree.TellErr, want.TellErr)
 			}
@@ -350,35 +352,56 @@ func bitsOfValue(v reflect.Value) any {
 // of a wanted object must be in got with an equal value (got may have more:
 // a later version may expose more), lists have equal lengths, values are
 // equal. Floats are compared as their bits.
-func subset(t *testing.T, path string, want, got any) {
-	t.Helper()
+func subset(d *differ, path string, want, got any) {
+	d.t.Helper()
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			t.Errorf("%s: got %v, want an object", path, got)
+			d.errorf("%s: got %v, want an object", path, got)
 			return
 		}
 		for k, wv := range w {
 			gv, ok := g[k]
 			if !ok {
-				t.Errorf("%s.%s: missing", path, k)
+				d.errorf("%s.%s: missing", path, k)
 				continue
 			}
-			subset(t, path+"."+k, wv, gv)
+			subset(d, path+"."+k, wv, gv)
 		}
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
-			t.Errorf("%s: got %v, want %d values", path, got, len(w))
+			d.errorf("%s: got %v, want %d values", path, got, len(w))
 			return
 		}
 		for i := range w {
-			subset(t, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])
+			subset(d, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])
 		}
 	default:
 		if !reflect.DeepEqual(want, got) {
-			t.Errorf("%s: got %v, want %v", path, got, want)
+			d.errorf("%s: got %v, want %v", path, got, want)
 		}
+	}
+}
+
+// differ reports the first maxDiffs differences and counts the others.
+type differ struct {
+	t *testing.T
+	n int
+}
+
+const maxDiffs = 20
+
+func (d *differ) errorf(format string, args ...any) {
+	d.t.Helper()
+	if d.n++; d.n <= maxDiffs {
+		d.t.Errorf(format, args...)
+	}
+}
+
+func (d *differ) done() {
+	if d.n > maxDiffs {
+		d.t.Errorf("and %d more differences", d.n-maxDiffs)
 	}
 }

@@ -192,7 +192,13 @@ type manifest struct {
 	// Lease is the claim of cma_lease's candidate by leaseWorker, in memory
 	// only when the file was written.
 	Lease struct{ Generation, Index int } `json:"lease"`
-	Steps []step                          `json:"steps"`
+	// LastTell is the last tell of cma_midrun, which a client whose answer
+	// was lost sends again.
+	LastTell struct {
+		Generation int
+		Fitness    []string
+	} `json:"last_tell"`
+	Steps []step `json:"steps"`
 }
 
 // step is one call of observe and what it answered.
@@ -228,8 +234,13 @@ func TestWriteFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", fs.name, err)
 			}
-			if _, err := tell(m, id, batchGeneration(b), fitness(candidatesOf(b)), nil); err != nil {
+			f := fitness(candidatesOf(b))
+			if _, err := tell(m, id, batchGeneration(b), f, nil); err != nil {
 				t.Fatalf("%s: %v", fs.name, err)
+			}
+			if fs.name == "cma_midrun" {
+				man.LastTell.Generation = batchGeneration(b)
+				man.LastTell.Fitness = bitsOf(f).([]string)
 			}
 		}
 		switch fs.name {
@@ -401,6 +412,14 @@ func observe(t *testing.T, m *session.Manager, man manifest) []step {
 		g := generationOf(s)
 
 		switch name {
+		case "cma_midrun":
+			// The last tell sent again answers the session, changing nothing.
+			f := floatsOfBits(t, man.LastTell.Fitness)
+			s2, err := tell(m, id, man.LastTell.Generation, f, nil)
+			rec("tell sent again", s2, err)
+			if err != nil || generationOf(s2) != g {
+				t.Errorf("%s: the last tell sent again: generation %d, %v; want %d", name, generationOf(s2), err, g)
+			}
 		case "self_partial":
 			held := heldOf(s)
 			if !slices.Equal(held, []int{0, 1, 7}) {
@@ -505,14 +524,16 @@ func TestUpgradeLayout4(t *testing.T) {
 	if len(gotTree) != len(want.Steps) {
 		t.Errorf("%d steps, want %d", len(gotTree), len(want.Steps))
 	}
+	d := &differ{t: t}
 	for i := range min(len(gotTree), len(want.Steps)) {
 		w, g := want.Steps[i], gotTree[i]
 		path := fmt.Sprintf("step %d (%s %s)", i, w.Session, w.Op)
 		if g.Session != w.Session || g.Op != w.Op {
 			t.Fatalf("%s: got %s %s", path, g.Session, g.Op)
 		}
-		subset(t, path, w.Out, g.Out)
+		subset(d, path, w.Out, g.Out)
 	}
+	d.done()
 
 	if p := storeProblems(st); len(p) > 0 {
 		t.Errorf("store.Check after the continuation: %v", p)
@@ -523,6 +544,19 @@ func TestUpgradeLayout4(t *testing.T) {
 }
 
 // ---- exact comparison (the same helpers as in internal/cmaes) ----
+
+func floatsOfBits(t *testing.T, hex []string) []float64 {
+	t.Helper()
+	f := make([]float64, len(hex))
+	for i, h := range hex {
+		var u uint64
+		if _, err := fmt.Sscanf(h, "%x", &u); err != nil {
+			t.Fatalf("value %q: %v", h, err)
+		}
+		f[i] = math.Float64frombits(u)
+	}
+	return f
+}
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
@@ -569,6 +603,13 @@ func bitsOfValue(v reflect.Value) any {
 		for i := range out {
 			out[i] = bitsOfValue(v.Index(i))
 		}
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Float64 {
+			s := make([]string, len(out))
+			for i, x := range out {
+				s[i] = x.(string)
+			}
+			return s
+		}
 		return out
 	case reflect.Map:
 		out := map[string]any{}
@@ -595,35 +636,56 @@ func bitsOfValue(v reflect.Value) any {
 // of a wanted object must be in got with an equal value (got may have more:
 // a later version may expose more), lists have equal lengths, values are
 // equal. Floats are compared as their bits.
-func subset(t *testing.T, path string, want, got any) {
-	t.Helper()
+func subset(d *differ, path string, want, got any) {
+	d.t.Helper()
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			t.Errorf("%s: got %v, want an object", path, got)
+			d.errorf("%s: got %v, want an object", path, got)
 			return
 		}
 		for k, wv := range w {
 			gv, ok := g[k]
 			if !ok {
-				t.Errorf("%s.%s: missing", path, k)
+				d.errorf("%s.%s: missing", path, k)
 				continue
 			}
-			subset(t, path+"."+k, wv, gv)
+			subset(d, path+"."+k, wv, gv)
 		}
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
-			t.Errorf("%s: got %v, want %d values", path, got, len(w))
+			d.errorf("%s: got %v, want %d values", path, got, len(w))
 			return
 		}
 		for i := range w {
-			subset(t, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])
+			subset(d, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])
 		}
 	default:
 		if !reflect.DeepEqual(want, got) {
-			t.Errorf("%s: got %v, want %v", path, got, want)
+			d.errorf("%s: got %v, want %v", path, got, want)
 		}
+	}
+}
+
+// differ reports the first maxDiffs differences and counts the others.
+type differ struct {
+	t *testing.T
+	n int
+}
+
+const maxDiffs = 20
+
+func (d *differ) errorf(format string, args ...any) {
+	d.t.Helper()
+	if d.n++; d.n <= maxDiffs {
+		d.t.Errorf(format, args...)
+	}
+}
+
+func (d *differ) done() {
+	if d.n > maxDiffs {
+		d.t.Errorf("and %d more differences", d.n-maxDiffs)
 	}
 }
