@@ -91,6 +91,20 @@ var upgradeKinds = []struct {
 		}
 		return e
 	}},
+	{"after_failed_generation", func(t *testing.T) *cmaes.ES {
+		// Every evaluation of the last generation failed: no update, and
+		// the batch was sampled anew.
+		e := newUpgradeES(t, cmaes.Config{X0: []float64{1, 0.5, -0.5}, Sigma0: 0.4, Seed: 107})
+		runUpgrade(t, e, 4)
+		nan := make([]float64, len(e.Ask()))
+		for i := range nan {
+			nan[i] = math.NaN()
+		}
+		if _, err := e.Tell(nan); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}},
 	{"stopped_requested", func(t *testing.T) *cmaes.ES {
 		e := newUpgradeES(t, cmaes.Config{X0: []float64{1, 2}, Sigma0: 0.3, Seed: 106})
 		runUpgrade(t, e, 3)
