@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Injected points (Hansen, "Injecting external solutions into CMA-ES",
+// Injected points, in full (Hansen, "Injecting external solutions into CMA-ES",
 // arXiv:1110.4181, 2011; pycma's CMAEvolutionStrategy.inject).
 //
 // A point x given to Inject waits in a queue, part of the state, until the
@@ -57,9 +57,12 @@ type injection struct {
 // batch of the new run): its candidates 0, 1, ... in the order given, after
 // the points already waiting. At most λ points may wait at once. Each point
 // must have n finite coordinates, inside the bounds of a bounded ES. With
-// clip (pycma's default) the step of an injected point is clipped in the
-// update to c_y = √n + 2n/(n + 2) in the Mahalanobis norm (see above); the
-// point handed out and evaluated is the point given, unchanged. On an error
+// clip (pycma's default) the step y = (x − m)/σ of an injected point is
+// scaled to at most c_y = √n + 2n/(n + 2) in the Mahalanobis norm
+// ‖C^{−1/2} y‖, and that clipped step is the point's step everywhere the
+// update uses one (m, p_σ, h_σ, σ, p_c, C_μ and the kept Step); the ranking
+// uses the value told for the point. The point handed out and evaluated is
+// the point given, unchanged. On an error (wrapping ErrInvalidInjection)
 // nothing is queued; a stopped ES returns ErrStopped.
 func (e *ES) Inject(points [][]float64, clip bool) error {
 	if len(e.stopWhy) > 0 {

@@ -13,6 +13,14 @@
 // ES has the ask/tell/encode surface of cmaes.ES, so a session can run
 // either.
 //
+// Injected points (Inject, passed to the primary) are points of their
+// generation like the others for h_t: the kept step holds each as the
+// primary's update used it, m^t + σ^t y with y clipped to
+// c_y = √n + 2n/(n + 2) in the Mahalanobis norm of C^t, and h_t ranks it by
+// its likelihood under the replayed C' like any other point. Its distance
+// is bounded, so h_t stays finite and in [1, λ] however far the point was,
+// and the replay with the rates used still reproduces C^{t+1} and p_c^{t+1}.
+//
 // Population size: the paper runs self-CMA-ES with λ = 100, "about 10 times
 // larger than the default", and claims its gain for larger-than-default
 // populations. At the default λ of Algorithm 1 (10 at n = 10) the one-step
