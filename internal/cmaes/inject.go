@@ -20,8 +20,9 @@ import (
 //
 // In the update (Algorithm 1, lines 8–14) an injected point enters through
 // its step y = (x − m)/σ (the genotype's step, with bounds). With clip, y is
-// first scaled to at most c_y in the Mahalanobis norm of the distribution it
-// was sampled with (Hansen 2011; pycma's repair_genotype, the same c_y):
+// first scaled to at most c_y in the Mahalanobis norm of the distribution its
+// batch was sampled from (Hansen 2011; c_y as pycma's repair_genotype, which
+// pycma applies to solutions told that it did not sample):
 //
 //	y ← y · min(1, c_y / ‖C^{−1/2} y‖),   c_y = √n + 2n/(n + 2)
 //
@@ -39,7 +40,11 @@ import (
 // and the replay with the rates used reproduces C^{t+1} and p_c^{t+1}.
 //
 // Without clip, the raw step enters the update: for points known to lie
-// within the distribution (pycma's inject(..., force=True)).
+// within the distribution (pycma's inject(..., force=True) hands out the
+// point itself and does not repair it in the update either). pycma's
+// inject without force rescales a long step to a random length at ask time
+// instead, so the point it hands out is not the one given; here it always
+// is.
 
 // ErrInvalidInjection is wrapped by every error of Inject about the points
 // given (dimension, a value not finite or outside the bounds, too many).
@@ -57,7 +62,7 @@ type injection struct {
 // batch of the new run): its candidates 0, 1, ... in the order given, after
 // the points already waiting. At most λ points may wait at once. Each point
 // must have n finite coordinates, inside the bounds of a bounded ES. With
-// clip (pycma's default) the step y = (x − m)/σ of an injected point is
+// clip (the service's default) the step y = (x − m)/σ of an injected point is
 // scaled to at most c_y = √n + 2n/(n + 2) in the Mahalanobis norm
 // ‖C^{−1/2} y‖, and that clipped step is the point's step everywhere the
 // update uses one (m, p_σ, h_σ, σ, p_c, C_μ and the kept Step); the ranking
@@ -75,7 +80,8 @@ func (e *ES) Inject(points [][]float64, clip bool) error {
 	return nil
 }
 
-// Injected returns the number of points waiting for the next batch.
+// Injected returns the number of points waiting for the next batch (a
+// stopped ES keeps them: no batch takes them).
 func (e *ES) Injected() int { return len(e.injQueue) }
 
 // InjectedInBatch returns the number of candidates of the pending batch
