@@ -49,6 +49,14 @@ type Record struct {
 	AxisRatio   float64 // √(max/min eigenvalue of C) after the update
 	Restarted   bool    // this generation ended a run and the next one started
 	Stop        []StopReason
+
+	// The distribution after the update, as pycma's plots show it (see
+	// record.go): σ·√λ_max(C), the principal axis lengths √λ_i(C)
+	// ascending (D), the standard deviations σ·√C_ii and the mean m.
+	OverallStep float64
+	D           []float64
+	Stds        []float64
+	Mean        []float64
 }
 
 // RunEnd records why a run ended in an IPOP restart.
@@ -309,6 +317,7 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 		e.stopWhy = append(e.stopWhy, StopReason{Name: StopMaxEvaluations, Value: float64(e.evaluations)})
 	}
 	rec.Sigma, rec.AxisRatio = e.sigma, e.AxisRatio()
+	e.recordDistribution(&rec)
 	if len(e.stopWhy) > 0 && e.mayRestart() {
 		e.runEnds = append(e.runEnds, RunEnd{Generation: rec.Generation, Lambda: e.p.Lambda, Reasons: e.stopWhy})
 		e.stopWhy = nil
