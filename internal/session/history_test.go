@@ -199,3 +199,26 @@ func TestHistoryDistribution(t *testing.T) {
 		}
 	}
 }
+
+// Any bytes decode to an entry or an error, never a panic, and a decoded
+// entry's vectors are of one length within the limit.
+func FuzzDecodeHistory(f *testing.F) {
+	for _, h := range []HistoryRecord{distributionRecord(3, 4), distributionRecord(1001, 4), distributionRecord(2, 0)} {
+		b, _ := encodeHistory(h)
+		f.Add(b)
+	}
+	if golden, err := os.ReadFile("testdata/history-schema2.hex"); err == nil {
+		if b, err := hex.DecodeString(strings.TrimSpace(string(golden))); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := decodeHistory(b)
+		if err != nil {
+			return
+		}
+		if n := len(h.Mean); n > HistoryMaxCoordinates || len(h.AxisLengths) != n || len(h.Stds) != n {
+			t.Fatalf("decoded %d axis lengths, %d stds, %d mean coordinates", len(h.AxisLengths), len(h.Stds), n)
+		}
+	})
+}
