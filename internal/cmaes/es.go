@@ -50,6 +50,14 @@ type Record struct {
 	Restarted   bool    // this generation ended a run and the next one started
 	Injected    int     // candidates 0 to Injected − 1 of the generation were injected points
 	Stop        []StopReason
+
+	// The distribution after the update, as pycma's plots show it (see
+	// record.go): σ·√λ_max(C), the principal axis lengths √λ_i(C)
+	// ascending (D), the standard deviations σ·√C_ii and the mean m.
+	OverallStep float64
+	D           []float64
+	Stds        []float64
+	Mean        []float64
 }
 
 // RunEnd records why a run ended in an IPOP restart.
@@ -323,6 +331,7 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 		e.checkFailedStop()
 	}
 	rec.Sigma, rec.AxisRatio = e.sigma, e.AxisRatio()
+	e.recordDistribution(&rec)
 	if len(e.stopWhy) > 0 && e.mayRestart() {
 		e.runEnds = append(e.runEnds, RunEnd{Generation: rec.Generation, Lambda: e.p.Lambda, Reasons: e.stopWhy})
 		e.stopWhy = nil

@@ -343,16 +343,31 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 
 var csvHeader = []string{"generation", "run", "lambda", "evaluations", "best", "median", "best_so_far",
 	"sigma", "c1", "cmu", "cc", "axis_ratio", "restarted", "aux_mean_c1", "aux_mean_cmu", "aux_mean_cc",
-	"aux_sigma", "aux_feasible"}
+	"aux_sigma", "aux_feasible", "overall_step"}
 
 // writeCSV writes the history as CSV: one header line, one line per
-// generation, empty fields for values that are not finite or absent.
+// generation, empty fields for values that are not finite or absent. When
+// an entry of recs keeps per-coordinate values, n columns of each follow:
+// axis_length_0 … axis_length_{n−1}, std_0 …, mean_0 ….
 func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
-	cw.Write(csvHeader)
+	n := 0
+	for _, h := range recs {
+		n = max(n, len(h.Mean))
+	}
+	header := csvHeader
+	if n > 0 {
+		header = slices.Clip(header)
+		for _, name := range [...]string{"axis_length_", "std_", "mean_"} {
+			for i := range n {
+				header = append(header, name+strconv.Itoa(i))
+			}
+		}
+	}
+	cw.Write(header)
 	f := func(v float64) string { return string(appendNum(nil, v)) }
-	row := make([]string, len(csvHeader))
+	row := make([]string, len(header))
 	for _, h := range recs {
 		row = append(row[:0], strconv.Itoa(h.Generation), strconv.Itoa(h.Run), strconv.Itoa(h.Lambda),
 			strconv.Itoa(h.Evaluations), f(h.Best), f(h.Median), f(h.BestSoFar), f(h.Sigma),
@@ -361,6 +376,18 @@ func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
 			row = append(row, f(a.Mean[0]), f(a.Mean[1]), f(a.Mean[2]), f(a.Sigma), strconv.FormatBool(a.Feasible))
 		} else {
 			row = append(row, "", "", "", "", "")
+		}
+		row = append(row, f(h.OverallStep))
+		if n > 0 {
+			for _, v := range [...][]float64{h.AxisLengths, h.Stds, h.Mean} {
+				for i := range n {
+					if i < len(v) {
+						row = append(row, f(v[i]))
+					} else {
+						row = append(row, "")
+					}
+				}
+			}
 		}
 		for i, v := range row {
 			if v == "null" {
