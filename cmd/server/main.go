@@ -30,7 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 	"github.com/selfcma/selfcma/internal/ui"
 	"github.com/selfcma/selfcma/internal/ui/sessionsource"
 )
@@ -152,7 +152,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			Help: "When the certificate served runs out (its NotAfter), in Unix seconds.",
 		}, certs.notAfter))
 	}
-	st, err := store.Open(cfg.DB, &store.Options{OnCommit: onCommit})
+	st, err := bolt.Open(cfg.DB, &bolt.Options{OnCommit: onCommit})
 	if err != nil {
 		ln.Close()
 		return err

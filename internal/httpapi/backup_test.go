@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // TestBackup: GET /v1/backup is a database that a server opens and serves
@@ -55,7 +55,7 @@ func TestBackup(t *testing.T) {
 	if err := os.WriteFile(path, r.body, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(path, &store.Options{NoSync: true})
+	st, err := bolt.Open(path, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("the backup does not open: %v", err)
 	}
@@ -89,7 +89,7 @@ func TestBackup(t *testing.T) {
 // arrives whole (the handler lifts the write deadline; with it, this copy
 // is cut).
 func TestBackupSlowDownload(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "t.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "t.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 const specPath = "../../api/openapi.yaml"
@@ -75,7 +75,7 @@ type serverOpts struct {
 
 func newTestServer(tb testing.TB, o serverOpts) *testServer {
 	tb.Helper()
-	st, err := store.Open(filepath.Join(tb.TempDir(), "t.db"), &store.Options{NoSync: !o.sync})
+	st, err := bolt.Open(filepath.Join(tb.TempDir(), "t.db"), &bolt.Options{NoSync: !o.sync})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"reflect"
@@ -301,6 +302,9 @@ func (s *memStore) Put(_ context.Context, rec Record, h *HistoryEntry) (uint64, 
 	}
 	rec.Key, rec.KeyData = "", nil
 	rec.Version++
+	if rec.State == nil { // the meta only
+		rec.State = s.recs[rec.ID].State
+	}
 	rec.Meta, rec.State = bytes.Clone(rec.Meta), bytes.Clone(rec.State) // Put keeps no slice handed in
 	s.recs[rec.ID] = rec
 	if h != nil {
@@ -310,6 +314,23 @@ func (s *memStore) Put(_ context.Context, rec Record, h *HistoryEntry) (uint64, 
 }
 
 func (s *memStore) Delete(context.Context, string, uint64) error { return nil }
+
+func (s *memStore) Version(_ context.Context, id string) (uint64, error) {
+	r, ok := s.recs[id]
+	if !ok {
+		return 0, ErrNoRecord
+	}
+	return r.Version, nil
+}
+
+// UpdateLeases and Leases keep no leases: the tests of memStore claim none.
+func (s *memStore) UpdateLeases(context.Context, string, uint64, func(time.Time, []Lease) ([]Lease, error)) error {
+	return errors.New("memStore keeps no leases")
+}
+
+func (s *memStore) Leases(context.Context, string, uint64) ([]Lease, time.Time, error) {
+	return nil, time.Time{}, nil
+}
 
 func (s *memStore) History(_ context.Context, id string, from uint64, _ int) ([]HistoryEntry, error) {
 	var out []HistoryEntry

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 func open(t *testing.T, path string) *Store {
@@ -149,11 +149,11 @@ func TestSchemaVersion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.db")
 	s := open(t, path)
 	s.Close()
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("99")) }); err != nil {
+	if err := db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("99")) }); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -391,8 +391,8 @@ func waitQueue(s *Store, leading bool, n int) {
 func TestBatchFailure(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
 	defer s.Close()
-	put := func(key string, fail bool) func(*bolt.Tx) error {
-		return func(tx *bolt.Tx) error {
+	put := func(key string, fail bool) func(*bbolt.Tx) error {
+		return func(tx *bbolt.Tx) error {
 			if err := tx.Bucket(bucketMeta).Put([]byte(key), []byte("v")); err != nil {
 				return err
 			}
@@ -405,7 +405,7 @@ func TestBatchFailure(t *testing.T) {
 	release := make(chan struct{})
 	first := make(chan error, 1)
 	go func() { // holds the lead until the others have queued
-		first <- s.write(func(tx *bolt.Tx) error { <-release; return put("first", false)(tx) })
+		first <- s.write(func(tx *bbolt.Tx) error { <-release; return put("first", false)(tx) })
 	}()
 	waitQueue(s, true, 0)
 	errs := make(chan error, 3)
@@ -429,7 +429,7 @@ func TestBatchFailure(t *testing.T) {
 	if failed != 1 {
 		t.Errorf("%d writes failed, want 1", failed)
 	}
-	s.db.View(func(tx *bolt.Tx) error {
+	s.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketMeta)
 		for _, k := range []string{"first", "a", "b"} {
 			if b.Get([]byte(k)) == nil {
@@ -448,14 +448,14 @@ func TestBatchFailure(t *testing.T) {
 // on, and the store goes on: later writes commit and Close returns.
 func TestCommitPanic(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
-	put := func(key string) func(*bolt.Tx) error {
-		return func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put([]byte(key), []byte("v")) }
+	put := func(key string) func(*bbolt.Tx) error {
+		return func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put([]byte(key), []byte("v")) }
 	}
 	release := make(chan struct{})
-	go s.write(func(tx *bolt.Tx) error { <-release; return put("first")(tx) })
+	go s.write(func(tx *bbolt.Tx) error { <-release; return put("first")(tx) })
 	waitQueue(s, true, 0)
 	outcomes := make(chan string, 3)
-	for _, fn := range []func(*bolt.Tx) error{put("a"), func(*bolt.Tx) error { panic("broken page") }, put("b")} {
+	for _, fn := range []func(*bbolt.Tx) error{put("a"), func(*bbolt.Tx) error { panic("broken page") }, put("b")} {
 		go func() {
 			defer func() {
 				if p := recover(); p != nil {
@@ -501,11 +501,11 @@ func TestMigrateLayout1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
 	u64 := func(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 	writeV1 := func(withStates bool) {
-		db, err := bolt.Open(path, 0o600, nil)
+		db, err := bbolt.Open(path, 0o600, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.Update(func(tx *bolt.Tx) error {
+		err = db.Update(func(tx *bbolt.Tx) error {
 			for _, name := range []string{"meta", "sessions", "states", "history"} {
 				if name == "states" && !withStates {
 					continue
@@ -542,11 +542,11 @@ func TestMigrateLayout1(t *testing.T) {
 		s.Close()
 		t.Fatal("Open migrated a layout-1 file without its states bucket")
 	}
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.View(func(tx *bolt.Tx) error {
+	db.View(func(tx *bbolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != "1" || tx.Bucket([]byte("history")) == nil {
 			t.Errorf("the failed migration changed the file: schema %q", v)
 		}
@@ -584,16 +584,16 @@ func TestMigrateLayout1(t *testing.T) {
 // with its buckets and without the buckets named gone.
 func wantCurrentLayout(t *testing.T, path string, gone ...string) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
+	db.View(func(tx *bbolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != strconv.Itoa(SchemaVersion) {
 			t.Errorf("layout after migration %q, want %d", v, SchemaVersion)
 		}
-		for _, b := range [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf} {
+		for _, b := range dataBuckets {
 			if tx.Bucket(b) == nil {
 				t.Errorf("no bucket %s after migration", b)
 			}
@@ -724,12 +724,12 @@ func TestIdempotencyKeys(t *testing.T) {
 // "key-a" in layout 3) and b, each with two history entries.
 func writeFlat(t *testing.T, path string, layout int) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		names := [][]byte{bucketMeta, bucketSessions, bucketHist}
 		if layout >= 3 {
 			names = append(names, bucketKeys, bucketKeyOf)
@@ -770,12 +770,12 @@ func wantKept(t *testing.T, path string, layout int) {
 	if m, _ := filepath.Glob(path + ".*"); len(m) != 1 || m[0] != kept {
 		t.Errorf("files beside the migrated one: %q, want %s", m, kept)
 	}
-	db, err := bolt.Open(kept, 0o600, &bolt.Options{ReadOnly: true})
+	db, err := bbolt.Open(kept, 0o600, &bbolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
+	db.View(func(tx *bbolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != strconv.Itoa(layout) {
 			t.Errorf("the kept file is of layout %q", v)
 		}
