@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // clock is a settable Options.Now.
@@ -31,7 +31,7 @@ func (c *clock) advance(d time.Duration) {
 
 // claimSession returns a Manager on a store of its own with a settable
 // clock, and a 2-D CMA-ES session of population size lambda in it.
-func claimSession(t *testing.T, lambda int, sd uint64) (*session.Manager, *store.Store, session.Session, *clock) {
+func claimSession(t *testing.T, lambda int, sd uint64) (*session.Manager, *bolt.Store, session.Session, *clock) {
 	t.Helper()
 	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 	_, path := newManager(t)

@@ -13,12 +13,12 @@ import (
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
-func openStore(t *testing.T, path string) *store.Store {
+func openStore(t *testing.T, path string) *bolt.Store {
 	t.Helper()
-	st, err := store.Open(path, &store.Options{NoSync: true})
+	st, err := bolt.Open(path, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
