@@ -28,7 +28,7 @@ func server(t *testing.T, token string) (*httptest.Server, *session.Manager) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := session.NewManager(st, session.Options{EncodeBatch: httpapi.EncodeBatch})
+	m := session.NewManager(st, session.Options{})
 	ts := httptest.NewServer(httpapi.New(httpapi.Config{Manager: m, Token: token}))
 	t.Cleanup(func() {
 		ts.Close()

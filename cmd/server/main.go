@@ -157,7 +157,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		ln.Close()
 		return err
 	}
-	m := session.NewManager(st, session.Options{Limits: cfg.Limits, EncodeBatch: httpapi.EncodeBatch})
+	m := session.NewManager(st, session.Options{Limits: cfg.Limits})
 	h := httpapi.New(httpapi.Config{
 		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
 		ReadAccess: ui.LoggedIn(cfg.Token), // the pages' links open in a logged-in browser

@@ -60,7 +60,7 @@ func TestBackup(t *testing.T) {
 		t.Fatalf("the backup does not open: %v", err)
 	}
 	defer st.Close()
-	mux := New(Config{Manager: session.NewManager(st, session.Options{EncodeBatch: EncodeBatch})})
+	mux := New(Config{Manager: session.NewManager(st, session.Options{})})
 	rs := &testServer{Server: httptest.NewServer(mux), mux: mux}
 	defer rs.Close()
 	if got := rs.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID}); !bytes.Equal(got.body, before.body) {

@@ -79,15 +79,11 @@ func newTestServer(tb testing.TB, o serverOpts) *testServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	enc := EncodeBatch
-	if o.noEncoder {
-		enc = nil
-	}
 	var ms session.Store = st
 	if o.wrapStore != nil {
 		ms = o.wrapStore(st)
 	}
-	m := session.NewManager(ms, session.Options{Limits: o.limits, EncodeBatch: enc})
+	m := session.NewManager(ms, session.Options{Limits: o.limits})
 	var reg *prometheus.Registry
 	if !o.noMetrics {
 		reg = prometheus.NewRegistry()

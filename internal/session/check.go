@@ -75,6 +75,9 @@ func checkRecord(ctx context.Context, st Store, id string, report func(string, .
 		report("optimizer state: %v", err)
 		return md.Generation, nil
 	}
+	if md.StopRequested { // a stop written as the meta only, as a load applies it
+		o.StopNow()
+	}
 	want := *md
 	want.summarize(o)
 	for _, f := range []struct {

@@ -67,6 +67,11 @@ func TestMetaRoundTrip(t *testing.T) {
 			Status: StatusRunning, Generation: 4, Evaluations: 24, BestF: &best,
 			LastTell: &lastTell{Generation: 3, Fitness: []nullNum{1, 2, 3, 4, 5, 6}},
 			Partial:  &partialTell{Generation: 4, Indices: []int{0, 2, 5}, Fitness: []float64{0.5, math.NaN(), math.Copysign(0, -1)}}},
+		"stop requested": {ID: "s", Algorithm: AlgorithmCMAES, CreatedAt: created, UpdatedAt: created, Dimension: 2, PopulationSize: 6,
+			Status: StatusStopped, Generation: 4, Evaluations: 24, StopRequested: true,
+			Partial: &partialTell{Generation: 4, Indices: []int{1}, Fitness: []float64{2}}},
+		"stop requested, none held": {ID: "s", Algorithm: AlgorithmCMAES, CreatedAt: created, UpdatedAt: created, Dimension: 2,
+			PopulationSize: 6, Status: StatusStopped, StopRequested: true},
 		"empty metadata": {ID: "y", Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(0, 0).UTC(), UpdatedAt: time.Unix(-1, 5).UTC()},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -81,7 +86,10 @@ func TestMetaRoundTrip(t *testing.T) {
 			want := *m
 			want.Schema = 2 // the oldest schema that holds it
 			if m.Partial != nil {
-				want.Schema = recordSchema
+				want.Schema = 3
+			}
+			if m.StopRequested {
+				want.Schema = 4
 			}
 			if !sameMeta(got, &want) {
 				t.Fatalf("decoded %+v\nwant    %+v", got, &want)
