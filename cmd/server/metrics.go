@@ -20,7 +20,7 @@ func newMetrics() (*prometheus.Registry, func(writes int, took time.Duration)) {
 	})
 	writes := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "selfcma_store_writes_total",
-		Help: "Writes committed (each create, tell and delete is one); over the commits, how many shared a commit.",
+		Help: "Writes committed (each create, tell, stop, claim and delete is one); over the commits, how many shared a commit.",
 	})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector(), commit, writes)
@@ -28,4 +28,18 @@ func newMetrics() (*prometheus.Registry, func(writes int, took time.Duration)) {
 		commit.Observe(took.Seconds())
 		writes.Add(float64(n))
 	}
+}
+
+// registerStoreInfo adds selfcma_store_info{kind} 1 to reg: which store the
+// server keeps its sessions in ("bolt", a file of its own; "postgres", a
+// database that several servers may share). The metrics are the server's
+// own either way: with a shared store, each server counts its requests and
+// commits.
+func registerStoreInfo(reg prometheus.Registerer, kind string) {
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "selfcma_store_info",
+		Help: "The store this server uses, as the label kind (bolt or postgres); the value is 1.",
+	}, []string{"kind"})
+	info.WithLabelValues(kind).Set(1)
+	reg.MustRegister(info)
 }
