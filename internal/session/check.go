@@ -27,7 +27,7 @@ const checkPage = 1000
 //     each decoding to its own generation.
 //
 // It returns an error only when st cannot be read on. The store's own
-// structure (store.Check for bbolt) is not its to check.
+// structure (bolt.Store.Check for bbolt) is not its to check.
 func Check(ctx context.Context, st Store, problem func(id string, err error)) (CheckCounts, error) {
 	var n CheckCounts
 	for after := ""; ; {

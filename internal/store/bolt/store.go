@@ -494,3 +494,9 @@ func (s *Store) History(ctx context.Context, id string, from uint64, limit int) 
 	})
 	return out, err
 }
+
+// The optional interfaces of session's stores that bbolt has.
+var (
+	_ session.Snapshotter = (*Store)(nil)
+	_ session.Checker     = (*Store)(nil)
+)
