@@ -109,7 +109,11 @@ func TestLeases(t *testing.T) {
 		}
 	}
 	t0 := clk.Now()
-	want := []session.Lease{{0, "w0", t0.Add(time.Minute)}, {1, "", t0.Add(2 * time.Minute)}, {2, "w2", t0.Add(3 * time.Minute)}}
+	want := []session.Lease{
+		{Index: 0, Worker: "w0", Expires: t0.Add(time.Minute)},
+		{Index: 1, Expires: t0.Add(2 * time.Minute)},
+		{Index: 2, Worker: "w2", Expires: t0.Add(3 * time.Minute)},
+	}
 	got, now, err := s.Leases(ctx, "a", 0)
 	if err != nil || !now.Equal(t0) || !slices.Equal(sortLeases(got), want) {
 		t.Fatalf("Leases: %v at %v (%v), want %v at %v", got, now, err, want, t0)
@@ -246,4 +250,42 @@ func TestMigrateLayout4(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestImport: a session imported is stored as it was, with its key and
+// history; a second import of the id, or of the key, is refused.
+func TestImport(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "i.db")
+	s := open(t, path)
+	rec := session.Record{ID: "a", Version: 7, Meta: []byte("m"), State: []byte("state"), Key: "k", KeyData: []byte("d")}
+	hist := []session.HistoryEntry{{Generation: 0, Data: []byte("h0")}, {Generation: 1, Data: []byte("h1")}}
+	if err := s.Import(ctx, rec, hist); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Import(ctx, rec, nil); !errors.Is(err, session.ErrVersion) {
+		t.Fatalf("a second import: %v, want ErrVersion", err)
+	}
+	if err := s.Import(ctx, session.Record{ID: "b", Meta: []byte("m"), State: []byte("s"), Key: "k"}, nil); !errors.Is(err, session.ErrKeyTaken) {
+		t.Fatalf("an import of a key taken: %v, want ErrKeyTaken", err)
+	}
+	s.Close()
+	s = open(t, path)
+	defer s.Close()
+	got, err := s.Get(ctx, "a")
+	if err != nil || got.Version != 7 || string(got.Meta) != "m" || string(got.State) != "state" {
+		t.Fatalf("imported: %+v, %v", got, err)
+	}
+	if id, data, err := s.Key(ctx, "k"); err != nil || id != "a" || string(data) != "d" {
+		t.Fatalf("key: %s %q %v", id, data, err)
+	}
+	if h, err := s.History(ctx, "a", 0, 0); err != nil || len(h) != 2 || string(h[1].Data) != "h1" {
+		t.Fatalf("history: %v %v", h, err)
+	}
+	if _, err := s.Get(ctx, "b"); !errors.Is(err, session.ErrNoRecord) {
+		t.Fatalf("the refused import stored b: %v", err)
+	}
+	if p := s.Check(ctx); len(p) > 0 {
+		t.Fatalf("Check after imports: %v", p)
+	}
 }

@@ -499,4 +499,51 @@ func (s *Store) History(ctx context.Context, id string, from uint64, limit int) 
 var (
 	_ session.Snapshotter = (*Store)(nil)
 	_ session.Checker     = (*Store)(nil)
+	_ session.Importer    = (*Store)(nil)
 )
+
+// Import implements session.Importer: rec as it was (its version too, at
+// least 1) and its history, in one transaction.
+func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.HistoryEntry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if rec.ID == "" || len(rec.ID) > maxIDLen || len(rec.Key) > bbolt.MaxKeySize {
+		return fmt.Errorf("store: import: id of %d bytes, key of %d", len(rec.ID), len(rec.Key))
+	}
+	id := []byte(rec.ID)
+	version := max(rec.Version, 1)
+	err := s.write(func(tx *bbolt.Tx) error {
+		if got := storedVersion(tx, id); got != 0 {
+			return fmt.Errorf("store: import %s: stored already (version %d): %w", rec.ID, got, session.ErrVersion)
+		}
+		if rec.Key != "" && tx.Bucket(bucketKeys).Get([]byte(rec.Key)) != nil {
+			return fmt.Errorf("store: import %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
+		}
+		b, err := tx.Bucket(bucketSessions).CreateBucket(id)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(keyRecord, recordValue(nil, version, rec.Meta, rec.State)); err != nil {
+			return err
+		}
+		if rec.Key != "" {
+			if err := tx.Bucket(bucketKeys).Put([]byte(rec.Key), append(histPrefix(rec.ID), rec.KeyData...)); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketKeyOf).Put(id, []byte(rec.Key)); err != nil {
+				return err
+			}
+		}
+		for _, h := range hist {
+			if err := tx.Bucket(bucketHist).Put(histKey(rec.ID, h.Generation), h.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !expected(err) {
+		return fmt.Errorf("store: import %s: %w", rec.ID, err)
+	}
+	return err
+}
