@@ -85,14 +85,25 @@ func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, wor
 	}
 	e := m.acquire(id)
 	defer m.release(e)
-	var got leased
+	var (
+		got    leased
+		gotGen = -1 // the generation of got, once a lease is written
+	)
 	l, err := m.update(ctx, e, id, "claim", func(l *loaded) (*write, error) {
 		if err := stoppedError(l.opt); err != nil {
 			return nil, err
 		}
 		g := l.opt.Generation()
 		told := toldIndices(l.meta.Partial, g, l.opt.Params().Lambda)
+		if gotGen == g && got.Index >= 0 && !told[got.Index] {
+			// Another writer changed the session after the lease was
+			// written (a partial tell through another server), but the
+			// lease is still of a candidate without a value: it stands,
+			// and claiming again would lease a second one.
+			return nil, nil
+		}
 		return &write{leaseGen: g, leases: func(now time.Time, cur []Lease) ([]Lease, error) {
+			gotGen = g
 			if index >= 0 {
 				next, r, err := renewLease(now, cur, told, g, generation, index, lease, worker)
 				got = r

@@ -294,3 +294,46 @@ func TestSharedClaims(t *testing.T) {
 		t.Fatalf("the first claim of generation 1: %+v", c)
 	}
 }
+
+// raceStore runs hook once, right after the first UpdateLeases: another
+// server's write landing between a claim's lease and its check.
+type raceStore struct {
+	session.Store
+	once sync.Once
+	hook func()
+}
+
+func (s *raceStore) UpdateLeases(ctx context.Context, id string, g uint64, fn func(time.Time, []session.Lease) ([]session.Lease, error)) error {
+	err := s.Store.UpdateLeases(ctx, id, g, fn)
+	s.once.Do(s.hook)
+	return err
+}
+
+// TestClaimRacingPartialTell: a partial tell through another Manager
+// between a claim's lease and its check makes the claim look again, and
+// its lease stands: one candidate leased, not two.
+func TestClaimRacingPartialTell(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	st := sharedStore(t, clk)
+	b := session.NewManager(st, session.Options{})
+	s, err := b.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 4, Seed: seed(7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt, _ := b.Ask(ctx, s.ID)
+	rs := &raceStore{Store: st, hook: func() {
+		if _, err := b.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{3}, Fitness: fitness(bt)[3:]}); err != nil {
+			t.Error(err)
+		}
+	}}
+	a := session.NewManager(rs, session.Options{})
+	c, err := a.Claim(ctx, s.ID, time.Minute, "")
+	if err != nil || c.Index != 0 || !reflect.DeepEqual(c.X, bt.Candidates[0]) {
+		t.Fatalf("the claim: %+v, %v", c, err)
+	}
+	ls, _, err := st.Leases(ctx, s.ID, 0)
+	if err != nil || len(ls) != 1 || ls[0].Index != 0 {
+		t.Fatalf("leases after the race: %+v (%v), want candidate 0's only", ls, err)
+	}
+}
