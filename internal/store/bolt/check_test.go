@@ -198,7 +198,7 @@ func TestOpenReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Put(ctx, session.Record{ID: "c", Meta: []byte("m")}, nil); err == nil {
+	if _, err := s.Put(ctx, session.Record{ID: "c", Meta: []byte("m"), State: []byte{}}, nil); err == nil {
 		t.Error("a read-only store took a write")
 	}
 	if rec, err := s.Get(ctx, "a"); err != nil || string(rec.State) != "s-a" {

@@ -241,7 +241,10 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	}
 	id := []byte(rec.ID)
 	next := rec.Version + 1
-	keepState := rec.State == nil && rec.Version > 0 // the meta only: the stored state stays
+	keepState := rec.State == nil // the meta only: the stored state stays
+	if keepState && rec.Version == 0 {
+		return 0, fmt.Errorf("store: put %s: a new record without a state", rec.ID)
+	}
 	buf := values.Get().(*[]byte)
 	var val []byte
 	if !keepState {

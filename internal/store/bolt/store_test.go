@@ -91,9 +91,9 @@ func TestConflicts(t *testing.T) {
 		rec  session.Record
 		want error
 	}{
-		{"create existing", session.Record{ID: "a"}, session.ErrVersion},
-		{"stale version", session.Record{ID: "a", Version: 7}, session.ErrVersion},
-		{"unknown id", session.Record{ID: "zz", Version: 1}, session.ErrNoRecord},
+		{"create existing", session.Record{ID: "a", State: []byte{}}, session.ErrVersion},
+		{"stale version", session.Record{ID: "a", Version: 7, State: []byte{}}, session.ErrVersion},
+		{"unknown id", session.Record{ID: "zz", Version: 1, State: []byte{}}, session.ErrNoRecord},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -356,7 +356,7 @@ func TestOnCommit(t *testing.T) {
 			var v uint64
 			for range gens {
 				var err error
-				if v, err = s.Put(context.Background(), session.Record{ID: id, Version: v}, nil); err != nil {
+				if v, err = s.Put(context.Background(), session.Record{ID: id, Version: v, State: []byte{}}, nil); err != nil {
 					t.Error(err)
 					return
 				}
@@ -489,7 +489,7 @@ func TestCommitPanic(t *testing.T) {
 func TestClosed(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
 	s.Close()
-	if _, err := s.Put(context.Background(), session.Record{ID: "a"}, nil); !errors.Is(err, ErrClosed) {
+	if _, err := s.Put(context.Background(), session.Record{ID: "a", State: []byte{}}, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Put after Close: %v, want ErrClosed", err)
 	}
 }
@@ -620,11 +620,11 @@ func TestHistoryPrefixIDs(t *testing.T) {
 	ids := []string{"a", "a\x00", "a\x00\x00\x00\x00\x00\x00\x00\x01", "aa", "b"}
 	vs := map[string]uint64{}
 	for _, id := range ids {
-		vs[id] = put(t, s, session.Record{ID: id}, nil)
+		vs[id] = put(t, s, session.Record{ID: id, State: []byte{}}, nil)
 	}
 	for g := range uint64(3) {
 		for _, id := range ids {
-			vs[id] = put(t, s, session.Record{ID: id, Version: vs[id]}, &session.HistoryEntry{Generation: g, Data: []byte(id)})
+			vs[id] = put(t, s, session.Record{ID: id, Version: vs[id], State: []byte{}}, &session.HistoryEntry{Generation: g, Data: []byte(id)})
 		}
 	}
 	for _, id := range ids {
@@ -659,10 +659,10 @@ func TestIdempotencyKeys(t *testing.T) {
 	if _, _, err := s.Key(ctx, "k1"); !errors.Is(err, session.ErrNoRecord) {
 		t.Fatalf("Key of an unknown key: %v", err)
 	}
-	put(t, s, session.Record{ID: "a", Meta: []byte("m"), Key: "k1", KeyData: []byte("fingerprint")}, nil)
-	put(t, s, session.Record{ID: "b", Key: "k2"}, nil) // no data
-	put(t, s, session.Record{ID: "c"}, nil)            // no key
-	if _, err := s.Put(ctx, session.Record{ID: "d", Key: "k1", KeyData: []byte("other")}, nil); !errors.Is(err, session.ErrKeyTaken) {
+	put(t, s, session.Record{ID: "a", Meta: []byte("m"), Key: "k1", KeyData: []byte("fingerprint"), State: []byte{}}, nil)
+	put(t, s, session.Record{ID: "b", Key: "k2", State: []byte{}}, nil) // no data
+	put(t, s, session.Record{ID: "c", State: []byte{}}, nil)            // no key
+	if _, err := s.Put(ctx, session.Record{ID: "d", Key: "k1", KeyData: []byte("other"), State: []byte{}}, nil); !errors.Is(err, session.ErrKeyTaken) {
 		t.Fatalf("a second record with key k1: %v, want ErrKeyTaken", err)
 	}
 	if _, err := s.Get(ctx, "d"); !errors.Is(err, session.ErrNoRecord) {
@@ -673,7 +673,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = s.Put(ctx, session.Record{ID: fmt.Sprint("e", i), Key: "k-race", KeyData: []byte{byte(i)}}, nil)
+			_, errs[i] = s.Put(ctx, session.Record{ID: fmt.Sprint("e", i), Key: "k-race", KeyData: []byte{byte(i)}, State: []byte{}}, nil)
 		})
 	}
 	wg.Wait()
@@ -692,7 +692,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		t.Fatalf("Key(k-race) = %q, %v, %v; e%d took it", id, data, err, won)
 	}
 	// A write of the stored record keeps its key, whatever it carries.
-	put(t, s, session.Record{ID: "a", Version: 1, Meta: []byte("m2"), Key: "k3"}, nil)
+	put(t, s, session.Record{ID: "a", Version: 1, Meta: []byte("m2"), Key: "k3", State: []byte{}}, nil)
 	s.Close()
 
 	s = open(t, path)
@@ -711,7 +711,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	if _, _, err := s.Key(ctx, "k1"); !errors.Is(err, session.ErrNoRecord) {
 		t.Fatal("the key of a deleted record is still there")
 	}
-	if v := put(t, s, session.Record{ID: "a2", Key: "k1"}, nil); v != 1 {
+	if v := put(t, s, session.Record{ID: "a2", Key: "k1", State: []byte{}}, nil); v != 1 {
 		t.Fatal("the key of a deleted record cannot be used again")
 	}
 	if err := s.Delete(ctx, "c", 1); err != nil { // a record without a key
@@ -820,7 +820,7 @@ func TestMigrateLayouts2And3(t *testing.T) {
 					put(t, s, session.Record{ID: "b", Version: 8, Meta: []byte("meta-b2"), State: []byte("state-b2")}, &session.HistoryEntry{Generation: 2})
 				}
 				wantKept(t, path, layout)
-				put(t, s, session.Record{ID: fmt.Sprint("k", i), Key: fmt.Sprint("key", i)}, nil)
+				put(t, s, session.Record{ID: fmt.Sprint("k", i), Key: fmt.Sprint("key", i), State: []byte{}}, nil)
 				if probs := s.Check(ctx); probs != nil {
 					t.Errorf("Check: %v", probs)
 				}
