@@ -157,7 +157,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		ln.Close()
 		return err
 	}
-	registerStoreInfo(reg, "bolt")
 	m := session.NewManager(st, session.Options{Limits: cfg.Limits})
 	h := httpapi.New(httpapi.Config{
 		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,

@@ -29,17 +29,3 @@ func newMetrics() (*prometheus.Registry, func(writes int, took time.Duration)) {
 		writes.Add(float64(n))
 	}
 }
-
-// registerStoreInfo adds selfcma_store_info{kind} 1 to reg: which store the
-// server keeps its sessions in ("bolt", a file of its own; "postgres", a
-// database that several servers may share). The metrics are the server's
-// own either way: with a shared store, each server counts its requests and
-// commits.
-func registerStoreInfo(reg prometheus.Registerer, kind string) {
-	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "selfcma_store_info",
-		Help: "The store this server uses, as the label kind (bolt or postgres); the value is 1.",
-	}, []string{"kind"})
-	info.WithLabelValues(kind).Set(1)
-	reg.MustRegister(info)
-}
