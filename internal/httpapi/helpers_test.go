@@ -66,7 +66,6 @@ type serverOpts struct {
 	limits  session.Limits
 	sync    bool // fsync every commit (as the server does)
 
-	noEncoder bool // no session.Options.EncodeBatch: every answer encodes its batch
 	noMetrics bool // no Config.Metrics (as cmd/server, the test servers keep metrics)
 
 	wrapStore func(session.Store) session.Store // when not nil, the Manager's store is wrapStore(the bbolt store)
