@@ -75,15 +75,16 @@ func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn chan
 			}
 			return l, nil
 		}
-		e.l = nil
 		var se *Error
+		if errors.As(err, &se) {
+			return nil, se // a lease function refused: nothing was written
+		}
+		e.l = nil
 		switch {
 		case errors.Is(err, ErrVersion):
 			continue // written by someone else: start over from the store
 		case errors.Is(err, ErrNoRecord):
 			return nil, errorf(CodeNotFound, "no session %q", id)
-		case errors.As(err, &se):
-			return nil, se
 		}
 		return nil, internal(what, err)
 	}
