@@ -337,3 +337,50 @@ func TestClaimRacingPartialTell(t *testing.T) {
 		t.Fatalf("leases after the race: %+v (%v), want candidate 0's only", ls, err)
 	}
 }
+
+// TestSharedRacingWholeTells: eight clients tell different values of one
+// generation through eight Managers at once: one tell is applied, the
+// other seven are conflicts, and the generation has one history record.
+func TestSharedRacingWholeTells(t *testing.T) {
+	ctx := context.Background()
+	st := sharedStore(t, nil)
+	const clients = 8
+	ms := make([]*session.Manager, clients)
+	for i := range ms {
+		ms[i] = session.NewManager(st, session.Options{})
+	}
+	s, err := ms[0].Create(ctx, session.CreateParams{X0: []float64{1, 2, 3}, Sigma0: 0.5, Seed: seed(21)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range 3 {
+		b, _ := ms[0].Ask(ctx, s.ID)
+		for _, m := range ms {
+			m.Ask(ctx, s.ID) // every Manager caches the session
+		}
+		var ok, conflict atomic.Int64
+		var wg sync.WaitGroup
+		for i, m := range ms {
+			wg.Go(func() {
+				f := fitness(b)
+				f[0] += float64(i) // a tell of its own
+				_, err := m.Tell(ctx, s.ID, session.TellParams{Generation: g, Fitness: f})
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case session.ErrorCode(err) == session.CodeConflict:
+					conflict.Add(1)
+				default:
+					t.Errorf("client %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		if ok.Load() != 1 || conflict.Load() != clients-1 {
+			t.Fatalf("generation %d: %d tells applied, %d conflicts; want 1 and %d", g, ok.Load(), conflict.Load(), clients-1)
+		}
+	}
+	if h, _ := ms[3].History(ctx, s.ID, 0, 0); len(h) != 3 {
+		t.Fatalf("%d history records, want 3", len(h))
+	}
+}
