@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-
 	"time"
 )
 
@@ -55,12 +54,13 @@ func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration, wor
 // or leases it to the worker again when it has no running lease (it ran
 // out, or the store lost it). Without it a worker's renewal (a Claim with
 // its id) then would lease it another candidate and hold that one from the
-// others while evaluating its own.
-// The worker holds no other lease of the generation after it.
+// others while evaluating its own. The worker holds no other lease of the
+// generation after it.
 //
 // It is a conflict if generation is not pending, the candidate has a
-// value, or another worker holds a running lease of it (the lease ran
-// out and let that one claim it: both evaluate it, and the first value told stays).
+// value, or another worker holds a running lease of it (the lease ran out
+// and let that one claim it: both evaluate it, and the first value told
+// stays).
 func (m *Manager) Renew(ctx context.Context, id string, generation, index int, lease time.Duration, worker string) (Claim, error) {
 	if worker == "" {
 		return Claim{}, errorf(CodeInvalid, "renewing the lease of candidate %d needs the worker's id", index)
