@@ -296,6 +296,37 @@ func BenchmarkManagerPartialTell(b *testing.B) {
 	}
 }
 
+// BenchmarkManagerClaim is a worker's claim of a candidate and the
+// partial tell of its value (fsync on): since the leases are in the store,
+// a claim is a commit of its own, as the tell is.
+func BenchmarkManagerClaim(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			_, m, p, s := benchSession(b, bc)
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := m.Claim(ctx, s.ID, time.Hour, "worker")
+				if session.ErrorCode(err) == session.CodeStopped {
+					b.StopTimer()
+					if s, err = m.Create(ctx, p); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					continue
+				}
+				if err != nil || c.Index < 0 {
+					b.Fatalf("claim: %+v, %v", c, err)
+				}
+				tp := session.TellParams{Generation: c.Generation, Indices: []int{c.Index}, Fitness: []float64{sphere(c.X)}}
+				if _, err := m.Tell(ctx, s.ID, tp); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkCommit is the bare bbolt commit (fsync on) of a session record
 // and history entry of the sizes BenchmarkGeneration writes, back to back.
 func BenchmarkCommit(b *testing.B) {
