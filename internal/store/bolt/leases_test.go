@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -82,6 +83,40 @@ func TestVersionAndMetaOnlyPut(t *testing.T) {
 	if _, err := s.Put(ctx, session.Record{ID: "a", Version: 1, Meta: []byte("m3")}, nil); !errors.Is(err, session.ErrVersion) {
 		t.Fatalf("a stale meta-only put: %v, want ErrVersion", err)
 	}
+	// The state's value was not written again: the meta is in metas.
+	s.db.View(func(tx *bbolt.Tx) error {
+		if v := record(tx, []byte("a")); !bytes.Equal(v, recordValue(nil, 1, []byte("m1"), state)) {
+			t.Errorf("the record's value was rewritten: %.40q", v)
+		}
+		if m := tx.Bucket(bucketMetas).Get([]byte("a")); !bytes.Equal(m, append(binary.BigEndian.AppendUint64(nil, 2), "m2"...)) {
+			t.Errorf("metas holds %q", m)
+		}
+		return nil
+	})
+	if recs, err := s.List(ctx, "", 0); err != nil || len(recs) != 1 || recs[0].Version != 2 || string(recs[0].Meta) != "m2" {
+		t.Fatalf("List after a meta-only put: %+v, %v", recs, err)
+	}
+	// A write of the state takes the meta back into the record.
+	put(t, s, session.Record{ID: "a", Version: 2, Meta: []byte("m3"), State: []byte("s3")}, nil)
+	s.db.View(func(tx *bbolt.Tx) error {
+		if m := tx.Bucket(bucketMetas).Get([]byte("a")); m != nil {
+			t.Errorf("metas kept %q after a write of the state", m)
+		}
+		return nil
+	})
+	if rec, err := s.Get(ctx, "a"); err != nil || rec.Version != 3 || string(rec.Meta) != "m3" || string(rec.State) != "s3" {
+		t.Fatalf("after a write of the state: %+v, %v", rec, err)
+	}
+	put(t, s, session.Record{ID: "a", Version: 3, Meta: []byte("m4")}, nil)
+	if err := s.Delete(ctx, "a", 4); err != nil {
+		t.Fatal(err)
+	}
+	s.db.View(func(tx *bbolt.Tx) error {
+		if m := tx.Bucket(bucketMetas).Get([]byte("a")); m != nil {
+			t.Errorf("Delete left the meta %q", m)
+		}
+		return nil
+	})
 }
 
 // TestLeases: UpdateLeases hands fn the unexpired leases of its generation
@@ -196,7 +231,7 @@ func TestLeasesSerialize(t *testing.T) {
 	}
 }
 
-// TestMigrateLayout4: a file of layout 4 gains the leases bucket, its
+// TestMigrateLayout4: a file of layout 4 gains the metas and leases buckets, its
 // records and history as they were, and the file as it was is kept beside.
 func TestMigrateLayout4(t *testing.T) {
 	ctx := context.Background()
@@ -211,8 +246,10 @@ func TestMigrateLayout4(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := db.Update(func(tx *bbolt.Tx) error {
-		if err := tx.DeleteBucket(bucketLeases); err != nil {
-			return err
+		for _, b := range [][]byte{bucketLeases, bucketMetas} {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
 		}
 		return tx.Bucket(bucketMeta).Put(keySchema, []byte("4"))
 	}); err != nil {
@@ -245,8 +282,8 @@ func TestMigrateLayout4(t *testing.T) {
 	}
 	defer db.Close()
 	db.View(func(tx *bbolt.Tx) error {
-		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != "4" || tx.Bucket(bucketLeases) != nil {
-			t.Errorf("the kept file is of layout %q, leases bucket %v", v, tx.Bucket(bucketLeases) != nil)
+		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != "4" || tx.Bucket(bucketLeases) != nil || tx.Bucket(bucketMetas) != nil {
+			t.Errorf("the kept file is of layout %q, with the buckets of layout 5: %v", v, tx.Bucket(bucketLeases) != nil || tx.Bucket(bucketMetas) != nil)
 		}
 		return nil
 	})

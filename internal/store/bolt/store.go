@@ -7,18 +7,24 @@
 //	hist      len(id) (2 bytes) ‖ id ‖ generation (8 bytes) -> entry
 //	keys      idempotency key -> len(id) (2 bytes) ‖ id ‖ key data
 //	keyof     id -> idempotency key (the sessions created with one)
+//	metas     id -> version (8 bytes) ‖ meta: the record's version and meta
+//	          when its last write was of the meta only (a partial tell, a
+//	          stop); they override those of "r", whose state stays
 //	leases    id -> generation (8 bytes) ‖ the leases of that generation,
 //	          each index (4) ‖ expiry in Unix nanoseconds (8) ‖ len(worker) (1) ‖ worker
 //
-// Integers are big endian. A write puts two values: the record and the
-// generation's history entry, whose key sorts after the session's earlier
+// Integers are big endian. A write of the meta only puts one small value
+// in metas, apart from the state's pages (bbolt rewrites a leaf whole: a
+// meta beside the state in the session's bucket would rewrite the state
+// too). A tell puts two values: the record (removing the meta of metas)
+// and the generation's history entry, whose key sorts after the session's earlier
 // ones, so a tell dirties the record's pages and a few small ones. Each
 // record has a bucket of its own because bbolt splits no leaf of four
 // values or fewer, however large they are: when layout 3 kept the records
 // as values of one bucket, a tell rewrote two to four sessions' records,
 // a megabyte or two at n = 100. (Layout 1 kept the meta, the state and a
 // history bucket per session apart; layout 2 had no keys and keyof;
-// layout 4 no leases. Open migrates a file of an earlier layout in one
+// layout 4 no metas and leases, which are all layout 5 adds. Open migrates a file of an earlier layout in one
 // transaction.)
 //
 // Writes are group committed: a write that finds no commit under way
@@ -63,12 +69,13 @@ var (
 	bucketHist     = []byte("hist")
 	bucketKeys     = []byte("keys")
 	bucketKeyOf    = []byte("keyof")
+	bucketMetas    = []byte("metas")
 	bucketLeases   = []byte("leases")
 	keySchema      = []byte("schema")
 	keyRecord      = []byte("r") // the one key of a session's bucket
 
 	// dataBuckets are the buckets of the layout besides meta.
-	dataBuckets = [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf, bucketLeases}
+	dataBuckets = [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf, bucketMetas, bucketLeases}
 
 	// Layout 1's buckets, read by the migration only.
 	bucketStatesV1  = []byte("states")
@@ -228,7 +235,28 @@ func storedVersion(tx *bbolt.Tx, id []byte) uint64 {
 	if len(v) < 8 {
 		return 0
 	}
+	if m := tx.Bucket(bucketMetas).Get(id); len(m) >= 8 {
+		return binary.BigEndian.Uint64(m)
+	}
 	return binary.BigEndian.Uint64(v)
+}
+
+// current returns the parts of id's stored record (aliasing bbolt's
+// pages): those of its value, the version and meta of metas overriding
+// them. v is the session's value, nil if there is none.
+func current(tx *bbolt.Tx, id []byte) (v []byte, version uint64, meta, state []byte, err error) {
+	v = record(tx, id)
+	if v == nil {
+		return nil, 0, nil, nil, nil
+	}
+	version, meta, state, err = splitRecord(id, v)
+	if m := tx.Bucket(bucketMetas).Get(id); m != nil && err == nil {
+		if len(m) < 8 {
+			return v, 0, nil, nil, fmt.Errorf("store: meta of %s: %d bytes", id, len(m))
+		}
+		version, meta = binary.BigEndian.Uint64(m), m[8:]
+	}
+	return v, version, meta, state, err
 }
 
 // Put implements session.Store.
@@ -247,7 +275,9 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	}
 	buf := values.Get().(*[]byte)
 	var val []byte
-	if !keepState {
+	if keepState {
+		val = append(binary.BigEndian.AppendUint64((*buf)[:0], next), rec.Meta...)
+	} else {
 		val = recordValue((*buf)[:0], next, rec.Meta, rec.State)
 	}
 	defer func() {
@@ -277,18 +307,20 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 			return fmt.Errorf("store: put %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
 		}
 		if keepState {
-			_, _, state, err := splitRecord(id, record(tx, id))
+			if err := tx.Bucket(bucketMetas).Put(id, val); err != nil {
+				return err
+			}
+		} else {
+			b, err := tx.Bucket(bucketSessions).CreateBucketIfNotExists(id)
 			if err != nil {
 				return err
 			}
-			val = recordValue((*buf)[:0], next, rec.Meta, state) // copies state out of bbolt's page before Put
-		}
-		b, err := tx.Bucket(bucketSessions).CreateBucketIfNotExists(id)
-		if err != nil {
-			return err
-		}
-		if err := b.Put(keyRecord, val); err != nil {
-			return err
+			if err := b.Put(keyRecord, val); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketMetas).Delete(id); err != nil {
+				return err
+			}
 		}
 		if key != nil {
 			if err := tx.Bucket(bucketKeys).Put(key, keyVal); err != nil {
@@ -315,8 +347,8 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	return next, nil
 }
 
-// Delete implements session.Store: the record, its history, its idempotency
-// key and its leases go.
+// Delete implements session.Store: the record (its meta in metas too), its
+// history, its idempotency key and its leases go.
 func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -343,6 +375,9 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 			}
 		}
 		if err := tx.Bucket(bucketLeases).Delete(key); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketMetas).Delete(key); err != nil {
 			return err
 		}
 		c := tx.Bucket(bucketHist).Cursor()
@@ -416,11 +451,10 @@ func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 	}
 	var rec session.Record
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		v := record(tx, []byte(id))
+		v, version, meta, state, err := current(tx, []byte(id))
 		if v == nil {
 			return fmt.Errorf("store: get %s: %w", id, session.ErrNoRecord)
 		}
-		version, meta, state, err := splitRecord([]byte(id), v)
 		if err != nil {
 			return err
 		}
@@ -467,7 +501,7 @@ func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Re
 			k, _ = c.Next()
 		}
 		for ; k != nil && (limit <= 0 || len(out) < limit); k, _ = c.Next() {
-			version, meta, _, err := splitRecord(k, record(tx, k))
+			_, version, meta, _, err := current(tx, k)
 			if err != nil {
 				return err
 			}
