@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // check reads the file at path as a server starting on it would (-check):
@@ -20,15 +20,15 @@ import (
 // A backup is checked before it is restored; the file of a running server
 // cannot be opened (the server holds it): check a backup of it.
 func check(ctx context.Context, path string, out io.Writer) error {
-	st, err := store.Open(path, &store.Options{ReadOnly: true})
-	if errors.Is(err, store.ErrEarlierLayout) {
+	st, err := bolt.Open(path, &bolt.Options{ReadOnly: true})
+	if errors.Is(err, bolt.ErrEarlierLayout) {
 		var cleanup func()
 		st, cleanup, err = openMigratedCopy(path)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
-		fmt.Fprintf(out, "%s is of an earlier layout: checking a copy migrated to layout %d, as a server would migrate it\n", path, store.SchemaVersion)
+		fmt.Fprintf(out, "%s is of an earlier layout: checking a copy migrated to layout %d, as a server would migrate it\n", path, bolt.SchemaVersion)
 	}
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func check(ctx context.Context, path string, out io.Writer) error {
 // openMigratedCopy copies the file at path to a temporary directory and
 // opens the copy for writing, which migrates it; cleanup removes the
 // directory (after the store is closed).
-func openMigratedCopy(path string) (st *store.Store, cleanup func(), err error) {
+func openMigratedCopy(path string) (st *bolt.Store, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "selfcma-check-")
 	if err != nil {
 		return nil, nil, err
@@ -68,7 +68,7 @@ func openMigratedCopy(path string) (st *store.Store, cleanup func(), err error) 
 		cleanup()
 		return nil, nil, err
 	}
-	if st, err = store.Open(copyPath, &store.Options{NoSync: true}); err != nil { // a throwaway copy
+	if st, err = bolt.Open(copyPath, &bolt.Options{NoSync: true}); err != nil { // a throwaway copy
 		cleanup()
 		return nil, nil, err
 	}

@@ -30,7 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 	"github.com/selfcma/selfcma/internal/ui"
 	"github.com/selfcma/selfcma/internal/ui/sessionsource"
 )
@@ -152,12 +152,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			Help: "When the certificate served runs out (its NotAfter), in Unix seconds.",
 		}, certs.notAfter))
 	}
-	st, err := store.Open(cfg.DB, &store.Options{OnCommit: onCommit})
+	st, err := bolt.Open(cfg.DB, &bolt.Options{OnCommit: onCommit})
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	m := session.NewManager(st, session.Options{Limits: cfg.Limits, EncodeBatch: httpapi.EncodeBatch})
+	m := session.NewManager(st, session.Options{Limits: cfg.Limits})
 	h := httpapi.New(httpapi.Config{
 		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
 		ReadAccess: ui.LoggedIn(cfg.Token), // the pages' links open in a logged-in browser

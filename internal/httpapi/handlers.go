@@ -180,18 +180,13 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if b.Encoded == nil {
-		b.Encoded = appendBatch(nil, b)
-	}
-	s.writeBody(w, http.StatusOK, b.Encoded, newline)
+	s.writeBody(w, http.StatusOK, EncodeBatch(b), newline)
 }
 
 var newline = []byte{'\n'}
 
-// EncodeBatch is the batch as ask answers it (without the newline), for
-// session.Options.EncodeBatch: the Manager then encodes each batch while
-// the write that makes it pending waits for the disk, and ask and
-// tell?next=true send those bytes.
+// EncodeBatch is the batch as ask and tell?next=true answer it (without
+// the newline).
 //
 // A large batch is encoded in parts on all the processors, each in its
 // own region of one buffer, the regions then moved together: at n = 100,
@@ -302,10 +297,7 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 		s.writeBody(w, http.StatusOK, append(body, "null}\n"...))
 		return
 	}
-	if batch.Encoded == nil {
-		batch.Encoded = appendBatch(nil, *batch)
-	}
-	s.writeBody(w, http.StatusOK, body, batch.Encoded, []byte("}\n"))
+	s.writeBody(w, http.StatusOK, body, EncodeBatch(*batch), []byte("}\n"))
 }
 
 func (s *server) history(w http.ResponseWriter, r *http.Request) {

@@ -16,11 +16,13 @@ import (
 // historySchema. Schema 1, which earlier servers wrote, was JSON; it is
 // still read (a JSON record starts with '{', a binenc blob with its tag's
 // length). Record schema 3 added the partial tell; a record that holds none
-// is still written in schema 2, which servers before 3 read. History
-// schema 3 added the distribution after the update (HistoryRecord's
-// OverallStep, AxisLengths, Stds, Mean); entries of schema 2 still read.
+// is still written in schema 2, which servers before 3 read. Record schema
+// 4 added StopRequested, written only by a stop (a stopped session's record
+// is schema 4, every other as before). History schema 3 added the
+// distribution after the update (HistoryRecord's OverallStep, AxisLengths,
+// Stds, Mean); entries of schema 2 still read.
 const (
-	recordSchema  = 3
+	recordSchema  = 4
 	historySchema = 3
 	metaMagic     = "selfcma.session"
 	historyMagic  = "selfcma.history"
@@ -56,6 +58,12 @@ type meta struct {
 	// Partial holds the values of the pending generation told so far by
 	// partial tells; nil when there are none.
 	Partial *partialTell `json:"-"`
+
+	// StopRequested: the client stopped the session (Manager.Stop). A stop
+	// writes the meta only: the stored state is the state before it, and
+	// loading applies the stop to it (as ES.StopNow, the generations told
+	// as its value, exactly what a stored stopped state holds).
+	StopRequested bool `json:"-"`
 }
 
 // partialTell is meta.Partial: Indices ascending, Fitness[k] the value of
@@ -108,12 +116,15 @@ func (m *meta) summarize(o optimizer) {
 }
 
 // encodeMeta writes m in the oldest schema that holds it: 2 unless it holds
-// a partial tell, so that a server of before schema 3 reads every session
-// that uses no partial tell.
+// a partial tell (3) or a stop (4), so that a server of before schema 3
+// reads every session that uses no partial tell.
 func encodeMeta(m *meta) ([]byte, error) {
 	schema := uint32(2)
-	if m.Partial != nil {
-		schema = recordSchema
+	switch {
+	case m.StopRequested:
+		schema = 4
+	case m.Partial != nil:
+		schema = 3
 	}
 	w := binenc.NewWriterSize(metaMagic, schema, 256+len(m.Metadata)+len(m.Name))
 	w.String(m.ID)
@@ -140,11 +151,16 @@ func encodeMeta(m *meta) ([]byte, error) {
 			w.Float(float64(f))
 		}
 	}
-	if p := m.Partial; p != nil {
-		w.Bool(true)
-		w.Int(p.Generation)
-		w.Ints(p.Indices)
-		w.Floats(p.Fitness)
+	if p := m.Partial; schema >= 3 {
+		w.Bool(p != nil)
+		if p != nil {
+			w.Int(p.Generation)
+			w.Ints(p.Indices)
+			w.Floats(p.Fitness)
+		}
+	}
+	if schema >= 4 {
+		w.Bool(m.StopRequested)
 	}
 	return w.Finish(), nil
 }
@@ -201,6 +217,9 @@ func decodeMeta(b []byte) (*meta, error) {
 			r.Fail("partial tell of %d indices and %d values", len(p.Indices), len(p.Fitness))
 		}
 		m.Partial = p
+	}
+	if schema >= 4 {
+		m.StopRequested = r.Bool()
 	}
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("decode session record: %w", err)

@@ -134,10 +134,6 @@ type Summary struct {
 type Batch struct {
 	Generation int
 	Candidates [][]float64
-
-	// Encoded is the batch as Options.EncodeBatch wrote it; nil without an
-	// encoder. Shared: read only.
-	Encoded []byte
 }
 
 // TellParams are the fitness values of a generation: NaN for a failed

@@ -18,7 +18,7 @@ import (
 
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 	"github.com/selfcma/selfcma/internal/ui"
 	"github.com/selfcma/selfcma/internal/ui/sessionsource"
 )
@@ -147,7 +147,7 @@ func (c apiClient) generation(id string) apiSession {
 func TestBrowser(t *testing.T) {
 	bin := needChromium(t)
 
-	st, err := store.Open(filepath.Join(t.TempDir(), "ui.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "ui.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

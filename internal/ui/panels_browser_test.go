@@ -15,7 +15,7 @@ import (
 
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 	"github.com/selfcma/selfcma/internal/testfn"
 	"github.com/selfcma/selfcma/internal/ui"
 	"github.com/selfcma/selfcma/internal/ui/sessionsource"
@@ -32,7 +32,7 @@ import (
 func TestBrowserPanels(t *testing.T) {
 	bin := needChromium(t)
 
-	st, err := store.Open(filepath.Join(t.TempDir(), "panels.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "panels.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

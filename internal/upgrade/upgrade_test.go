@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 var write = flag.Bool("write", false, "write testdata (only ever on commit b8986da)")
@@ -59,9 +59,11 @@ var (
 
 // ---- APIs: one helper per function of the code under test ----
 
-func openStore(t *testing.T, path string) *store.Store {
+// openStore opens the file at path, its clock (which times the leases)
+// standing at now.
+func openStore(t *testing.T, path string, now time.Time) *bolt.Store {
 	t.Helper()
-	st, err := store.Open(path, nil)
+	st, err := bolt.Open(path, &bolt.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,16 +71,16 @@ func openStore(t *testing.T, path string) *store.Store {
 	return st
 }
 
-func closeStore(t *testing.T, st *store.Store) {
+func closeStore(t *testing.T, st *bolt.Store) {
 	t.Helper()
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func storeProblems(st *store.Store) []error { return st.Check(context.Background()) }
+func storeProblems(st *bolt.Store) []error { return st.Check(context.Background()) }
 
-func sessionProblems(t *testing.T, st *store.Store) []string {
+func sessionProblems(t *testing.T, st *bolt.Store) []string {
 	t.Helper()
 	var probs []string
 	if _, err := session.Check(context.Background(), st, func(id string, err error) {
@@ -89,7 +91,7 @@ func sessionProblems(t *testing.T, st *store.Store) []string {
 	return probs
 }
 
-func newManager(st *store.Store, now time.Time) *session.Manager {
+func newManager(st *bolt.Store, now time.Time) *session.Manager {
 	return session.NewManager(st, session.Options{Now: func() time.Time { return now }})
 }
 
@@ -101,8 +103,17 @@ func get(m *session.Manager, id string) (session.Session, error) {
 	return m.Get(context.Background(), id)
 }
 
-func ask(m *session.Manager, id string) (session.Batch, error) {
-	return m.Ask(context.Background(), id)
+// batchOut is the batch as b8986da's Manager handed it out: Encoded was
+// nil there (the Manager had no encoder); the encoding is httpapi's now.
+type batchOut struct {
+	Generation int
+	Candidates [][]float64
+	Encoded    []byte
+}
+
+func ask(m *session.Manager, id string) (batchOut, error) {
+	b, err := m.Ask(context.Background(), id)
+	return batchOut{Generation: b.Generation, Candidates: b.Candidates}, err
 }
 
 // tell tells values of candidates indices of generation g (all of them if
@@ -134,15 +145,15 @@ func renew(m *session.Manager, id string, g, index int, worker string) (session.
 func errorCode(err error) string { return string(session.ErrorCode(err)) }
 
 // The fields of the views the test reads itself.
-func generationOf(s session.Session) int       { return s.Generation }
-func heldOf(s session.Session) []int           { return s.Partial.Indices }
-func restartsOf(s session.Session) int         { return s.Restarts.Count }
-func statusOf(s session.Session) string        { return s.Status }
-func idOf(s session.Session) string            { return s.ID }
-func candidatesOf(b session.Batch) [][]float64 { return b.Candidates }
-func batchGeneration(b session.Batch) int      { return b.Generation }
-func claimIndex(c session.Claim) int           { return c.Index }
-func claimGeneration(c session.Claim) int      { return c.Generation }
+func generationOf(s session.Session) int  { return s.Generation }
+func heldOf(s session.Session) []int      { return s.Partial.Indices }
+func restartsOf(s session.Session) int    { return s.Restarts.Count }
+func statusOf(s session.Session) string   { return s.Status }
+func idOf(s session.Session) string       { return s.ID }
+func candidatesOf(b batchOut) [][]float64 { return b.Candidates }
+func batchGeneration(b batchOut) int      { return b.Generation }
+func claimIndex(c session.Claim) int      { return c.Index }
+func claimGeneration(c session.Claim) int { return c.Generation }
 
 // ---- the sessions of the file ----
 
@@ -218,13 +229,13 @@ func TestWriteFixtures(t *testing.T) {
 	if _, err := os.Stat(fixtureFile); err == nil {
 		t.Fatalf("%s exists: it is never rewritten (remove it by hand, on %s only)", fixtureFile, writtenBy)
 	}
-	if store.SchemaVersion != 4 {
-		t.Fatalf("store layout %d: the fixture is of layout 4", store.SchemaVersion)
+	if bolt.SchemaVersion != 4 {
+		t.Fatalf("store layout %d: the fixture is of layout 4", bolt.SchemaVersion)
 	}
 	path := filepath.Join(t.TempDir(), "db")
-	st := openStore(t, path)
+	st := openStore(t, path, builtAt)
 	m := newManager(st, builtAt)
-	man := manifest{Written: writtenBy, Layout: store.SchemaVersion, IDs: map[string]string{}}
+	man := manifest{Written: writtenBy, Layout: bolt.SchemaVersion, IDs: map[string]string{}}
 	for _, fs := range fixtureSessions {
 		s, _, err := create(m, fs.params)
 		if err != nil {
@@ -340,7 +351,7 @@ func TestWriteFixtures(t *testing.T) {
 	}
 
 	// What this version answers on the file.
-	st = openStore(t, unpacked(t))
+	st = openStore(t, unpacked(t), observeAt)
 	man.Steps = observe(t, newManager(st, observeAt), man)
 	b, err := json.MarshalIndent(man, "", " ")
 	if err != nil {
@@ -512,7 +523,7 @@ func TestUpgradeLayout4(t *testing.T) {
 	if want.Written != writtenBy || want.Layout != 4 || len(want.Steps) == 0 {
 		t.Fatalf("fixture written by %q, layout %d, %d steps", want.Written, want.Layout, len(want.Steps))
 	}
-	st := openStore(t, unpacked(t))
+	st := openStore(t, unpacked(t), observeAt)
 	if p := storeProblems(st); len(p) > 0 {
 		t.Errorf("store.Check of the upgraded file: %v", p)
 	}

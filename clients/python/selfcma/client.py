@@ -271,9 +271,8 @@ class Session:
     def renew(self, claim, lease=None, worker=None):
         """Renews this worker's lease of the claimed point (for ``lease``
         seconds from now, if that is later) and returns the Claim with its
-        new end. After a restart of the server, which forgets the leases,
-        it leases the point to this worker again, so that no other worker
-        is handed it. Needs the worker's id (as given to ``claim``). Raises
+        new end. If the lease has run out meanwhile, it leases the point to
+        this worker again, unless another worker has claimed it. Needs the worker's id (as given to ``claim``). Raises
         Conflict when the point's generation has passed, the point has a
         value, or another worker holds it."""
         if worker is None:
@@ -900,8 +899,8 @@ def _told_value(ok, v, name):
 
 def _renewing(es, claim, lease, worker, evaluate):
     """evaluate(), while a thread renews the worker's lease of the claimed
-    point every half lease (and takes it again after a restart of the
-    server); the renewals stop with the evaluation."""
+    point every half lease (and takes it again if the lease ran out
+    meanwhile); the renewals stop with the evaluation."""
     done = threading.Event()
 
     def renew():
