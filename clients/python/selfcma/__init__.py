@@ -35,19 +35,24 @@ ServerError and its ServerUnavailable (a ConnectionError, raised when the
 bounded retries are used up).
 """
 
-from .client import Claim, Client, Result, Session
+from .client import Client
 from .errors import (
     Conflict,
+    EvaluationError,
     InvalidRequest,
     NotFound,
     OutOfRange,
     SelfCMAError,
     ServerError,
     ServerUnavailable,
+    StorageFull,
     Stopped,
+    Throttled,
     TooLarge,
     Unauthorized,
 )
+from .result import Claim, Result
+from .session import Session
 
 __version__ = "0.1.0"
 
@@ -66,4 +71,7 @@ __all__ = [
     "Stopped",
     "ServerError",
     "ServerUnavailable",
+    "StorageFull",
+    "Throttled",
+    "EvaluationError",
 ]

@@ -17,7 +17,7 @@ from _support import FakeArray
 import selfcma
 from selfcma import _convert as conv
 from selfcma import errors
-from selfcma.client import Session, _permutation
+from selfcma.session import Session, _permutation
 
 
 class ConvertTest(unittest.TestCase):
