@@ -33,7 +33,7 @@ SUPPORTED = {
     "tolconditioncov": "stop when the condition of C exceeds it (termination.condition_cov)",
     "tolupsigma": "stop when σ/σ0 exceeds it times √λ_max(C) (termination.tol_up_sigma)",
     "verb_disp": "fmin2 and optimize print a line every verb_disp iterations (0: none)",
-    "verbose": "fmin2 prints nothing when verbose < 0",
+    "verbose": "fmin2 prints result_pretty() at the end when verbose ≥ 1 (default 3), nothing when < 0",
 }
 
 

@@ -315,6 +315,6 @@ def fmin2(client, f, x0, sigma0, options=None, args=(), restarts=0, incpopsize=2
     verb = local.get("verb_disp", 100) if verbose >= 0 else 0
     es = optimize(client, f, es, resumed=False, workers=workers, executor=executor, save_interval=10.0,
                   verbose=verb, callback=None, max_failed_generations=max_failed_generations, args=args)
-    if verbose >= 0 and verb:
+    if verbose >= 1:
         es.result_pretty()
     return es.result.xbest, es

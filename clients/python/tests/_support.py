@@ -197,3 +197,39 @@ def child_env(**extra):
     env["PYTHONPATH"] = os.pathsep.join([str(PKG_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     env.update(extra)
     return env
+
+
+def need(module):
+    """Imports an optional module a test needs (numpy, optuna): skips the
+    test with a visible reason when it is missing, and fails instead when
+    the environment variable CI is set."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        msg = f"{module} is not installed for {sys.executable} ({e}); on Debian: apt-get install python3-{module}"
+        if os.environ.get("CI"):
+            raise AssertionError(f"CI is set and {msg}") from e
+        raise unittest.SkipTest(msg) from None
+
+
+def rosen(x):
+    """Rosenbrock's function, written for numpy arrays (slices and
+    arithmetic on whole arrays): it fails on lists."""
+    return float(sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2))
+
+
+def always_fails(x):
+    raise ZeroDivisionError(f"cannot evaluate {len(x)} coordinates")
+
+
+def returns_none(x):
+    return None
+
+
+def fails_on_first_half(x):
+    """Fails where x[0] < 0 (about half the points near 0)."""
+    if x[0] < 0:
+        raise ValueError("negative x[0]")
+    return sum(v * v for v in x)
