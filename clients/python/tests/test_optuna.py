@@ -1,0 +1,324 @@
+"""selfcma.optuna.SelfCmaSampler: against a fake transport (what it sends),
+and against the real server (a 4-D study with n_jobs=3, a study resumed by
+another process on the same session, failed and pruned trials, enqueued
+trials injected)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+from _support import TESTS, Server, child_env, need
+
+import selfcma
+from selfcma import Client, NotFound
+
+N_TRIALS = 400
+
+
+def setUpModule():
+    global optuna, sampler_mod
+    optuna = need("optuna")
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    import selfcma.optuna as sampler_mod
+
+
+@contextlib.contextmanager
+def quiet_logs():
+    logger = logging.getLogger("selfcma")
+    handler, propagate = logging.NullHandler(), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+class FakeTransport:
+    """Answers the requests of one session as the server would, and records
+    them: create, get, claim (the candidates of generation 0 in turn, each
+    the session's x0 shifted by its index), tell, inject."""
+
+    def __init__(self, inject_status=200, population_size=4):
+        self.calls = []
+        self.state = None
+        self.claimed = 0
+        self.inject_status = inject_status
+        self.population_size = population_size
+        self.url = "http://fake"
+
+    def request(self, method, path, body=None, query=None, idempotent=True, raw=False, headers=None):
+        self.calls.append((method, path, body, dict(query or {})))
+        if (method, path) == ("POST", "/v1/sessions"):
+            self.x0 = body["x0"]
+            self.state = {"id": "s1", "dimension": len(body["x0"]), "population_size": self.population_size,
+                          "status": "running", "generation": 0, "evaluations": 0, "stop_reasons": [],
+                          "metadata": body.get("metadata"), "best": None, "mean": body["x0"], "sigma": body["sigma0"]}
+            return dict(self.state)
+        if (method, path) == ("GET", "/v1/sessions/s1"):
+            return dict(self.state)
+        if (method, path) == ("POST", "/v1/sessions/s1/claim"):
+            k = self.claimed
+            self.claimed += 1
+            x = [v + 0.01 * k for v in self.x0]
+            return {"generation": 0, "index": k, "x": x, "expires_at": "2026-01-01T00:00:00Z"}
+        if (method, path) == ("POST", "/v1/sessions/s1/tell"):
+            return dict(self.state)
+        if (method, path) == ("POST", "/v1/sessions/s1/inject"):
+            if self.inject_status == 404:
+                raise NotFound("no such route", code="not_found", method=method, url=path, status=404)
+            return {"queued": len(body["points"]), "generation": 1}
+        raise AssertionError(f"unexpected request {method} {path}")
+
+    def of(self, method, suffix):
+        return [c for c in self.calls if c[0] == method and c[1].endswith(suffix)]
+
+
+def fake_client(transport):
+    c = Client("http://127.0.0.1:1")
+    c._t = transport
+    return c
+
+
+def mixed_objective(trial):
+    x = trial.suggest_float("x", -1, 1)
+    lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
+    n = trial.suggest_int("n", 1, 4)
+    c = trial.suggest_categorical("c", ["a", "b"])
+    if trial.number == 3:
+        raise ValueError("trial 3 fails")
+    return x * x + (math.log10(lr) + 3) ** 2 + n + (c == "b")
+
+
+class FakeTransportTest(unittest.TestCase):
+    def test_session_inject(self):
+        t = FakeTransport()
+        es = fake_client(t).create([0.0, 0.0], 0.5)
+        self.assertEqual(es.inject([[1, 2]]), 1)
+        self.assertEqual(es.inject([[0.5, 0.25], [0.0, 1.0]], clip=False), 1)
+        self.assertEqual([c[2] for c in t.of("POST", "/inject")],
+                         [{"points": [[1.0, 2.0]], "clip": True}, {"points": [[0.5, 0.25], [0.0, 1.0]], "clip": False}])
+        with self.assertRaisesRegex(ValueError, r"points\[0\] has 3 values, want 2"):
+            es.inject([[1, 2, 3]])
+        self.assertEqual(len(t.of("POST", "/inject")), 2)  # refused before sending
+
+    def test_trials_claim_and_tell(self):
+        t = FakeTransport()
+        sampler = sampler_mod.SelfCmaSampler(fake_client(t), seed=1)
+        study = optuna.create_study(sampler=sampler)
+        study.optimize(mixed_objective, n_trials=5, catch=(ValueError,))
+        create = t.of("POST", "/v1/sessions")[0][2]
+        # The float parameters, sorted (lr, x), lr in log space; int and
+        # categorical ones are sampled independently.
+        lo, up = math.log(1e-5), math.log(1e-1)
+        self.assertEqual(create["bounds"], {"lower": [lo, -1.0], "upper": [up, 1.0]})
+        self.assertEqual(create["x0"], [(lo + up) / 2, 0.0])
+        self.assertAlmostEqual(create["sigma0"], 2 / 6)  # the smallest range / 6, as CmaEsSampler
+        self.assertEqual(create["metadata"]["optuna"]["params"], ["lr", "x"])
+        trials = study.get_trials()
+        # Trial 0 runs before the search space is known: independent.
+        self.assertNotIn(sampler_mod.CLAIM_ATTR, trials[0].system_attrs)
+        claims = t.of("POST", "/claim")
+        tells = t.of("POST", "/tell")
+        self.assertEqual(len(claims), 4)
+        self.assertEqual([c[3]["worker"] for c in claims], [f"optuna-trial-{tr._trial_id}" for tr in trials[1:]])
+        self.assertEqual(claims[0][3]["lease"], 3600)
+        for k, tr in enumerate(trials[1:]):
+            claim = tr.system_attrs[sampler_mod.CLAIM_ATTR]
+            self.assertEqual(claim, {"session": "s1", "generation": 0, "index": k})
+            x = [v + 0.01 * k for v in create["x0"]]
+            self.assertAlmostEqual(tr.params["lr"], math.exp(x[0]))
+            self.assertAlmostEqual(tr.params["x"], x[1])
+            self.assertIn(tr.params["n"], range(1, 5))
+            self.assertIn(tr.params["c"], ("a", "b"))
+            want = None if tr.state == optuna.trial.TrialState.FAIL else tr.value
+            self.assertEqual(tells[k][2], {"generation": 0, "indices": [k], "fitness": [want]})
+        self.assertEqual(trials[3].state, optuna.trial.TrialState.FAIL)
+        self.assertEqual(tells[2][2]["fitness"], [None])
+
+    def test_maximize_tells_the_negated_value(self):
+        t = FakeTransport()
+        study = optuna.create_study(sampler=sampler_mod.SelfCmaSampler(fake_client(t)), direction="maximize")
+        study.optimize(lambda tr: tr.suggest_float("x", 0, 1) + tr.suggest_float("y", 0, 1), n_trials=3)
+        for tr, tell in zip(study.get_trials()[1:], t.of("POST", "/tell")):
+            self.assertEqual(tell[2]["fitness"], [-tr.value])
+
+    def test_enqueued_trial_is_injected(self):
+        t = FakeTransport()
+        sampler = sampler_mod.SelfCmaSampler(fake_client(t), seed=1)
+        study = optuna.create_study(sampler=sampler)
+        study.optimize(mixed_objective, n_trials=2)
+        study.enqueue_trial({"x": 0.25, "lr": 1e-3, "n": 2, "c": "a"})
+        study.enqueue_trial({"x": 0.5, "n": 1, "c": "b"})  # not every float parameter: nothing to inject
+        claims = len(t.of("POST", "/claim"))
+        study.optimize(mixed_objective, n_trials=2, catch=(ValueError,))
+        injects = t.of("POST", "/inject")
+        self.assertEqual([c[2] for c in injects], [{"points": [[math.log(1e-3), 0.25]], "clip": True}])
+        self.assertEqual(len(t.of("POST", "/claim")), claims)  # the enqueued trials claimed nothing
+        enq = study.get_trials()[2]
+        self.assertEqual(enq.params, {"x": 0.25, "lr": 1e-3, "n": 2, "c": "a"})
+        self.assertEqual(enq.system_attrs[sampler_mod.INJECT_ATTR], {"session": "s1", "generation": 1})
+        self.assertNotIn(sampler_mod.CLAIM_ATTR, enq.system_attrs)
+
+    def test_a_server_without_inject(self):
+        t = FakeTransport(inject_status=404)
+        study = optuna.create_study(sampler=sampler_mod.SelfCmaSampler(fake_client(t)))
+        study.optimize(mixed_objective, n_trials=2)
+        study.enqueue_trial({"x": 0.25, "lr": 1e-3, "n": 2, "c": "a"})
+        with self.assertLogs("selfcma", "WARNING") as logs:
+            study.optimize(mixed_objective, n_trials=1)
+        self.assertIn("cannot inject points", logs.output[0])
+        self.assertEqual(study.get_trials()[2].state, optuna.trial.TrialState.COMPLETE)
+
+    def test_multi_objective_is_refused(self):
+        study = optuna.create_study(sampler=sampler_mod.SelfCmaSampler(fake_client(FakeTransport())),
+                                    directions=["minimize", "minimize"])
+        with self.assertRaisesRegex(ValueError, "multi-objective"):
+            study.optimize(lambda tr: (tr.suggest_float("x", 0, 1), 1.0), n_trials=1)
+
+
+def objective4(trial):
+    """A 4-D problem, one parameter log-scaled: minimum 0 at x_i = 0.3 and
+    lr = 1e-3."""
+    x = [trial.suggest_float(f"x{i}", -2, 2) for i in range(3)]
+    lr = trial.suggest_float("lr", 1e-6, 1.0, log=True)
+    return sum((v - 0.3) ** 2 for v in x) + (math.log10(lr) + 3) ** 2
+
+
+def claimed(study):
+    return [t for t in study.get_trials(deepcopy=False) if sampler_mod.CLAIM_ATTR in t.system_attrs]
+
+
+class LiveTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server().start()
+        cls.client = Client(cls.server.url, retries=3, backoff=0.05)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+
+    def session_of(self, study):
+        attrs = study._storage.get_study_system_attrs(study._study_id)
+        ids = [v["id"] for k, v in attrs.items() if k.startswith(sampler_mod.SESSION_ATTR)]
+        self.assertEqual(len(ids), 1, attrs)
+        return self.client.session(ids[0])
+
+    def assert_every_claim_told(self, study, es):
+        """Each trial that claimed a candidate told its value exactly once:
+        the session counts them all (applied or held)."""
+        es.refresh()
+        held = len((es.info.get("partial") or {}).get("indices") or [])
+        self.assertEqual(es.evaluations + held, len(claimed(study)))
+
+    def test_four_dimensions_with_three_jobs(self):
+        sampler = sampler_mod.SelfCmaSampler(self.server.url, seed=3)
+        study = optuna.create_study(sampler=sampler, study_name="four-d")
+        study.optimize(objective4, n_trials=N_TRIALS, n_jobs=3)
+        self.assertLess(study.best_value, 1e-6, study.best_params)
+        self.assertAlmostEqual(study.best_params["lr"], 1e-3, delta=1e-5)
+        es = self.session_of(study)
+        self.assertEqual((es.dimension, es.algorithm, es.popsize), (4, "cma-es", 8))
+        self.assertGreater(len(claimed(study)), N_TRIALS - 10)
+        self.assertEqual({t.system_attrs[sampler_mod.CLAIM_ATTR]["session"] for t in claimed(study)}, {es.id})
+        self.assert_every_claim_told(study, es)
+        self.assertGreaterEqual(es.generation, (N_TRIALS - 10) // 8)
+
+    def test_failed_and_pruned_trials(self):
+        def objective(trial):
+            v = objective4(trial)
+            if trial.params.get("x0", 0) > 1.0:
+                raise RuntimeError("the simulation diverged")
+            if trial.params.get("x1", 0) > 1.0:
+                raise optuna.TrialPruned()
+            return v
+
+        sampler = sampler_mod.SelfCmaSampler(self.server.url, seed=5, sigma0=1.5)
+        study = optuna.create_study(sampler=sampler, study_name="failures")
+        study.optimize(objective, n_trials=200, n_jobs=2, catch=(RuntimeError,))
+        states = [t.state for t in claimed(study)]
+        self.assertGreater(states.count(optuna.trial.TrialState.FAIL), 0)
+        self.assertGreater(states.count(optuna.trial.TrialState.PRUNED), 0)
+        es = self.session_of(study)
+        # Failed and pruned trials were told (as failed evaluations): else
+        # their generations would never complete.
+        self.assert_every_claim_told(study, es)
+        self.assertLess(study.best_value, 1e-2)
+
+    def test_resumed_in_another_process(self):
+        with tempfile.TemporaryDirectory() as d:
+            storage = f"sqlite:///{os.path.join(d, 'study.db')}"
+            for run in range(2):
+                p = subprocess.run([sys.executable, "-c", RESUME_CHILD, self.server.url, storage, str(TESTS)],
+                                   capture_output=True, text=True, timeout=300, env=child_env())
+                self.assertEqual(p.returncode, 0, p.stderr)
+                out = json.loads(p.stdout.strip().splitlines()[-1])
+                if run == 0:
+                    first = out
+            study = optuna.load_study(study_name="resumed", storage=storage)
+            es = self.session_of(study)
+            self.assertEqual(first["session"], es.id)
+            self.assertEqual(out["session"], es.id)
+            self.assertEqual(len(study.trials), 2 * 60)
+            self.assertGreater(out["generation"], first["generation"])
+            # Every claimed trial of both runs is in the one session.
+            self.assert_every_claim_told(study, es)
+            sessions = [s for s in self.client.sessions() if s["name"] == "optuna resumed"]
+            self.assertEqual([s["id"] for s in sessions], [es.id])
+
+    def test_enqueued_trials_are_injected(self):
+        probe = self.client.create([0.0, 0.0], 1.0, algorithm="cma-es")
+        try:
+            probe.inject([[0.1, 0.1]])
+        except NotFound:
+            self.skipTest("the server has no POST /v1/sessions/{id}/inject yet (issue 17 item 3): "
+                          "this test runs once it has")
+        finally:
+            probe.delete()
+        sampler = sampler_mod.SelfCmaSampler(self.server.url, seed=11)
+        study = optuna.create_study(sampler=sampler, study_name="enqueued")
+        study.optimize(objective4, n_trials=20)
+        best = {"x0": 0.3, "x1": 0.3, "x2": 0.3, "lr": 1e-3}
+        study.enqueue_trial(best)
+        study.optimize(objective4, n_trials=1)
+        g = study.trials[-1].system_attrs[sampler_mod.INJECT_ATTR]["generation"]
+        study.optimize(objective4, n_trials=30)
+        # Candidate 0 of generation g is the injected point, evaluated as is.
+        got = [t for t in claimed(study) if t.system_attrs[sampler_mod.CLAIM_ATTR]["generation"] == g
+               and t.system_attrs[sampler_mod.CLAIM_ATTR]["index"] == 0]
+        self.assertEqual(len(got), 1)
+        for k, v in best.items():
+            self.assertAlmostEqual(got[0].params[k], v, places=12)
+        self.assertAlmostEqual(got[0].value, 0.0, places=20)
+
+
+RESUME_CHILD = textwrap.dedent("""
+    import json, math, sys
+    import optuna
+    from selfcma.optuna import SelfCmaSampler
+    sys.path.insert(0, sys.argv[3])
+    from test_optuna import objective4
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = SelfCmaSampler(sys.argv[1], seed=9)
+    study = optuna.create_study(study_name="resumed", storage=sys.argv[2], sampler=sampler, load_if_exists=True)
+    study.optimize(objective4, n_trials=60, n_jobs=2)
+    attrs = study._storage.get_study_system_attrs(study._study_id)
+    sid = [v["id"] for k, v in attrs.items() if k.startswith("selfcma:session:")][0]
+    es = sampler.client.session(sid)
+    print(json.dumps({"session": sid, "generation": es.generation}))
+""")
+
+
+if __name__ == "__main__":
+    unittest.main()
