@@ -45,8 +45,9 @@ How it maps a study onto a session:
   (polling every ``poll`` seconds) until the generation completes. A trial
   that dies without ending (its process killed) leaves its candidate to
   another trial once the lease runs out.
-- A trial enqueued with all the float parameters (``study.enqueue_trial``)
-  is injected into the session (``Session.inject``): the point becomes a
+- A trial enqueued with all the float parameters (``study.enqueue_trial``),
+  once the search space is known (after the first completed trial), is
+  injected into the session (``Session.inject``): the point becomes a
   candidate of the next batch sampled, which a later trial evaluates. The
   enqueued trial itself runs with its parameters as Optuna fixes them.
 - When the session stops (a termination criterion, or its end), the

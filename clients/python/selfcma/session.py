@@ -164,7 +164,7 @@ class Session:
 
     def ask(self):
         """The λ candidate points of the pending generation, as a list of
-        lists of floats. Asking again before telling returns the same points
+        lists of floats (of numpy arrays when x0 was a numpy array). Asking again before telling returns the same points
         (also after a restart of the server, and from another process).
 
         The first ask after a tell costs no request: the tell's answer
