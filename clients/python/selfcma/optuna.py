@@ -42,9 +42,12 @@ How it maps a study onto a session:
   a completed trial its value (negated for a maximized study), a failed or
   pruned trial None (a failed evaluation, ranked worst). When every
   candidate of the pending generation is claimed, a new trial waits
-  (polling every ``poll`` seconds) until the generation completes. A trial
-  that dies without ending (its process killed) leaves its candidate to
-  another trial once the lease runs out.
+  (polling every ``poll`` seconds) until the generation completes; while it
+  waits it tells again the values of finished trials of the generation,
+  which takes the candidates of trials that Optuna failed as stale
+  (heartbeat) without telling the sampler. A trial that dies without
+  ending (its process killed) leaves its candidate to another trial once
+  the lease runs out.
 - A trial enqueued with all the float parameters (``study.enqueue_trial``),
   once the search space is known (after the first completed trial), is
   injected into the session (``Session.inject``): the point becomes a
@@ -85,6 +88,10 @@ log = logging.getLogger("selfcma")
 SESSION_ATTR = "selfcma:session:"  # + the search space's hash: {"id": ..., "restarts": k}
 CLAIM_ATTR = "selfcma:claim"  # on a trial: {"session", "generation", "index"}
 INJECT_ATTR = "selfcma:injected"  # on an enqueued trial: {"session", "generation"}
+
+# Seconds between two looks at the finished trials while every candidate is
+# leased (SelfCmaSampler.sample_relative).
+SWEEP_INTERVAL = 5.0
 
 # The most negative finite number: what a value of -inf is told as (the
 # service takes finite numbers, or null for a failed evaluation).
@@ -220,6 +227,7 @@ class SelfCmaSampler(BaseSampler):
             self._inject(study, trial, space, fixed)
             return {}
         worker = f"optuna-trial-{trial._trial_id}"
+        swept = None
         while True:
             es = self._session(study, space)
             try:
@@ -229,6 +237,15 @@ class SelfCmaSampler(BaseSampler):
                 continue
             if c is not None:
                 break
+            # Every candidate is leased. A trial that ended without telling
+            # (failed as stale by Optuna's heartbeat, or its process killed
+            # after Optuna stored its state) holds one until its lease runs
+            # out: tell what the finished trials hold, again (a value told
+            # twice counts once).
+            now = time.monotonic()
+            if swept is None or now - swept >= SWEEP_INTERVAL:
+                swept = now
+                self._tell_finished(study, es)
             time.sleep(self._poll)
         study._storage.set_trial_system_attr(
             trial._trial_id, CLAIM_ATTR, {"session": es.id, "generation": c.generation, "index": c.index}
@@ -242,21 +259,40 @@ class SelfCmaSampler(BaseSampler):
     def after_trial(self, study, trial, state, values):
         claim = trial.system_attrs.get(CLAIM_ATTR)
         if claim is not None:
-            v = None
-            if state == TrialState.COMPLETE and values:
-                v = float(values[0])
-                if study.direction == StudyDirection.MAXIMIZE:
-                    v = -v
-                if v == -math.inf:
-                    v = _MOST_NEGATIVE
-            try:
-                es = self._attach(claim["session"])
-                es.tell_claim(Claim(claim["generation"], claim["index"], [], ""), v)
-            except Stopped:
-                log.debug("selfcma: trial %d: session %s has stopped; value not told", trial.number, claim["session"])
-            except Conflict as e:
-                log.warning("selfcma: trial %d: its value was not taken: %s", trial.number, e.message)
+            self._tell(study, trial, claim, state, values)
         self._independent.after_trial(study, trial, state, values)
+
+    def _tell(self, study, trial, claim, state, values):
+        """Tells the value of the trial's claimed candidate: its value
+        (negated when maximizing) if it completed, else None."""
+        v = None
+        if state == TrialState.COMPLETE and values:
+            v = float(values[0])
+            if study.direction == StudyDirection.MAXIMIZE:
+                v = -v
+            if v == -math.inf:
+                v = _MOST_NEGATIVE
+        try:
+            es = self._attach(claim["session"])
+            return es.tell_claim(Claim(claim["generation"], claim["index"], [], ""), v)
+        except Stopped:
+            log.debug("selfcma: trial %d: session %s has stopped; value not told", trial.number, claim["session"])
+        except Conflict as e:
+            log.warning("selfcma: trial %d: its value was not taken: %s", trial.number, e.message)
+        return False
+
+    def _tell_finished(self, study, es):
+        """Tells again the values of the finished trials that claimed
+        candidates of the session's pending generation."""
+        es.refresh()
+        g = es.generation
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)):
+            claim = t.system_attrs.get(CLAIM_ATTR)
+            if claim is None or claim["session"] != es.id or claim["generation"] != g:
+                continue
+            values = t.values if t.state == TrialState.COMPLETE else None
+            if self._tell(study, t, claim, t.state, values):
+                return  # the generation is complete: claims will succeed
 
     # The study's session.
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import unittest
 
 from _support import TESTS, Server, child_env, need
@@ -255,6 +256,28 @@ class LiveTest(unittest.TestCase):
         # their generations would never complete.
         self.assert_every_claim_told(study, es)
         self.assertLess(study.best_value, 1e-2)
+
+    def test_a_trial_failed_without_the_sampler(self):
+        # Optuna's heartbeat fails a stale trial without calling the
+        # sampler: its candidate stays leased (an hour here). The trials
+        # waiting for the generation tell its failure themselves.
+        sampler = sampler_mod.SelfCmaSampler(self.server.url, seed=8, poll=0.05)
+        study = optuna.create_study(sampler=sampler, study_name="stale")
+        study.optimize(objective4, n_trials=3)
+        stale = study.ask()  # claims a candidate
+        self.assertIn(sampler_mod.CLAIM_ATTR, study._storage.get_trial(stale._trial_id).system_attrs)
+        study._storage.set_trial_state_values(stale._trial_id, optuna.trial.TrialState.FAIL)
+        done = threading.Event()
+
+        def run():
+            study.optimize(objective4, n_trials=40)
+            done.set()
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        t.join(60)
+        self.assertTrue(done.is_set(), "the trials waited for the stale trial's lease")
+        self.assert_every_claim_told(study, self.session_of(study))
 
     def test_resumed_in_another_process(self):
         with tempfile.TemporaryDirectory() as d:
