@@ -340,7 +340,7 @@ class SelfCmaSampler(BaseSampler):
             kw["restarts"] = self._restarts
         if self._termination is not None:
             kw["termination"] = self._termination
-        seed = None if self._seed is None else self._seed + restarts
+        seed = None if self._seed is None else (self._seed + restarts) % 2**64
         return self._client.create(
             x0,
             sigma0,

@@ -58,24 +58,34 @@ class FakeTransport:
         self.population_size = population_size
         self.url = "http://fake"
 
+    def stop(self, best):
+        """The session stops, with best point best."""
+        self.state = dict(self.state, status="stopped", stop_reasons=[{"name": "tol_fun", "value": 1e-12}],
+                          best={"x": best, "f": 0.0, "generation": 0})
+
     def request(self, method, path, body=None, query=None, idempotent=True, raw=False, headers=None):
         self.calls.append((method, path, body, dict(query or {})))
+        me = "/v1/sessions/" + (self.state or {}).get("id", "")
         if (method, path) == ("POST", "/v1/sessions"):
             self.x0 = body["x0"]
-            self.state = {"id": "s1", "dimension": len(body["x0"]), "population_size": self.population_size,
+            n = int(self.state["id"][1:]) + 1 if self.state else 1
+            self.claimed = 0
+            self.state = {"id": f"s{n}", "dimension": len(body["x0"]), "population_size": self.population_size,
                           "status": "running", "generation": 0, "evaluations": 0, "stop_reasons": [],
                           "metadata": body.get("metadata"), "best": None, "mean": body["x0"], "sigma": body["sigma0"]}
             return dict(self.state)
-        if (method, path) == ("GET", "/v1/sessions/s1"):
+        if (method, path) == ("GET", me):
             return dict(self.state)
-        if (method, path) == ("POST", "/v1/sessions/s1/claim"):
+        if (method, path) == ("POST", me + "/claim"):
+            if self.state["status"] == "stopped":
+                raise selfcma.Stopped("stopped", code="stopped", status=409, details=self.state)
             k = self.claimed
             self.claimed += 1
             x = [v + 0.01 * k for v in self.x0]
             return {"generation": 0, "index": k, "x": x, "expires_at": "2026-01-01T00:00:00Z"}
-        if (method, path) == ("POST", "/v1/sessions/s1/tell"):
+        if (method, path) == ("POST", me + "/tell"):
             return dict(self.state)
-        if (method, path) == ("POST", "/v1/sessions/s1/inject"):
+        if (method, path) == ("POST", me + "/inject"):
             if self.inject_status == 404:
                 raise NotFound("no such route", code="not_found", method=method, url=path, status=404)
             return {"queued": len(body["points"]), "generation": 1}
@@ -181,6 +191,26 @@ class FakeTransportTest(unittest.TestCase):
         self.assertIn("cannot inject points", logs.output[0])
         self.assertEqual(study.get_trials()[2].state, optuna.trial.TrialState.COMPLETE)
 
+    def test_a_stopped_session_is_restarted_from_its_best(self):
+        t = FakeTransport()
+        sampler = sampler_mod.SelfCmaSampler(fake_client(t), seed=1)
+        study = optuna.create_study(sampler=sampler)
+        study.optimize(mixed_objective, n_trials=3, catch=(ValueError,))
+        best = [-9.0, 0.5]
+        t.stop(best)
+        study.optimize(mixed_objective, n_trials=1, catch=(ValueError,))
+        creates = [c[2] for c in t.of("POST", "/v1/sessions")]
+        self.assertEqual(len(creates), 2)
+        self.assertEqual(creates[1]["x0"], best)
+        self.assertEqual(creates[1]["sigma0"], creates[0]["sigma0"])
+        self.assertEqual(creates[1]["seed"], 2)
+        self.assertEqual(creates[1]["metadata"]["optuna"]["restart"], 1)
+        attrs = study._storage.get_study_system_attrs(study._study_id)
+        self.assertEqual([v for k, v in attrs.items() if k.startswith(sampler_mod.SESSION_ATTR)],
+                         [{"id": "s2", "restarts": 1}])
+        last = study.get_trials()[-1]
+        self.assertEqual(last.system_attrs[sampler_mod.CLAIM_ATTR]["session"], "s2")
+
     def test_multi_objective_is_refused(self):
         study = optuna.create_study(sampler=sampler_mod.SelfCmaSampler(fake_client(FakeTransport())),
                                     directions=["minimize", "minimize"])
@@ -278,6 +308,25 @@ class LiveTest(unittest.TestCase):
         t.join(60)
         self.assertTrue(done.is_set(), "the trials waited for the stale trial's lease")
         self.assert_every_claim_told(study, self.session_of(study))
+
+    def test_a_stopped_session_is_restarted_from_its_best(self):
+        sampler = sampler_mod.SelfCmaSampler(self.server.url, seed=4, termination={"max_evaluations": 24})
+        study = optuna.create_study(sampler=sampler, study_name="restarted")
+        study.optimize(objective4, n_trials=70, n_jobs=2)
+        attrs = study._storage.get_study_system_attrs(study._study_id)
+        (attr,) = [v for k, v in attrs.items() if k.startswith(sampler_mod.SESSION_ATTR)]
+        sessions = sorted((s for s in self.client.sessions() if s["name"] == "optuna restarted"),
+                          key=lambda s: s["created_at"])
+        # 67 claimed trials, 24 evaluations a session: two stopped, a third running.
+        self.assertEqual([s["status"] for s in sessions], ["stopped", "stopped", "running"])
+        self.assertEqual((attr["id"], attr["restarts"]), (sessions[-1]["id"], 2))
+        first, second = (self.client.session(s["id"]) for s in sessions[:2])
+        self.assertEqual(second.info["metadata"]["optuna"]["restart"], 1)
+        self.assertEqual((first.seed, second.seed), (4, 5))
+        told = sum(s["evaluations"] for s in sessions)
+        held = len((self.client.session(sessions[-1]["id"]).info.get("partial") or {}).get("indices") or [])
+        self.assertEqual(told + held, len(claimed(study)))
+        self.assertEqual(first.stop(), {"max_evaluations": 24})
 
     def test_resumed_in_another_process(self):
         with tempfile.TemporaryDirectory() as d:
