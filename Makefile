@@ -1,5 +1,6 @@
-# The one test command (README.md): formatting, vet, the Go tests under the
-# race detector, short fuzzing of the request decoders, the Python client.
+# The one test command (README.md): formatting, vet, the lint of the HTTP
+# contract, the Go tests under the race detector, short fuzzing of the
+# request decoders, the Python client.
 GO ?= go
 # The first python3 that has numpy and optuna (the Python client's optional
 # tests need them; Debian's python3-numpy and python3-optuna install them for
@@ -7,9 +8,9 @@ GO ?= go
 # python3, whose tests then skip them (or fail them when CI is set).
 PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import numpy, optuna' >/dev/null 2>&1 && { echo $$p; exit 0; }; done; echo python3)
 
-.PHONY: test fmt-check vet gotest fuzz pytest run bench
+.PHONY: test fmt-check vet openapi-lint gotest fuzz pytest run bench
 
-test: fmt-check vet gotest fuzz pytest
+test: fmt-check vet openapi-lint gotest fuzz pytest
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -17,6 +18,17 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# Redocly's linter of api/openapi.yaml (rules in redocly.yaml), from npm.
+# Without npx it is skipped with a line saying so, except in CI.
+REDOCLY = @redocly/cli@2.77.0
+
+openapi-lint:
+	@if command -v npx >/dev/null 2>&1; then \
+		out=$$(npx --yes $(REDOCLY) lint --format=stylish api/openapi.yaml 2>&1); rc=$$?; \
+		printf '%s\n' "$$out" | grep -v '[║╔╚]' | grep -v '^ *$$'; exit $$rc; \
+	elif [ -n "$$CI" ]; then echo "openapi-lint: npx not found (CI needs Node.js)"; exit 1; \
+	else echo "SKIP openapi-lint: npx not found (install Node.js to lint api/openapi.yaml)"; fi
 
 gotest:
 	$(GO) test -race -count=1 ./...
