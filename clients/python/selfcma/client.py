@@ -106,6 +106,7 @@ class Client:
         hyperparameters=None,
         idempotency_key=None,
         numpy=None,
+        warm_start=None,
     ):
         """Creates a session and returns it (a Session), as pycma's
         ``CMAEvolutionStrategy(x0, sigma0, inopts)``.
@@ -149,6 +150,9 @@ class Client:
                 arguments; others raise OutOfRange).
             numpy: whether ask and result give numpy arrays; None: when x0
                 is a numpy array (numpy is imported only then).
+            warm_start: another session (a Session or its id) to start
+                from: the server takes its mean as x0 and injects its best
+                point into the first batch (servers with injected points).
 
         Raises OutOfRange (a ValueError) or InvalidRequest for values the
         server refuses; TypeError or ValueError before sending for values
@@ -191,6 +195,11 @@ class Client:
                 raise ValueError(f"{k} given both in the pycma options and as {k}=")
             else:
                 body[k] = v
+        if warm_start is not None:
+            ws = warm_start.id if isinstance(warm_start, Session) else warm_start
+            if not isinstance(ws, str) or not ws:
+                raise TypeError(f"warm_start is {warm_start!r}: want a Session or a session id")
+            body["warm_start"] = {"session": ws}
         if name is not None:
             body["name"] = name
         if metadata is not None or inopts:

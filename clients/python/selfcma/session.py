@@ -478,17 +478,22 @@ class Session:
         out.flush()
         return r
 
-    def inject(self, points, clip=True):
+    def inject(self, points, clip=True, *, force=None):
         """Injects external points (pycma's ``inject``; Hansen 2011,
         arXiv:1110.4181): they become candidates 0, 1, ... of the next
         batches sampled (the next batch after the pending generation is
         told), as many as λ allows per batch; at most λ may wait at once.
-        With ``clip`` (the default, as pycma) the step of each injected
-        point is clipped in the update; the point handed out and evaluated
-        is the point itself. Returns the generation whose batch takes the
-        first point. Raises OutOfRange for points of the wrong dimension,
-        outside the bounds or too many, Stopped when the session has
-        stopped."""
+        The point handed out and evaluated is the point itself, as with
+        pycma's ``inject(..., force=True)``; ``force`` is accepted for
+        pycma's signature and changes nothing. With ``clip`` (the default,
+        as pycma's tell does) the step of each injected point is clipped in
+        the update. None entries are skipped, as pycma does. Returns the
+        generation whose batch takes the first point. Raises OutOfRange for
+        points of the wrong dimension, outside the bounds or too many,
+        Stopped when the session has stopped."""
+        points = [p for p in conv.plain(points) if p is not None]
+        if not points:
+            raise ValueError("points is empty: inject at least one point")
         P = conv.matrix(points, "points")
         for i, x in enumerate(P):
             if len(x) != self.dimension:

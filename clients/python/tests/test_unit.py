@@ -14,7 +14,7 @@ import time
 import unittest
 import uuid
 
-from _support import FakeArray
+from _support import FakeArray, FakeTransport, fake_client
 
 import selfcma
 from selfcma import _convert as conv
@@ -416,6 +416,37 @@ class StubTest(unittest.TestCase):
         self.assertEqual(selfcma.Client("127.0.0.1:1/").url, "http://127.0.0.1:1")
         with self.assertRaises(ValueError):
             selfcma.Client("http://127.0.0.1:1").session("a/b")
+
+
+class InjectTest(unittest.TestCase):
+    """What Session.inject and create's warm_start send (POST
+    /v1/sessions/{id}/inject, the create's warm_start)."""
+
+    def test_session_inject(self):
+        t = FakeTransport()
+        es = fake_client(t).create([0.0, 0.0], 0.5)
+        self.assertEqual(es.inject([[1, 2]]), 1)
+        self.assertEqual(es.inject([[0.5, 0.25], [0.0, 1.0]], clip=False), 1)
+        self.assertEqual([c[2] for c in t.of("POST", "/inject")],
+                         [{"points": [[1.0, 2.0]], "clip": True}, {"points": [[0.5, 0.25], [0.0, 1.0]], "clip": False}])
+        with self.assertRaisesRegex(ValueError, r"points\[0\] has 3 values, want 2"):
+            es.inject([[1, 2, 3]])
+        with self.assertRaisesRegex(ValueError, "empty"):
+            es.inject([None])
+        self.assertEqual(len(t.of("POST", "/inject")), 2)  # refused before sending
+        es.inject([None, (3, 4)], force=True)  # pycma's signature: None skipped
+        self.assertEqual(t.of("POST", "/inject")[-1][2], {"points": [[3.0, 4.0]], "clip": True})
+
+    def test_warm_start(self):
+        t = FakeTransport()
+        c = fake_client(t)
+        first = c.create([0.0, 0.0], 0.5)
+        c.create([0.0, 0.0], 0.5, warm_start=first)
+        c.create([0.0, 0.0], 0.5, warm_start="abc")
+        self.assertEqual([b[2].get("warm_start") for b in t.of("POST", "/v1/sessions")],
+                         [None, {"session": "s1"}, {"session": "abc"}])
+        with self.assertRaisesRegex(TypeError, "warm_start"):
+            c.create([0.0], 0.5, warm_start=3)
 
 
 if __name__ == "__main__":
