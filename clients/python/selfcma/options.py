@@ -119,7 +119,7 @@ def bounds(b, n):
     except (TypeError, ValueError):
         raise ValueError(f"bounds {b!r}: want [lower, upper] (pycma's) or {{'lower': ..., 'upper': ...}}") from None
 
-    def side(v, name, open_value):
+    def side(v, name):
         v = conv.plain(v)
         if v is None:
             return [None] * n
@@ -131,7 +131,7 @@ def bounds(b, n):
             return [None if x is None else _bound(x, f"{name}[{i}]") for i, x in enumerate(v)]
         return [_bound(v, name)] * n
 
-    lo, up = side(lower, "bounds lower", -UNBOUNDED), side(upper, "bounds upper", UNBOUNDED)
+    lo, up = side(lower, "bounds lower"), side(upper, "bounds upper")
     if all(v is None for v in lo + up):
         return None
     return {

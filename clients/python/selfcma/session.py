@@ -9,6 +9,7 @@ import sys
 
 from . import _convert as conv
 from .errors import Stopped
+from .options import bounds as pycma_bounds
 from .options import to_create
 from .result import Claim, Result, StopDict
 
@@ -111,8 +112,6 @@ class Session:
                 self._local = {}
             if bounds is None and "bounds" in self._opts and state.get("dimension"):
                 try:
-                    from .options import bounds as pycma_bounds
-
                     bounds = pycma_bounds(self._opts["bounds"], state["dimension"])
                 except (TypeError, ValueError):
                     bounds = None
@@ -164,8 +163,9 @@ class Session:
 
     def ask(self):
         """The λ candidate points of the pending generation, as a list of
-        lists of floats (of numpy arrays when x0 was a numpy array). Asking again before telling returns the same points
-        (also after a restart of the server, and from another process).
+        lists of floats (of numpy arrays when x0 was a numpy array). Asking
+        again before telling returns the same points (also after a restart
+        of the server, and from another process).
 
         The first ask after a tell costs no request: the tell's answer
         carried the batch (``tell?next=true``).
