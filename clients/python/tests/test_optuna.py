@@ -265,7 +265,8 @@ class LiveTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             storage = f"sqlite:///{os.path.join(d, 'study.db')}"
             for run in range(2):
-                p = subprocess.run([sys.executable, "-c", RESUME_CHILD, self.server.url, storage, str(TESTS)],
+                p = subprocess.run([sys.executable, "-c", RESUME_CHILD, self.server.url, storage, str(TESTS),
+                                    "resumed"],
                                    capture_output=True, text=True, timeout=300, env=child_env())
                 self.assertEqual(p.returncode, 0, p.stderr)
                 out = json.loads(p.stdout.strip().splitlines()[-1])
@@ -281,6 +282,28 @@ class LiveTest(unittest.TestCase):
             self.assert_every_claim_told(study, es)
             sessions = [s for s in self.client.sessions() if s["name"] == "optuna resumed"]
             self.assertEqual([s["id"] for s in sessions], [es.id])
+
+    def test_two_processes_on_one_storage(self):
+        with tempfile.TemporaryDirectory() as d:
+            storage = f"sqlite:///{os.path.join(d, 'study.db')}"
+            optuna.create_study(study_name="shared", storage=storage)
+            procs = [subprocess.Popen([sys.executable, "-c", RESUME_CHILD, self.server.url, storage, str(TESTS),
+                                       "shared"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+                     for _ in range(2)]
+            outs = []
+            for p in procs:
+                out, err = p.communicate(timeout=300)
+                self.assertEqual(p.returncode, 0, err)
+                outs.append(json.loads(out.strip().splitlines()[-1]))
+            study = optuna.load_study(study_name="shared", storage=storage)
+            es = self.session_of(study)
+            self.assertEqual([o["session"] for o in outs], [es.id, es.id])
+            self.assertEqual(len(study.trials), 2 * 60)
+            self.assert_every_claim_told(study, es)
+            # The two processes made one session between them.
+            mine = [s for s in self.client.sessions() if s["name"] == "optuna shared"]
+            self.assertEqual([s["id"] for s in mine], [es.id])
 
     def test_enqueued_trials_are_injected(self):
         probe = self.client.create([0.0, 0.0], 1.0, algorithm="cma-es")
@@ -316,7 +339,7 @@ RESUME_CHILD = textwrap.dedent("""
     from test_optuna import objective4
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = SelfCmaSampler(sys.argv[1], seed=9)
-    study = optuna.create_study(study_name="resumed", storage=sys.argv[2], sampler=sampler, load_if_exists=True)
+    study = optuna.create_study(study_name=sys.argv[4], storage=sys.argv[2], sampler=sampler, load_if_exists=True)
     study.optimize(objective4, n_trials=60, n_jobs=2)
     attrs = study._storage.get_study_system_attrs(study._study_id)
     sid = [v["id"] for k, v in attrs.items() if k.startswith("selfcma:session:")][0]
