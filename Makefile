@@ -2,7 +2,11 @@
 # contract, the Go tests under the race detector, short fuzzing of the
 # request decoders, the Python client.
 GO ?= go
-PYTHON ?= python3
+# The first python3 that has numpy and optuna (the Python client's optional
+# tests need them; Debian's python3-numpy and python3-optuna install them for
+# /usr/bin/python3, which a pyenv or venv python3 on PATH may shadow), else
+# python3, whose tests then skip them (or fail them when CI is set).
+PYTHON ?= $(shell for p in python3 /usr/bin/python3; do $$p -c 'import numpy, optuna' >/dev/null 2>&1 && { echo $$p; exit 0; }; done; echo python3)
 
 .PHONY: test fmt-check vet openapi-lint gotest fuzz pytest run bench
 
