@@ -130,11 +130,12 @@ type Options struct {
 }
 
 // Open opens or creates the file at path. It fails if another process holds
-// the file (after a second) or if the file's layout is later than
-// SchemaVersion. A file of an earlier layout is copied to path.layoutN,
+// the file (after a second: ErrInUse), if its pages are damaged (a
+// *DamagedError), or if the file's layout is later than SchemaVersion. A file of an earlier layout is copied to path.layoutN,
 // then migrated in one transaction.
 func Open(path string, opt *Options) (*Store, error) {
 	bo := &bolt.Options{Timeout: time.Second}
+	bo.OpenFile = openChecked(bo.Timeout) // the lock, and the pages checked before bbolt maps them
 	if opt != nil {
 		bo.NoSync, bo.ReadOnly = opt.NoSync, opt.ReadOnly
 	}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
+)
+
+// startCheck reads the whole file as -check does before the server serves
+// it (store.Open has walked its pages already): a damaged file is refused
+// with what is wrong and what to do, so that a server never serves, nor
+// writes into, a file that -check rejects. It returns what it read and how
+// long it took, for the log.
+func startCheck(ctx context.Context, st *store.Store, path string) (session.CheckCounts, time.Duration, error) {
+	start := time.Now()
+	var n session.CheckCounts
+	probs := checkStore(ctx, st, &n)
+	if len(probs) == 0 {
+		return n, time.Since(start), nil
+	}
+	return n, time.Since(start), damagedFile(path, len(probs), probs[0])
+}
+
+// damagedFile is the error of a server refusing the damaged file at path:
+// how many problems, the first, and what to do.
+func damagedFile(path string, n int, first error) error {
+	more := ""
+	if n > 1 {
+		more = fmt.Sprintf(" and %d more (-check -db %s lists them)", n-1, path)
+	}
+	return fmt.Errorf("%s is damaged: %v%s. %s", path, first, more, damagedAdvice(path))
+}
+
+// openError is the error of the server's store.Open, with what to do when
+// the file is damaged or held.
+func openError(path string, err error) error {
+	var de *store.DamagedError
+	switch {
+	case errors.As(err, &de):
+		return damagedFile(path, len(de.Problems), de.Problems[0])
+	case errors.Is(err, store.ErrInUse):
+		return fmt.Errorf("%w: another server serves %s; stop it, or serve another file", err, path)
+	}
+	return err
+}
