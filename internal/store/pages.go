@@ -222,15 +222,19 @@ func pageType(flags uint16) string {
 // checking every page as bbolt's Tx.Check does and more (every offset and
 // length against the page), without trusting any: a damaged page is
 // reported and what lies under it skipped. Visit, if not nil, is called for
-// each key of each bucket (value nil for a nested bucket), with the bucket's
-// path and the position of the value in the file.
+// each key of each bucket (val.n < 0 for a nested bucket), with the bucket's
+// path, the position of the value in the file and the pages read on the way
+// to it, the root's first (valid during the call only).
 type walker struct {
 	pf      *pageFile
 	reached []bool // by page id: a page of the tree, the freelist or a meta page
 	free    []bool // by page id: in the freelist
 	probs   []error
-	visit   func(path []string, key []byte, val valueAt)
+	visit   visitFunc
+	stack   []uint64 // the pages from the root to the one read, overflow pages included
 }
+
+type visitFunc func(path []string, key []byte, val valueAt, pages []uint64)
 
 // valueAt is where a value lies in the file.
 type valueAt struct {
@@ -258,7 +262,7 @@ func (w *walker) report(path []string, format string, args ...any) {
 // walkFile walks the whole file: the freelist, the tree of buckets, then
 // the pages in use that are neither reached nor free. It returns the
 // problems found.
-func walkFile(pf *pageFile, visit func(path []string, key []byte, val valueAt)) []error {
+func walkFile(pf *pageFile, visit visitFunc) []error {
 	hwm := pf.meta.hwm
 	w := &walker{pf: pf, reached: make([]bool, hwm), free: make([]bool, hwm), visit: visit}
 	w.reached[0], w.reached[1] = true, true
@@ -350,6 +354,11 @@ func (w *walker) page(path []string, id uint64, inline []byte, base int64, lo, h
 			return false
 		}
 		base = int64(id) * int64(w.pf.pageSize)
+		depth := len(w.stack)
+		for i := range uint64(len(b) / w.pf.pageSize) {
+			w.stack = append(w.stack, id+i)
+		}
+		defer func() { w.stack = w.stack[:depth] }()
 	}
 	flags, count := order.Uint16(b[8:]), int(order.Uint16(b[10:]))
 	where := fmt.Sprintf("page %d", id)
@@ -413,7 +422,7 @@ func (w *walker) page(path []string, id uint64, inline []byte, base int64, lo, h
 		switch ef := order.Uint32(b[e:]); ef {
 		case 0:
 			if w.visit != nil {
-				w.visit(path, key, valueAt{off: valOff, n: len(val)})
+				w.visit(path, key, valueAt{off: valOff, n: len(val)}, w.stack)
 			}
 		case flagBucket:
 			w.bucket(path, key, val, valOff)
@@ -433,7 +442,7 @@ func (w *walker) bucket(path []string, key, val []byte, off int64) {
 		return
 	}
 	if w.visit != nil {
-		w.visit(path, key, valueAt{off: off, n: -1})
+		w.visit(path, key, valueAt{off: off, n: -1}, w.stack)
 	}
 	root := order.Uint64(val)
 	if root != 0 {

@@ -35,6 +35,9 @@ type Damaged struct {
 	keyOwners map[string][]string // id -> the keys that name it in keys
 	schema    string
 	seenIDs   map[string]bool // ids named anywhere: records, history, keys
+
+	pages    map[string][]uint64 // id -> the pages its record, history and keyof entry were read from, with those above them
+	keyPages map[string][]uint64 // idempotency key -> the same
 }
 
 type damagedRec struct {
@@ -66,7 +69,7 @@ func OpenDamaged(path string) (*Damaged, error) {
 		f.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	d := &Damaged{f: f, hist: map[string][]histAt{}, keys: map[string]valueAt{}, keyOf: map[string]string{}, keyOwners: map[string][]string{}, seenIDs: map[string]bool{}}
+	d := &Damaged{f: f, hist: map[string][]histAt{}, keys: map[string]valueAt{}, keyOf: map[string]string{}, keyOwners: map[string][]string{}, seenIDs: map[string]bool{}, pages: map[string][]uint64{}, keyPages: map[string][]uint64{}}
 	pf, err := readPageFile(f, fi.Size())
 	d.pf = pf
 	d.notes = pf.notes
@@ -89,7 +92,13 @@ func OpenDamaged(path string) (*Damaged, error) {
 		return nil, fmt.Errorf("store: open %s: nothing can be read: %w", path, err)
 	}
 	var records map[string]valueAt
-	d.problems = append(d.problems, walkFile(pf, func(path []string, key []byte, at valueAt) {
+	d.problems = append(d.problems, walkFile(pf, func(path []string, key []byte, at valueAt, pages []uint64) {
+		var id string
+		defer func() {
+			if id != "" {
+				d.addPages(id, pages)
+			}
+		}()
 		switch {
 		case len(path) == 1 && path[0] == string(bucketMeta) && bytes.Equal(key, keySchema) && at.n >= 0 && at.n < 16:
 			b, _ := d.read(at)
@@ -104,18 +113,21 @@ func OpenDamaged(path string) (*Damaged, error) {
 				records = map[string]valueAt{}
 			}
 			records[path[1]] = at
+			id = path[1]
 		case len(path) == 1 && path[0] == string(bucketHist) && at.n >= 0:
 			if len(key) < 2 || len(key) != 2+int(binary.BigEndian.Uint16(key))+8 {
 				d.problems = append(d.problems, fmt.Errorf("history: key %x of %d bytes", key, len(key)))
 				return
 			}
-			id := string(key[2 : len(key)-8])
+			id = string(key[2 : len(key)-8])
 			d.seenIDs[id] = true
 			d.hist[id] = append(d.hist[id], histAt{g: binary.BigEndian.Uint64(key[len(key)-8:]), at: at})
 		case len(path) == 1 && path[0] == string(bucketKeys) && at.n >= 0:
 			d.keys[string(key)] = at
+			d.keyPages[string(key)] = slices.Clone(pages)
 		case len(path) == 1 && path[0] == string(bucketKeyOf) && at.n >= 0:
-			d.seenIDs[string(key)] = true
+			id = string(key)
+			d.seenIDs[id] = true
 			if b, err := d.read(at); err == nil {
 				d.keyOf[string(key)] = string(b)
 			}
@@ -136,6 +148,39 @@ func OpenDamaged(path string) (*Damaged, error) {
 	}
 	return d, nil
 }
+
+// addPages adds pages to those of session id.
+func (d *Damaged) addPages(id string, pages []uint64) {
+	have := d.pages[id]
+	for _, p := range pages {
+		if !slices.Contains(have, p) {
+			have = append(have, p)
+		}
+	}
+	d.pages[id] = have
+}
+
+// Pages returns the pages of the file that session id was read from: those
+// of its record, its history entries and its idempotency key, and those
+// above them in the tree, in no order. A damage elsewhere leaves the
+// session as it was (unless it strikes the meta page in use).
+func (d *Damaged) Pages(id string) []uint64 {
+	out := slices.Clone(d.pages[id])
+	if key, ok := d.keyOf[id]; ok {
+		for _, p := range d.keyPages[key] {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// PageSize returns the size of the file's pages.
+func (d *Damaged) PageSize() int { return d.pf.pageSize }
+
+// MetaPage returns the meta page in use (0 or 1).
+func (d *Damaged) MetaPage() int { return d.pf.metaID }
 
 // Close closes the file.
 func (d *Damaged) Close() error { return d.f.Close() }
