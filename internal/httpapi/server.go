@@ -114,16 +114,20 @@ const (
 
 // statuses maps every error code to its status.
 var statuses = map[string]int{
-	string(session.CodeInvalid):    http.StatusBadRequest,
-	string(session.CodeOutOfRange): http.StatusUnprocessableEntity,
-	codeUnauthorized:               http.StatusUnauthorized,
-	string(session.CodeNotFound):   http.StatusNotFound,
-	codeMethodNotAllowed:           http.StatusMethodNotAllowed,
-	string(session.CodeConflict):   http.StatusConflict,
-	string(session.CodeStopped):    http.StatusConflict,
-	codeTooLarge:                   http.StatusRequestEntityTooLarge,
-	string(session.CodeInternal):   http.StatusInternalServerError,
+	string(session.CodeInvalid):     http.StatusBadRequest,
+	string(session.CodeOutOfRange):  http.StatusUnprocessableEntity,
+	codeUnauthorized:                http.StatusUnauthorized,
+	string(session.CodeNotFound):    http.StatusNotFound,
+	codeMethodNotAllowed:            http.StatusMethodNotAllowed,
+	string(session.CodeConflict):    http.StatusConflict,
+	string(session.CodeStopped):     http.StatusConflict,
+	codeTooLarge:                    http.StatusRequestEntityTooLarge,
+	string(session.CodeStorageFull): http.StatusInsufficientStorage,
+	string(session.CodeInternal):    http.StatusInternalServerError,
 }
+
+// retryAfterFull is the Retry-After, in seconds, of a 507 storage_full.
+const retryAfterFull = "10"
 
 // apiError is an error of the transport.
 type apiError struct {
@@ -163,6 +167,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="selfcma"`)
+	}
+	if status == http.StatusInsufficientStorage {
+		// Nothing was written: the same request, sent again once there is
+		// space, applies once.
+		w.Header().Set("Retry-After", retryAfterFull)
+		s.log.WarnContext(r.Context(), "storage full", "request_id", requestID(r.Context()), "error", err)
 	}
 	s.writeJSON(w, r, status, errorJSON{Error: body})
 }
