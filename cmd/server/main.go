@@ -163,12 +163,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			Help: "When the certificate served runs out (its NotAfter), in Unix seconds.",
 		}, certs.notAfter))
 	}
+	opened := time.Now()
 	st, err := store.Open(cfg.DB, &store.Options{OnCommit: onCommit})
 	if err != nil {
 		ln.Close()
 		return openError(cfg.DB, err)
 	}
-	n, took, err := startCheck(ctx, st, cfg.DB)
+	n, err := startCheck(ctx, st, cfg.DB)
 	if err != nil {
 		st.Close()
 		ln.Close()
@@ -192,7 +193,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.DB, "auth", cfg.Token != "", "tls", certs != nil, "version", version(),
-		"sessions", n.Sessions, "history_entries", n.HistoryEntries, "check_took", took.Round(time.Millisecond).String())
+		"sessions", n.Sessions, "history_entries", n.HistoryEntries, "check_took", time.Since(opened).Round(time.Millisecond).String())
 	if cfg.Token != "" && certs == nil && !loopback(ln.Addr()) {
 		log.Warn("the bearer token crosses the network unencrypted: serve with -tls-cert and -tls-key, or behind a TLS proxy")
 	}

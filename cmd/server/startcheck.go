@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store"
@@ -13,16 +12,14 @@ import (
 // startCheck reads the whole file as -check does before the server serves
 // it (store.Open has walked its pages already): a damaged file is refused
 // with what is wrong and what to do, so that a server never serves, nor
-// writes into, a file that -check rejects. It returns what it read and how
-// long it took, for the log.
-func startCheck(ctx context.Context, st *store.Store, path string) (session.CheckCounts, time.Duration, error) {
-	start := time.Now()
+// writes into, a file that -check rejects. It returns what it read, for
+// the log.
+func startCheck(ctx context.Context, st *store.Store, path string) (session.CheckCounts, error) {
 	var n session.CheckCounts
-	probs := checkStore(ctx, st, &n)
-	if len(probs) == 0 {
-		return n, time.Since(start), nil
+	if probs := checkStore(ctx, st, &n); len(probs) > 0 {
+		return n, damagedFile(path, len(probs), probs[0])
 	}
-	return n, time.Since(start), damagedFile(path, len(probs), probs[0])
+	return n, nil
 }
 
 // damagedFile is the error of a server refusing the damaged file at path:

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -95,6 +96,7 @@ type pageFile struct {
 	meta     boltMeta // the meta page bbolt uses: of the higher txid, if valid
 	metaID   int      // 0 or 1
 	notes    []string // what is odd but not damage (a meta page not valid, the other one used)
+	headers  []error  // meta pages whose header is damaged
 }
 
 // readPageFile reads the meta pages of the file r of size bytes as bbolt
@@ -134,8 +136,13 @@ func readPageFile(r io.ReaderAt, size int64) (*pageFile, error) {
 		b := make([]byte, pageHeaderSize+metaSize)
 		if _, err := r.ReadAt(b, int64(i)*int64(pf.pageSize)); err != nil {
 			metas[i] = boltMeta{err: err}
-		} else {
-			metas[i] = parseMeta(b)
+			continue
+		}
+		metas[i] = parseMeta(b)
+		// bbolt's check asserts the headers of both (its checksum covers
+		// the meta only).
+		if id, flags := order.Uint64(b), order.Uint16(b[8:]); id != uint64(i) || flags != flagMeta {
+			pf.headers = append(pf.headers, fmt.Errorf("page %d: the header of a meta page says page %d of type %s", i, id, pageType(flags)))
 		}
 	}
 	a, b := 0, 1
@@ -232,6 +239,7 @@ type walker struct {
 	probs   []error
 	visit   visitFunc
 	stack   []uint64 // the pages from the root to the one read, overflow pages included
+	reads   uint64   // tree pages read
 }
 
 type visitFunc func(path []string, key []byte, val valueAt, pages []uint64)
@@ -266,6 +274,7 @@ func walkFile(pf *pageFile, visit visitFunc) []error {
 	hwm := pf.meta.hwm
 	w := &walker{pf: pf, reached: make([]bool, hwm), free: make([]bool, hwm), visit: visit}
 	w.reached[0], w.reached[1] = true, true
+	w.probs = append(w.probs, pf.headers...)
 	if id := pf.meta.freelist; id != noFreelist {
 		w.freelist(id)
 	}
@@ -322,21 +331,20 @@ func (w *walker) freelist(id uint64) {
 }
 
 // markReached marks the pages of page id (b, with its overflow) reached and
-// reports those reached before or free.
-func (w *walker) markReached(path []string, id uint64, b []byte) bool {
-	ok := true
+// reports those reached before or free. The walk goes on into such a page
+// (a damaged branch may point into another's subtree before the sound one
+// does: the sound one's walk must not lose it); visits are deduplicated by
+// the value's offset in the file.
+func (w *walker) markReached(path []string, id uint64, b []byte) {
 	for i := uint64(0); i < uint64(len(b)/w.pf.pageSize); i++ {
 		switch {
 		case w.reached[id+i]:
 			w.report(path, "page %d: reached twice", id+i)
-			ok = false
 		case w.free[id+i]:
 			w.report(path, "page %d: in the tree and free", id+i)
-			ok = false
 		}
 		w.reached[id+i] = true
 	}
-	return ok
 }
 
 // page walks the page id of the bucket at path, or (inline not nil) the
@@ -345,14 +353,22 @@ func (w *walker) markReached(path []string, id uint64, b []byte) bool {
 func (w *walker) page(path []string, id uint64, inline []byte, base int64, lo, hi []byte) bool {
 	b := inline
 	if inline == nil {
+		if slices.Contains(w.stack, id) {
+			w.report(path, "page %d: its own ancestor", id)
+			return false
+		}
+		if w.reads++; w.reads > 2*w.pf.meta.hwm+1000 {
+			if w.reads == 2*w.pf.meta.hwm+1001 {
+				w.report(path, "page %d: more page reads than twice the pages in use", id)
+			}
+			return false
+		}
 		var err error
 		if b, err = w.pf.readPage(id, flagBranch|flagLeaf); err != nil {
 			w.report(path, "%v", err)
 			return false
 		}
-		if !w.markReached(path, id, b) {
-			return false
-		}
+		w.markReached(path, id, b)
 		base = int64(id) * int64(w.pf.pageSize)
 		depth := len(w.stack)
 		for i := range uint64(len(b) / w.pf.pageSize) {

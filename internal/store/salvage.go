@@ -143,8 +143,10 @@ func OpenDamaged(path string) (*Damaged, error) {
 		}
 	}
 	for id, h := range d.hist {
-		slices.SortFunc(h, func(a, b histAt) int { return cmp.Compare(a.g, b.g) })
-		d.hist[id] = h
+		// By generation; an entry reached twice (a damaged branch pointing
+		// to its page) once.
+		slices.SortStableFunc(h, func(a, b histAt) int { return cmp.Compare(a.g, b.g) })
+		d.hist[id] = slices.CompactFunc(h, func(a, b histAt) bool { return a.g == b.g && a.at == b.at })
 	}
 	return d, nil
 }

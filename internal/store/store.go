@@ -144,8 +144,8 @@ func Open(path string, opt *Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	init := db.Update
-	if bo.ReadOnly {
-		init = db.View
+	if bo.ReadOnly || db.View(initSchema) == nil {
+		init = db.View // nothing to write: a file of this layout is left as it is until a write
 	} else if err := keepEarlierLayout(db, path); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
