@@ -67,6 +67,13 @@ func salvageable(ctx context.Context, d *store.Damaged) (r salvageReport) {
 	return r
 }
 
+// earlierLayout reports whether l is the version of an earlier layout than
+// the store's, whose sessions salvage cannot read.
+func earlierLayout(l string) bool {
+	n, err := strconv.Atoi(l)
+	return err == nil && n >= 1 && n < store.SchemaVersion
+}
+
 // salvage writes the sessions of the file at path that read soundly,
 // byte for byte, to a new file at outPath (-salvage -out), prints those it
 // could not and why, and checks the new file as -check does. It fails only
@@ -81,8 +88,11 @@ func salvage(ctx context.Context, path, outPath string, out io.Writer) error {
 		return err
 	}
 	defer d.Close()
-	if l := d.Layout(); l != "" && l != strconv.Itoa(store.SchemaVersion) {
-		return fmt.Errorf("%s is of layout %q: salvage reads layout %d only", path, l, store.SchemaVersion)
+	switch l := d.Layout(); {
+	case earlierLayout(l):
+		return fmt.Errorf("%s is of layout %s: salvage reads layout %d only", path, l, store.SchemaVersion)
+	case l != strconv.Itoa(store.SchemaVersion):
+		fmt.Fprintf(out, "note: the layout version cannot be read (%q): the file is read as layout %d\n", l, store.SchemaVersion)
 	}
 	for _, n := range d.Notes() {
 		fmt.Fprintln(out, "note:", n)

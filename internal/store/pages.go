@@ -240,6 +240,7 @@ type walker struct {
 	visit   visitFunc
 	stack   []uint64 // the pages from the root to the one read, overflow pages included
 	reads   uint64   // tree pages read
+	unread  int      // tree pages that could not be read
 }
 
 type visitFunc func(path []string, key []byte, val valueAt, pages []uint64)
@@ -279,16 +280,23 @@ func walkFile(pf *pageFile, visit visitFunc) []error {
 		w.freelist(id)
 	}
 	w.page(nil, pf.meta.root, nil, 0, nil, nil)
-	unreached := 0
+	var unreached []uint64
 	for id := range hwm {
 		if !w.reached[id] && !w.free[id] {
-			if unreached++; unreached <= 10 {
-				w.report(nil, "page %d: neither reachable nor free", id)
-			}
+			unreached = append(unreached, id)
 		}
 	}
-	if unreached > 10 {
-		w.report(nil, "%d pages in all neither reachable nor free", unreached)
+	switch {
+	case len(unreached) == 0:
+	case w.unread > 0: // what lay under the pages not read
+		w.report(nil, "%d pages in use neither reached nor free (from page %d), most under the damaged pages", len(unreached), unreached[0])
+	default:
+		for _, id := range unreached[:min(len(unreached), 10)] {
+			w.report(nil, "page %d: neither reachable nor free", id)
+		}
+		if len(unreached) > 10 {
+			w.report(nil, "%d pages in all neither reachable nor free", len(unreached))
+		}
 	}
 	return w.probs
 }
@@ -366,7 +374,7 @@ func (w *walker) page(path []string, id uint64, inline []byte, base int64, lo, h
 		var err error
 		if b, err = w.pf.readPage(id, flagBranch|flagLeaf); err != nil {
 			w.report(path, "%v", err)
-			return false
+			return w.fail()
 		}
 		w.markReached(path, id, b)
 		base = int64(id) * int64(w.pf.pageSize)
@@ -382,16 +390,16 @@ func (w *walker) page(path []string, id uint64, inline []byte, base int64, lo, h
 		where = fmt.Sprintf("the inline page at byte %d", base)
 		if flags != flagLeaf {
 			w.report(path, "%s: of type %s, want leaf", where, pageType(flags))
-			return false
+			return w.fail()
 		}
 	}
 	if pageHeaderSize+count*elementSize > len(b) {
 		w.report(path, "%s: %d elements in %d bytes", where, count, len(b))
-		return false
+		return w.fail()
 	}
 	if flags == flagBranch && count == 0 {
 		w.report(path, "%s: a branch page without elements", where)
-		return false
+		return w.fail()
 	}
 	prev := lo
 	for i := range count {
@@ -406,19 +414,19 @@ func (w *walker) page(path []string, id uint64, inline []byte, base int64, lo, h
 		}
 		if uint64(e)+pos+ksize+vsize > uint64(len(b)) {
 			w.report(path, "%s: element %d runs past the page's %d bytes", where, i, len(b))
-			return false
+			return w.fail()
 		}
 		key := b[uint64(e)+pos : uint64(e)+pos+ksize]
 		switch {
 		case i > 0 && bytes.Compare(prev, key) >= 0:
 			w.report(path, "%s: key %d (%x) not after the one before (%x)", where, i, key, prev)
-			return false
+			return w.fail()
 		case i == 0 && prev != nil && bytes.Compare(prev, key) > 0:
 			w.report(path, "%s: first key %x before its branch key %x", where, key, prev)
-			return false
+			return w.fail()
 		case hi != nil && bytes.Compare(key, hi) >= 0:
 			w.report(path, "%s: key %d (%x) not before the next branch key (%x)", where, i, key, hi)
-			return false
+			return w.fail()
 		}
 		prev = key
 		if flags == flagBranch {
@@ -447,6 +455,13 @@ func (w *walker) page(path []string, id uint64, inline []byte, base int64, lo, h
 		}
 	}
 	return true
+}
+
+// fail counts a tree page whose content is dropped (what lies under it is
+// not reached) and returns false.
+func (w *walker) fail() bool {
+	w.unread++
+	return false
 }
 
 // bucket walks the bucket key of the bucket at path, whose header is val,
