@@ -114,7 +114,7 @@ func checkDamaged(ctx context.Context, path string, de *store.DamagedError, out 
 	r := salvageable(ctx, d)
 	for _, id := range r.lostIDs() {
 		probs++
-		fmt.Fprintf(out, "session %s: %v\n", id, errors.Join(r.lost[id]...))
+		fmt.Fprintf(out, "session %s: %v\n", id, joinErrs(r.lost[id]))
 	}
 	fmt.Fprintf(out, "checked %s: sessions %d (%d read soundly), history entries %d, problems %d\n",
 		path, r.read+len(r.unlisted), len(r.sound), r.histRead, probs)

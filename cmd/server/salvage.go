@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store"
@@ -67,6 +68,15 @@ func salvageable(ctx context.Context, d *store.Damaged) (r salvageReport) {
 	return r
 }
 
+// joinErrs is errs on one line.
+func joinErrs(errs []error) string {
+	s := make([]string, len(errs))
+	for i, e := range errs {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
 // earlierLayout reports whether l is the version of an earlier layout than
 // the store's, whose sessions salvage cannot read.
 func earlierLayout(l string) bool {
@@ -106,7 +116,7 @@ func salvage(ctx context.Context, path, outPath string, out io.Writer) error {
 		if id == "" {
 			name = "sessions"
 		}
-		fmt.Fprintf(out, "lost %s: %v\n", name, errors.Join(r.lost[id]...))
+		fmt.Fprintf(out, "lost %s: %v\n", name, joinErrs(r.lost[id]))
 	}
 	for _, id := range slices.Sorted(maps.Keys(r.noKey)) {
 		fmt.Fprintf(out, "session %s: salvaged without its idempotency key: %v\n", id, r.noKey[id])
