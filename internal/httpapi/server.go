@@ -114,16 +114,18 @@ const (
 
 // statuses maps every error code to its status.
 var statuses = map[string]int{
-	string(session.CodeInvalid):     http.StatusBadRequest,
-	string(session.CodeOutOfRange):  http.StatusUnprocessableEntity,
-	codeUnauthorized:                http.StatusUnauthorized,
-	string(session.CodeNotFound):    http.StatusNotFound,
-	codeMethodNotAllowed:            http.StatusMethodNotAllowed,
-	string(session.CodeConflict):    http.StatusConflict,
-	string(session.CodeStopped):     http.StatusConflict,
-	codeTooLarge:                    http.StatusRequestEntityTooLarge,
+	string(session.CodeInvalid):    http.StatusBadRequest,
+	string(session.CodeOutOfRange): http.StatusUnprocessableEntity,
+	codeUnauthorized:               http.StatusUnauthorized,
+	string(session.CodeNotFound):   http.StatusNotFound,
+	codeMethodNotAllowed:           http.StatusMethodNotAllowed,
+	string(session.CodeConflict):   http.StatusConflict,
+	string(session.CodeStopped):    http.StatusConflict,
+	codeTooLarge:                   http.StatusRequestEntityTooLarge,
+	string(session.CodeInternal):   http.StatusInternalServerError,
+
+	// Nothing was written: the same request, sent after Retry-After, applies once.
 	string(session.CodeStorageFull): http.StatusInsufficientStorage,
-	string(session.CodeInternal):    http.StatusInternalServerError,
 }
 
 // retryAfterFull is the Retry-After, in seconds, of a 507 storage_full.
