@@ -28,7 +28,7 @@ type Damaged struct {
 	problems []error // the damage the walk found, and the records that do not split
 	notes    []string
 
-	recs      []damagedRec // by id
+	recs      []damagedRec       // by id
 	metas     map[string]valueAt // id -> version ‖ meta of a meta-only write (layout 5)
 	hist      map[string][]histAt
 	keys      map[string]valueAt  // idempotency key -> len(id) ‖ id ‖ data
