@@ -10,6 +10,7 @@ import (
 
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/postgres"
 )
 
 // check reads the file at path as a server starting on it would (-check):
@@ -20,6 +21,9 @@ import (
 // A backup is checked before it is restored; the file of a running server
 // cannot be opened (the server holds it): check a backup of it.
 func check(ctx context.Context, path string, out io.Writer) error {
+	if postgres.IsURL(path) {
+		return checkPostgres(ctx, path, out)
+	}
 	st, err := store.Open(path, &store.Options{ReadOnly: true})
 	if errors.Is(err, store.ErrEarlierLayout) {
 		var cleanup func()
