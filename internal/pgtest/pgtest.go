@@ -196,3 +196,11 @@ func stop() error {
 	cluster.dir = ""
 	return err
 }
+
+// BinDir returns the directory of the cluster's programs (pg_dump, psql,
+// ...), starting the cluster if it is not running; it skips tb as URL does.
+func BinDir(tb testing.TB) string {
+	tb.Helper()
+	URL(tb)
+	return cluster.bin
+}
