@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -58,15 +59,17 @@ const migrationLock = 0x73656c66636d61 // "selfcma"
 // migrate brings the database to SchemaVersion under the advisory lock; a
 // database of a later schema is refused.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	conn, err := pool.Acquire(ctx)
+	pc, err := pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
+	// A connection of its own, closed at the end: the session's advisory
+	// lock goes with it whatever happens, and never back into the pool.
+	conn := pc.Hijack()
+	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
 		return fmt.Errorf("lock: %w", err)
 	}
-	defer conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", migrationLock)
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    integer PRIMARY KEY,
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
@@ -100,7 +103,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // schemaVersion is the database's version, 0 for a new one.
-func schemaVersion(ctx context.Context, conn *pgxpool.Conn) (int, error) {
+func schemaVersion(ctx context.Context, conn *pgx.Conn) (int, error) {
 	var v int
 	err := conn.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
 	return v, err

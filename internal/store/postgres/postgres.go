@@ -66,9 +66,11 @@ type Options struct {
 }
 
 // DefaultMaxConns is the size of the pool unless the URL says otherwise
-// (pool_max_conns=N): enough for the server's concurrent requests to
-// reach the database's group commit.
-const DefaultMaxConns = 32
+// (pool_max_conns=N): enough concurrent commits for the database to group
+// their WAL flushes, and few enough that several servers stay under
+// PostgreSQL's default max_connections (100) with room for pg_dump and
+// -check.
+const DefaultMaxConns = 16
 
 // IsURL reports whether db names a PostgreSQL database rather than a file.
 func IsURL(db string) bool {
