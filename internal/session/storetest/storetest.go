@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"List", testList},
 		{"Delete", testDelete},
 		{"Version", testVersion},
+		{"OddIDs", testOddIDs},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentCreates", testConcurrentCreates},
 		{"Leases", testLeases},
@@ -245,8 +246,9 @@ func testKeys(t *testing.T, st session.Store) {
 }
 
 func testList(t *testing.T, st session.Store) {
-	// Byte order: upper case before lower case, digits first, é last.
-	ids := []string{"b", "A", "a", "0f", "B", "é", "ab", "a-"}
+	// Byte order: upper case before lower case, digits first, é and then
+	// bytes that are no UTF-8 last; NUL first. Ids are bytes to a store.
+	ids := []string{"b", "A", "a", "0f", "B", "é", "ab", "a-", "a\x00b", "\xff\xfe", "\x00"}
 	for _, id := range ids {
 		put(t, st, rec(id, 0, "meta-"+id, "state-"+id), nil)
 	}
@@ -280,8 +282,8 @@ func testList(t *testing.T, st session.Store) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("List order %q, want %q", got, want)
 	}
-	if recs, err := st.List(ctx, "b", 10); err != nil || len(recs) != 1 || recs[0].ID != "é" {
-		t.Fatalf("List after b: %v %v, want é", recs, err)
+	if recs, err := st.List(ctx, "b", 10); err != nil || len(recs) != 2 || recs[0].ID != "é" {
+		t.Fatalf("List after b: %v %v, want é and \\xff\\xfe", recs, err)
 	}
 }
 
@@ -336,6 +338,41 @@ func testVersion(t *testing.T, st session.Store) {
 	put(t, st, rec("a", 1, "m", ""), nil)
 	if v, err := st.Version(ctx, "a"); err != nil || v != 2 {
 		t.Fatalf("Version = %d %v, want 2", v, err)
+	}
+}
+
+// Ids and keys are any bytes (a server looks up what a URL names): an
+// unknown one is no record, never another error.
+func testOddIDs(t *testing.T, st session.Store) {
+	for _, id := range []string{"\xff\xfe", "a\x00b", "\x00"} {
+		if _, err := st.Get(ctx, id); !errors.Is(err, session.ErrNoRecord) {
+			t.Errorf("Get(%q): %v, want ErrNoRecord", id, err)
+		}
+		if _, err := st.Version(ctx, id); !errors.Is(err, session.ErrNoRecord) {
+			t.Errorf("Version(%q): %v, want ErrNoRecord", id, err)
+		}
+		if err := st.Delete(ctx, id, 1); !errors.Is(err, session.ErrNoRecord) {
+			t.Errorf("Delete(%q): %v, want ErrNoRecord", id, err)
+		}
+		if ents, err := st.History(ctx, id, 0, 0); err != nil || len(ents) != 0 {
+			t.Errorf("History(%q): %v %v, want none", id, ents, err)
+		}
+		if _, _, err := st.Leases(ctx, id, 0); !errors.Is(err, session.ErrNoRecord) {
+			t.Errorf("Leases(%q): %v, want ErrNoRecord", id, err)
+		}
+		if _, _, err := st.Key(ctx, id); !errors.Is(err, session.ErrNoRecord) {
+			t.Errorf("Key(%q): %v, want ErrNoRecord", id, err)
+		}
+		if recs, err := st.List(ctx, id, 10); err != nil || len(recs) != 0 {
+			t.Errorf("List after %q: %v %v, want none", id, recs, err)
+		}
+	}
+	r := rec("\xff\x00", 0, "m", "s")
+	r.Key = "k\xff"
+	put(t, st, r, hist(0, "h"))
+	wantRecord(t, st, "\xff\x00", 1, "m", "s")
+	if id, _, err := st.Key(ctx, "k\xff"); err != nil || id != "\xff\x00" {
+		t.Fatalf("Key: %q %v", id, err)
 	}
 }
 

@@ -59,19 +59,19 @@ func (s *Store) Check(ctx context.Context) []error {
 	}
 
 	for _, q := range []struct{ what, table, col string }{
-		{"history", "history", "generation::text"},
+		{"history", "history", "convert_to(generation::text, 'UTF8')"},
 		{"idempotency key", "idempotency_keys", "key"},
-		{"lease", "leases", "generation::text"},
+		{"lease", "leases", "convert_to(generation::text, 'UTF8')"},
 	} {
 		rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT t.session, %s FROM %s t
 			WHERE NOT EXISTS (SELECT FROM sessions s WHERE s.id = t.session)
-			ORDER BY 1, 2 LIMIT 100`, "t."+q.col, q.table))
+			ORDER BY 1, 2 LIMIT 100`, q.col, q.table))
 		if err != nil {
 			report("%s: %v", q.table, err)
 			continue
 		}
 		for rows.Next() {
-			var id, what string
+			var id, what []byte
 			if err := rows.Scan(&id, &what); err != nil {
 				report("%s: %v", q.table, err)
 				break

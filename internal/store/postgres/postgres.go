@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"strings"
 	"time"
@@ -120,7 +121,7 @@ func (s *Store) Close() error {
 // Get implements session.Store.
 func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 	r := session.Record{ID: id}
-	err := s.pool.QueryRow(ctx, "SELECT version, meta, state FROM sessions WHERE id = $1", id).Scan(&r.Version, &r.Meta, &r.State)
+	err := s.pool.QueryRow(ctx, "SELECT version, meta, state FROM sessions WHERE id = $1", []byte(id)).Scan(&r.Version, &r.Meta, &r.State)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
 	}
@@ -133,7 +134,7 @@ func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 // Version implements session.Store.
 func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 	var v uint64
-	err := s.pool.QueryRow(ctx, "SELECT version FROM sessions WHERE id = $1", id).Scan(&v)
+	err := s.pool.QueryRow(ctx, "SELECT version FROM sessions WHERE id = $1", []byte(id)).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("postgres: version of %s: %w", id, session.ErrNoRecord)
 	}
@@ -148,13 +149,15 @@ func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Re
 	if limit <= 0 {
 		return nil, nil
 	}
-	rows, err := s.pool.Query(ctx, "SELECT id, version, meta FROM sessions WHERE id > $1 ORDER BY id LIMIT $2", after, limit)
+	rows, err := s.pool.Query(ctx, "SELECT id, version, meta FROM sessions WHERE id > $1 ORDER BY id LIMIT $2", []byte(after), limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list: %w", err)
 	}
 	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Record, error) {
 		var r session.Record
-		err := row.Scan(&r.ID, &r.Version, &r.Meta)
+		var id []byte
+		err := row.Scan(&id, &r.Version, &r.Meta)
+		r.ID = string(id)
 		return r, err
 	})
 	if err != nil {
@@ -170,7 +173,7 @@ const (
 	INSERT INTO sessions (id, version, meta, state) VALUES ($1, 1, $2, $3)
 	ON CONFLICT (id) DO NOTHING RETURNING id
 ), k AS (
-	INSERT INTO idempotency_keys (key, session, data) SELECT $4, id, $5 FROM s WHERE $4 <> ''
+	INSERT INTO idempotency_keys (key, session, data) SELECT $4, id, $5 FROM s WHERE $4::bytea IS NOT NULL
 ), h AS (
 	INSERT INTO history (session, generation, data) SELECT id, $6, $7 FROM s WHERE $7::bytea IS NOT NULL
 	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
@@ -230,15 +233,19 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		if rec.State == nil {
 			return 0, fmt.Errorf("postgres: put %s: a new record without a state", rec.ID)
 		}
+		var key []byte // NULL: none
+		if rec.Key != "" {
+			key = []byte(rec.Key)
+		}
 		kd := rec.KeyData
 		if kd == nil {
 			kd = []byte{}
 		}
-		err = s.pool.QueryRow(ctx, putNew, rec.ID, meta, rec.State, rec.Key, kd, g, data).Scan(&n)
+		err = s.pool.QueryRow(ctx, putNew, []byte(rec.ID), meta, rec.State, key, kd, g, data).Scan(&n)
 	case rec.State == nil:
-		err = s.pool.QueryRow(ctx, putMeta, rec.ID, int64(rec.Version), meta, g, data).Scan(&n)
+		err = s.pool.QueryRow(ctx, putMeta, []byte(rec.ID), int64(rec.Version), meta, g, data).Scan(&n)
 	default:
-		err = s.pool.QueryRow(ctx, putState, rec.ID, int64(rec.Version), meta, rec.State, g, data).Scan(&n)
+		err = s.pool.QueryRow(ctx, putState, []byte(rec.ID), int64(rec.Version), meta, rec.State, g, data).Scan(&n)
 	}
 	if err != nil {
 		var pe *pgconn.PgError
@@ -274,16 +281,15 @@ func (s *Store) conflict(ctx context.Context, op, id string, version uint64) err
 
 // Key implements session.Store.
 func (s *Store) Key(ctx context.Context, key string) (string, []byte, error) {
-	var id string
-	var data []byte
-	err := s.pool.QueryRow(ctx, "SELECT session, data FROM idempotency_keys WHERE key = $1", key).Scan(&id, &data)
+	var id, data []byte
+	err := s.pool.QueryRow(ctx, "SELECT session, data FROM idempotency_keys WHERE key = $1", []byte(key)).Scan(&id, &data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil, fmt.Errorf("postgres: key %q: %w", key, session.ErrNoRecord)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("postgres: key %q: %w", key, err)
 	}
-	return id, data, nil
+	return string(id), data, nil
 }
 
 // Delete implements session.Store. The session row goes first: its row
@@ -292,7 +298,7 @@ func (s *Store) Key(ctx context.Context, key string) (string, []byte, error) {
 func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 	start := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1 AND version = $2", id, int64(version))
+		tag, err := tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1 AND version = $2", []byte(id), int64(version))
 		if err != nil {
 			return err
 		}
@@ -300,9 +306,9 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 			return errNothing
 		}
 		b := &pgx.Batch{}
-		b.Queue("DELETE FROM history WHERE session = $1", id)
-		b.Queue("DELETE FROM idempotency_keys WHERE session = $1", id)
-		b.Queue("DELETE FROM leases WHERE session = $1", id)
+		b.Queue("DELETE FROM history WHERE session = $1", []byte(id))
+		b.Queue("DELETE FROM idempotency_keys WHERE session = $1", []byte(id))
+		b.Queue("DELETE FROM leases WHERE session = $1", []byte(id))
 		return tx.SendBatch(ctx, b).Close()
 	})
 	switch {
@@ -329,7 +335,7 @@ func (s *Store) History(ctx context.Context, id string, from uint64, limit int) 
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := s.pool.Query(ctx, "SELECT generation, data FROM history WHERE session = $1 AND generation >= $2 ORDER BY generation LIMIT $3", id, int64(from), lim)
+	rows, err := s.pool.Query(ctx, "SELECT generation, data FROM history WHERE session = $1 AND generation >= $2 ORDER BY generation LIMIT $3", []byte(id), int64(from), lim)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: history of %s: %w", id, err)
 	}
@@ -358,16 +364,23 @@ func scanLeases(rows pgx.Rows) (leases []session.Lease, now time.Time, found boo
 	defer rows.Close()
 	for rows.Next() {
 		var idx *int32
-		var worker *string
+		var worker []byte
 		var exp *time.Time
 		if err := rows.Scan(&now, &found, &idx, &worker, &exp); err != nil {
 			return nil, now, false, err
 		}
 		if idx != nil {
-			leases = append(leases, session.Lease{Index: int(*idx), Worker: *worker, Expires: *exp})
+			leases = append(leases, session.Lease{Index: int(*idx), Worker: string(worker), Expires: *exp})
 		}
 	}
 	return leases, now, found, rows.Err()
+}
+
+// idHash is the second key of the advisory lock of id's leases.
+func idHash(id string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int32(h.Sum32())
 }
 
 // UpdateLeases implements session.Store.
@@ -379,7 +392,7 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		b.Queue("SET LOCAL synchronous_commit TO off")
-		b.Queue("SELECT pg_advisory_xact_lock($1, hashtext($2))", int32(leaseLockClass), id)
+		b.Queue("SELECT pg_advisory_xact_lock($1, $2)", int32(leaseLockClass), idHash(id))
 		br := tx.SendBatch(ctx, b)
 		if _, err := br.Exec(); err != nil {
 			br.Close()
@@ -392,7 +405,7 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 		if err := br.Close(); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, readLeases, id, int64(g))
+		rows, err := tx.Query(ctx, readLeases, []byte(id), int64(g))
 		if err != nil {
 			return err
 		}
@@ -409,16 +422,16 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 			return err
 		}
 		idx := make([]int32, len(next))
-		workers := make([]string, len(next))
+		workers := make([][]byte, len(next))
 		exps := make([]time.Time, len(next))
 		for i, l := range next {
-			idx[i], workers[i], exps[i] = int32(l.Index), l.Worker, l.Expires
+			idx[i], workers[i], exps[i] = int32(l.Index), []byte(l.Worker), l.Expires
 		}
 		b = &pgx.Batch{}
-		b.Queue("DELETE FROM leases WHERE session = $1", id)
+		b.Queue("DELETE FROM leases WHERE session = $1", []byte(id))
 		b.Queue(`INSERT INTO leases (session, generation, index, worker, expires_at)
-			SELECT $1, $2, u.i, u.w, u.e FROM unnest($3::integer[], $4::text[], $5::timestamptz[]) AS u(i, w, e)`,
-			id, int64(g), idx, workers, exps)
+			SELECT $1, $2, u.i, u.w, u.e FROM unnest($3::integer[], $4::bytea[], $5::timestamptz[]) AS u(i, w, e)`,
+			[]byte(id), int64(g), idx, workers, exps)
 		return tx.SendBatch(ctx, b).Close()
 	})
 	switch {
@@ -437,7 +450,7 @@ func (s *Store) Leases(ctx context.Context, id string, g uint64) ([]session.Leas
 	if g > math.MaxInt64 {
 		return nil, time.Time{}, fmt.Errorf("postgres: leases of %s: generation %d", id, g)
 	}
-	rows, err := s.pool.Query(ctx, readLeases, id, int64(g))
+	rows, err := s.pool.Query(ctx, readLeases, []byte(id), int64(g))
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("postgres: leases of %s: %w", id, err)
 	}
@@ -464,7 +477,7 @@ func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.H
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "INSERT INTO sessions (id, version, meta, state) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
-			rec.ID, int64(v), meta, rec.State)
+			[]byte(rec.ID), int64(v), meta, rec.State)
 		if err != nil {
 			return err
 		}
@@ -476,7 +489,7 @@ func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.H
 			if kd == nil {
 				kd = []byte{}
 			}
-			if _, err := tx.Exec(ctx, "INSERT INTO idempotency_keys (key, session, data) VALUES ($1, $2, $3)", rec.Key, rec.ID, kd); err != nil {
+			if _, err := tx.Exec(ctx, "INSERT INTO idempotency_keys (key, session, data) VALUES ($1, $2, $3)", []byte(rec.Key), []byte(rec.ID), kd); err != nil {
 				var pe *pgconn.PgError
 				if errors.As(err, &pe) && pe.Code == "23505" {
 					return fmt.Errorf("postgres: import %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
@@ -493,7 +506,7 @@ func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.H
 				if d == nil {
 					d = []byte{}
 				}
-				return []any{rec.ID, int64(hist[i].Generation), d}, nil
+				return []any{[]byte(rec.ID), int64(hist[i].Generation), d}, nil
 			}))
 		return err
 	})
