@@ -152,6 +152,13 @@ func (s *servers) restart(i int) error {
 	return nil
 }
 
+// killed is the number of kills so far.
+func (s *servers) killed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kills
+}
+
 func (s *servers) killAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -247,54 +254,62 @@ func TestPostgresKills(t *testing.T) {
 					}
 				}
 			}()
-			entries := 0
-			for _, alg := range algs {
-				ref := refs[alg]
-				entries += len(ref.batches)
-				rng := rand.New(rand.NewPCG(uint64(len(alg)), 2))
-				var sess e2eSession
-				create := withKey{createBody(alg), fmt.Sprintf("pg-kills-%s-%d", alg, n)}
-				code, b := s.do(t, "POST", "/v1/sessions", create)
-				for code != 201 && code != 200 { // a create cut short is sent again
-					t.Logf("create: %d %s", code, b)
-					code, b = s.do(t, "POST", "/v1/sessions", create)
+			// Rounds of both sessions (the same seeded runs again, under other
+			// keys) until the killer has killed 50 times: a fast machine
+			// finishes a round in a few seconds.
+			entries, sessions := 0, 0
+			for round := 0; round == 0 || s.killed() < 50; round++ {
+				if round == 10 {
+					t.Fatalf("%d kills in 10 rounds", s.killed())
 				}
-				json.Unmarshal(b, &sess)
-				sp := "/v1/sessions/" + sess.ID
-				for g := 0; sess.Status == "running"; g++ {
-					var bt e2eBatch
-					json.Unmarshal(s.must(t, "GET", sp+"/ask", nil, 200), &bt)
-					if bt.Generation != g || g >= len(ref.batches) || !sameBits(bt.Candidates, ref.batches[g]) {
-						t.Fatalf("%s generation %d: asked generation %d, the batch differs from the bbolt run's", alg, g, bt.Generation)
+				for _, alg := range algs {
+					ref := refs[alg]
+					sessions++
+					entries += len(ref.batches)
+					rng := rand.New(rand.NewPCG(uint64(len(alg)), uint64(round)))
+					var sess e2eSession
+					create := withKey{createBody(alg), fmt.Sprintf("pg-kills-%s-%d-%d", alg, n, round)}
+					code, b := s.do(t, "POST", "/v1/sessions", create)
+					if code != 201 && code != 200 {
+						t.Fatalf("create: %d %s", code, b)
 					}
-					tell := tellOf(bt)
-					if rng.IntN(3) == 0 { // in two parts
-						fit, half := tell["fitness"].([]float64), len(bt.Candidates)/2
-						var part struct {
-							Generation int `json:"generation"`
-							Partial    *struct {
-								Indices []int `json:"indices"`
-							} `json:"partial"`
+					json.Unmarshal(b, &sess)
+					sp := "/v1/sessions/" + sess.ID
+					for g := 0; sess.Status == "running"; g++ {
+						var bt e2eBatch
+						json.Unmarshal(s.must(t, "GET", sp+"/ask", nil, 200), &bt)
+						if bt.Generation != g || g >= len(ref.batches) || !sameBits(bt.Candidates, ref.batches[g]) {
+							t.Fatalf("%s generation %d: asked generation %d, the batch differs from the bbolt run's", alg, g, bt.Generation)
 						}
-						json.Unmarshal(s.must(t, "POST", sp+"/tell", partOf(g, fit, 0, half), 200), &part)
-						if part.Generation != g || part.Partial == nil || len(part.Partial.Indices) != half {
-							t.Fatalf("%s generation %d: the first part answered %+v", alg, g, part)
+						tell := tellOf(bt)
+						if rng.IntN(3) == 0 { // in two parts
+							fit, half := tell["fitness"].([]float64), len(bt.Candidates)/2
+							var part struct {
+								Generation int `json:"generation"`
+								Partial    *struct {
+									Indices []int `json:"indices"`
+								} `json:"partial"`
+							}
+							json.Unmarshal(s.must(t, "POST", sp+"/tell", partOf(g, fit, 0, half), 200), &part)
+							if part.Generation != g || part.Partial == nil || len(part.Partial.Indices) != half {
+								t.Fatalf("%s generation %d: the first part answered %+v", alg, g, part)
+							}
+							json.Unmarshal(s.must(t, "POST", sp+"/tell", partOf(g, fit, half, len(fit)), 200), &sess)
+						} else {
+							json.Unmarshal(s.must(t, "POST", sp+"/tell", tell, 200), &sess)
 						}
-						json.Unmarshal(s.must(t, "POST", sp+"/tell", partOf(g, fit, half, len(fit)), 200), &sess)
-					} else {
-						json.Unmarshal(s.must(t, "POST", sp+"/tell", tell, 200), &sess)
+						if sess.Generation != g+1 {
+							t.Fatalf("%s: after the tell of generation %d answered 200 the session is at %d", alg, g, sess.Generation)
+						}
 					}
-					if sess.Generation != g+1 {
-						t.Fatalf("%s: after the tell of generation %d answered 200 the session is at %d", alg, g, sess.Generation)
+					hist := s.must(t, "GET", sp+"/history", nil, 200)
+					final := finalOf(t, s.must(t, "GET", sp, nil, 200))
+					if !bytes.Equal(hist, ref.history) {
+						t.Errorf("%s: the history differs from the bbolt run's", alg)
 					}
-				}
-				hist := s.must(t, "GET", sp+"/history", nil, 200)
-				final := finalOf(t, s.must(t, "GET", sp, nil, 200))
-				if !bytes.Equal(hist, ref.history) {
-					t.Errorf("%s: the history differs from the bbolt run's", alg)
-				}
-				if fmt.Sprint(final) != fmt.Sprint(ref.final) {
-					t.Errorf("%s: final session differs:\n%v\n%v", alg, final, ref.final)
+					if fmt.Sprint(final) != fmt.Sprint(ref.final) {
+						t.Errorf("%s: final session differs:\n%v\n%v", alg, final, ref.final)
+					}
 				}
 			}
 			close(stopKiller)
@@ -302,11 +317,8 @@ func TestPostgresKills(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.stopAll(t)
-			t.Logf("%d generations, %d kills", entries, s.kills)
-			if s.kills < 50 {
-				t.Errorf("%d kills, want at least 50", s.kills)
-			}
-			checkDB(t, bin, db, 2, entries)
+			t.Logf("%d sessions, %d generations, %d kills", sessions, entries, s.kills)
+			checkDB(t, bin, db, sessions, entries)
 		})
 	}
 }
