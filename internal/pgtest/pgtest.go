@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -154,20 +155,28 @@ func start() error {
 	if out, err := cluster.run("initdb", "-D", data, "--auth=trust", "-U", cluster.user, "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
 		return fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	// A free port: taken, then let go (the cluster takes it a moment later).
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	cluster.port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", cluster.port, dir)
-	if out, err := cluster.run("pg_ctl", "-w", "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "start"); err != nil {
+	// A free port: taken, then let go, and the cluster takes it a moment
+	// later; another process may have taken it meanwhile: try another.
+	var out []byte
+	for range 5 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		cluster.port = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", cluster.port, dir)
+		if out, err = cluster.run("pg_ctl", "-w", "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "start"); err == nil {
+			return nil
+		}
 		log, _ := os.ReadFile(filepath.Join(dir, "log"))
-		stop()
-		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
+		if !strings.Contains(string(log), "already in use") {
+			stop()
+			return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
+		}
 	}
-	return nil
+	stop()
+	return fmt.Errorf("pg_ctl start: no free port in 5 tries\n%s", out)
 }
 
 func (c *clusterState) run(prog string, args ...string) ([]byte, error) {
