@@ -7,7 +7,8 @@
 //	url := pgtest.DB(t) // a new, empty database of the cluster
 //
 // It looks for the server's programs in /usr/lib/postgresql/*/bin (Debian's
-// postgresql package), or where SELFCMA_PG_BIN says. PostgreSQL refuses to
+// postgresql package), or where SELFCMA_PG_BIN says; SELFCMA_PG_OPTS adds
+// options of the server (-c name=value ...), for experiments. PostgreSQL refuses to
 // run as root: as root the cluster is the postgres user's (initdb and pg_ctl
 // run through runuser). Where no cluster can be started a test skips,
 // saying why, unless the environment variable CI is set: then it fails.
@@ -165,7 +166,7 @@ func start() error {
 		}
 		cluster.port = ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200", cluster.port, dir)
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=200 %s", cluster.port, dir, os.Getenv("SELFCMA_PG_OPTS"))
 		if out, err = cluster.run("pg_ctl", "-w", "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "start"); err == nil {
 			return nil
 		}
