@@ -110,7 +110,13 @@ const (
 	codeUnauthorized     = "unauthorized"
 	codeTooLarge         = "too_large"
 	codeMethodNotAllowed = "method_not_allowed"
+	codeNoBackup         = "backup_unsupported"
 )
+
+// BackupUnsupported is the error that a Config.Backup of a store that
+// makes no copies of itself returns (PostgreSQL: pg_dump's job): 501 with
+// code backup_unsupported and msg, which says what to use instead.
+func BackupUnsupported(msg string) error { return &apiError{code: codeNoBackup, msg: msg} }
 
 // statuses maps every error code to its status.
 var statuses = map[string]int{
@@ -122,6 +128,7 @@ var statuses = map[string]int{
 	string(session.CodeConflict):   http.StatusConflict,
 	string(session.CodeStopped):    http.StatusConflict,
 	codeTooLarge:                   http.StatusRequestEntityTooLarge,
+	codeNoBackup:                   http.StatusNotImplemented,
 	string(session.CodeInternal):   http.StatusInternalServerError,
 
 	// Nothing was written: the same request, sent after Retry-After, applies once.
