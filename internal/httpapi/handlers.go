@@ -37,7 +37,14 @@ func (s *server) openAPI(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(api.OpenAPI))
 }
 
+// errMediaType answers a body that is not JSON.
+var errMediaType = &apiError{code: codeMediaType, msg: "the body must be JSON: send Content-Type: application/json"}
+
 func (s *server) create(w http.ResponseWriter, r *http.Request) {
+	if !jsonBody(r) {
+		s.writeError(w, r, errMediaType)
+		return
+	}
 	p, err := decodeCreate(r.Body)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -273,6 +280,10 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, invalid("next %q, want true or false", v))
 			return
 		}
+	}
+	if !jsonBody(r) {
+		s.writeError(w, r, errMediaType)
+		return
 	}
 	p, err := decodeTell(r.Body)
 	if err != nil {

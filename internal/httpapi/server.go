@@ -110,6 +110,7 @@ const (
 	codeUnauthorized     = "unauthorized"
 	codeTooLarge         = "too_large"
 	codeMethodNotAllowed = "method_not_allowed"
+	codeMediaType        = "unsupported_media_type"
 )
 
 // statuses maps every error code to its status.
@@ -122,6 +123,7 @@ var statuses = map[string]int{
 	string(session.CodeConflict):   http.StatusConflict,
 	string(session.CodeStopped):    http.StatusConflict,
 	codeTooLarge:                   http.StatusRequestEntityTooLarge,
+	codeMediaType:                  http.StatusUnsupportedMediaType,
 	string(session.CodeInternal):   http.StatusInternalServerError,
 }
 
