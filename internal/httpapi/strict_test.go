@@ -46,7 +46,7 @@ func TestStrictJSON(t *testing.T) {
 	}
 	// The tell's slow path too.
 	for body, want := range map[string]string{
-		`{"generation": 1, "fitness": [1], "Indices": [0]}`:       `want "indices"`,
+		`{"generation": 1, "fitness": [1], "Indices": [0]}`:        `want "indices"`,
 		`{"generation": 1, "fitness": [1, NaN], "indices": [0,1]}`: "fitness[1]: NaN",
 		`{"generation": 1, "generation": 2, "fitness": [1]}`:       "generation: the key",
 		`{"generation": 1, "fitness": [1], "fitnes": [1]}`:         "did you mean fitness?",
