@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -387,11 +388,28 @@ func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
 	w.Write(buf.Bytes())
 }
 
-// backupDB sends a consistent copy of the database, written to the server's
-// disk first (see store.Snapshot).
+// Backups: at most maxBackups at once; each must go at backupMinRate
+// bytes a second or faster (with backupGrace more), since the read
+// transaction it holds makes a commit that grows the file wait.
+const (
+	maxBackups    = 2
+	backupMinRate = 1 << 20
+	backupGrace   = time.Minute
+)
+
+// backupDB streams a consistent copy of the database (see store.Snapshot),
+// at most maxBackups at once: beyond, 429 with Retry-After.
 func (s *server) backupDB(w http.ResponseWriter, r *http.Request) {
 	if s.backup == nil {
 		s.writeError(w, r, &session.Error{Code: session.CodeNotFound, Message: "this server makes no backups"})
+		return
+	}
+	select {
+	case s.backups <- struct{}{}:
+		defer func() { <-s.backups }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		s.writeError(w, r, &apiError{code: codeTooManyRequests, msg: fmt.Sprintf("%d backups are under way; try again later", maxBackups)})
 		return
 	}
 	f, n, err := s.backup()
@@ -404,10 +422,10 @@ func (s *server) backupDB(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", `attachment; filename="selfcma-backup.db"`)
 	h.Set("Content-Length", strconv.FormatInt(n, 10))
-	// The copy is on the local disk and holds up nothing: let a slow
-	// download take the time it needs (the server's WriteTimeout is for
-	// the JSON answers).
-	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	// The server's WriteTimeout is for the JSON answers: a backup gets
+	// the time it needs at backupMinRate, and no more.
+	took := backupGrace + time.Duration(n/backupMinRate)*time.Second
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(took))
 	w.WriteHeader(http.StatusOK)
 	if _, err := io.Copy(w, f); err != nil {
 		s.log.WarnContext(r.Context(), "backup not sent whole", "request_id", requestID(r.Context()), "error", err)

@@ -38,8 +38,8 @@ type Config struct {
 	// a logged-in browser can open the pages' links to the JSON and CSV.
 	ReadAccess func(*http.Request) bool
 	// Backup, when not nil, returns a consistent copy of the database and
-	// its size for GET /v1/backup (cmd/server passes store.Snapshot);
-	// without it that route answers not_found.
+	// its size for GET /v1/backup (cmd/server passes store.Snapshot), to be
+	// read and closed; without it that route answers not_found.
 	Backup func() (io.ReadCloser, int64, error)
 	// Metrics, when not nil, gets the request metrics of the service and
 	// is served at GET /metrics, with the /v1 routes' authentication
@@ -55,14 +55,16 @@ type server struct {
 	log         *slog.Logger
 	read        func(*http.Request) bool
 	backup      func() (io.ReadCloser, int64, error)
-	metrics     *httpMetrics // nil: none
-	metricsPage http.Handler // GET /metrics; nil: none
+	metrics     *httpMetrics  // nil: none
+	metricsPage http.Handler  // GET /metrics; nil: none
+	backups     chan struct{} // a token per backup under way
 }
 
 // New returns the router of the service. Other packages may mount more
 // routes on it (the web pages under /ui).
 func New(cfg Config) *chi.Mux {
-	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup}
+	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup,
+		backups: make(chan struct{}, maxBackups)}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -111,6 +113,7 @@ const (
 	codeTooLarge         = "too_large"
 	codeMethodNotAllowed = "method_not_allowed"
 	codeMediaType        = "unsupported_media_type"
+	codeTooManyRequests  = "too_many_requests"
 )
 
 // statuses maps every error code to its status.
@@ -124,6 +127,7 @@ var statuses = map[string]int{
 	string(session.CodeStopped):    http.StatusConflict,
 	codeTooLarge:                   http.StatusRequestEntityTooLarge,
 	codeMediaType:                  http.StatusUnsupportedMediaType,
+	codeTooManyRequests:            http.StatusTooManyRequests,
 	string(session.CodeInternal):   http.StatusInternalServerError,
 }
 
@@ -274,10 +278,11 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 }
 
 // authenticate compares the bearer token in constant time (of hashes, so
-// that not even the length leaks).
+// that not even the length leaks). A GET with the pages' login (read) is
+// admitted too, except for the backup: the whole database takes the token.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.auth || (r.Method == http.MethodGet && s.read != nil && s.read(r)) {
+		if !s.auth || (r.Method == http.MethodGet && r.URL.Path != "/v1/backup" && s.read != nil && s.read(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}

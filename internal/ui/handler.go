@@ -2,18 +2,17 @@ package ui
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/rand"
 	"embed"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -174,7 +173,18 @@ func (h *handler) internalError(w http.ResponseWriter, r *http.Request, step str
 type listData struct {
 	page
 	Sessions []Summary
+	Next     string // the link to the next page; "" on the last
+	// Backup shows the link to /v1/backup: only without a token, since
+	// the login does not read the backup (the whole database takes the
+	// bearer token).
+	Backup bool
 }
+
+// Pages of the list, as GET /v1/sessions has them.
+const (
+	defaultListLimit = 100
+	maxListLimit     = 1000
+)
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == Prefix {
@@ -182,20 +192,32 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"/", http.StatusMovedPermanently)
 		return
 	}
-	ss, err := h.src.ListSessions(r.Context())
+	q := r.URL.Query()
+	limit := defaultListLimit
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxListLimit {
+			h.errorPage(w, r, http.StatusBadRequest, "Bad request", fmt.Sprintf("limit %q: want an integer from 1 to %d.", v, maxListLimit))
+			return
+		}
+		limit = n
+	}
+	ss, err := h.src.ListSessions(r.Context(), q.Get("after"), limit+1)
 	if err != nil {
 		h.internalError(w, r, "list sessions", err)
 		return
 	}
-	// Newest first.
-	slices.SortStableFunc(ss, func(a, b Summary) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-			return c
+	d := listData{Sessions: ss, Backup: !h.auth.on}
+	if len(ss) > limit {
+		d.Sessions = ss[:limit]
+		next := url.Values{"after": {ss[limit-1].ID}}
+		if limit != defaultListLimit {
+			next.Set("limit", strconv.Itoa(limit))
 		}
-		return cmp.Compare(b.ID, a.ID)
-	})
-	p := h.newPage(r, "Sessions")
-	h.render(w, r, http.StatusOK, listTmpl, p, listData{page: p, Sessions: ss})
+		d.Next = Prefix + "/?" + next.Encode()
+	}
+	d.page = h.newPage(r, "Sessions")
+	h.render(w, r, http.StatusOK, listTmpl, d.page, d)
 }
 
 // A session's page.

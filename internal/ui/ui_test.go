@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +37,7 @@ func TestListPage(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 	var order []int
-	for _, id := range []string{"ccc", "bbb", "aaa"} {
+	for _, id := range []string{"aaa", "bbb", "ccc"} {
 		i := strings.Index(body, `<a class="session" href="/ui/sessions/`+id+`">`)
 		if i < 0 {
 			t.Fatalf("no link to session %s in\n%s", id, body)
@@ -43,7 +45,7 @@ func TestListPage(t *testing.T) {
 		order = append(order, i)
 	}
 	if !slices.IsSorted(order) {
-		t.Errorf("sessions not newest first: positions %v of ccc, bbb, aaa", order)
+		t.Errorf("sessions not oldest first: positions %v of aaa, bbb, ccc", order)
 	}
 	for _, want := range []string{"newest", "oldest", "self-cma-es", `<span class="badge stopped">stopped</span>`, "2025-03-01 12:01:00 UTC", `<a href="/v1/backup" download="selfcma-backup.db">`, `<a href="/openapi.yaml">`} {
 		if !strings.Contains(body, want) {
@@ -52,6 +54,27 @@ func TestListPage(t *testing.T) {
 	}
 	if strings.Contains(body, "<script") {
 		t.Error("the list has a script")
+	}
+
+	if strings.Contains(body, `class="next"`) {
+		t.Error("a link to a next page after every session")
+	}
+
+	// Pages of two, by the link.
+	resp, body = get(t, s.URL+"/ui/?limit=2")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, "/ui/sessions/ccc") {
+		t.Fatalf("first page of two: %d\n%s", resp.StatusCode, body)
+	}
+	next := regexp.MustCompile(`<a class="next" href="([^"]+)"`).FindStringSubmatch(body)
+	if next == nil {
+		t.Fatalf("no link to the next page in\n%s", body)
+	}
+	resp, body = get(t, s.URL+html.UnescapeString(next[1]))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/ccc") || strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, `class="next"`) {
+		t.Errorf("second page %s: %d\n%s", next[1], resp.StatusCode, body)
+	}
+	if resp, _ := get(t, s.URL+"/ui/?limit=0"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("limit=0: status %d, want 400", resp.StatusCode)
 	}
 
 	// /ui redirects to /ui/.
