@@ -54,6 +54,7 @@ type Config struct {
 	TLSCert, TLSKey string // PEM files; both empty: plain HTTP
 	Limits          session.Limits
 	MaxBodyBytes    int64
+	MaxInflight     int64 // bytes of the bodies under way together
 	ShutdownTimeout time.Duration
 	PrintVersion    bool // -version: print the build's version and exit
 	Check           bool // -check: check the file of -db and exit
@@ -93,6 +94,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	num(&c.Limits.MaxBatch, "max-batch", "SELFCMA_MAX_BATCH", c.Limits.MaxBatch, "largest λ·n of a batch")
 	body := httpapi.DefaultMaxBodyBytes
 	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
+	inflight := httpapi.DefaultMaxInflightBytes
+	num(&inflight, "max-inflight-bytes", "SELFCMA_MAX_INFLIGHT_BYTES", inflight, "most bytes of request bodies under way together (each counted by its Content-Length, before it is read); beyond, 503 with Retry-After")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
 	fs.BoolVar(&c.PrintVersion, "version", false, "print the version of this build and exit")
 	fs.BoolVar(&c.Check, "check", false, "check the file of -db (a backup, say) as a start on it would read it, print what is wrong, and exit; status 1 if anything is")
@@ -108,12 +111,12 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("-tls-cert and -tls-key go together")
 	}
-	for _, v := range []int{c.Limits.MaxDimension, c.Limits.MaxPopulation, c.Limits.MaxBatch, body} {
+	for _, v := range []int{c.Limits.MaxDimension, c.Limits.MaxPopulation, c.Limits.MaxBatch, body, inflight} {
 		if v < 1 {
 			return c, fmt.Errorf("limits must be positive")
 		}
 	}
-	c.MaxBodyBytes = int64(body)
+	c.MaxBodyBytes, c.MaxInflight = int64(body), int64(inflight)
 	return c, nil
 }
 
@@ -159,7 +162,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	m := session.NewManager(st, session.Options{Limits: cfg.Limits, EncodeBatch: httpapi.EncodeBatch})
 	h := httpapi.New(httpapi.Config{
-		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
+		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, MaxInflightBytes: cfg.MaxInflight, Logger: log,
 		ReadAccess: ui.LoggedIn(cfg.Token), // the pages' links open in a logged-in browser
 		Backup:     st.Snapshot,
 		Metrics:    reg,

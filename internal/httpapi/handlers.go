@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -320,6 +321,16 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 	s.writeBody(w, http.StatusOK, body, batch.Encoded, []byte("}\n"))
 }
 
+// historyPage is how many records the history reads from the store at a
+// time: the answer is streamed page by page, so that a full history of a
+// long session takes no more memory than one page.
+var historyPage = 500
+
+// history streams the records of the generations from ?from=, at most
+// ?limit= of them (default all), as JSON or CSV. It reads them a page at a
+// time: the first page decides the status; a failure after it (the
+// session deleted meanwhile) cuts the answer, which the client sees as a
+// broken body rather than a short one.
 func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	from, err := intParam(q.Get("from"), "from", 0, 0, 1<<62)
@@ -337,32 +348,101 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &session.Error{Code: session.CodeOutOfRange, Message: "format " + strconv.Quote(format) + ", want json or csv"})
 		return
 	}
-	recs, err := s.m.History(r.Context(), chi.URLParam(r, "id"), from, limit)
+	id := chi.URLParam(r, "id")
+	left, done := limit, false // limit 0: all
+	page := func() ([]session.HistoryRecord, error) {
+		n := historyPage
+		if limit > 0 {
+			n = min(n, left)
+		}
+		recs, err := s.m.History(r.Context(), id, from, n)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) > 0 {
+			from = recs[len(recs)-1].Generation + 1
+		}
+		left -= len(recs)
+		done = len(recs) < n || limit > 0 && left == 0
+		return recs, nil
+	}
+	recs, err := page()
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if format == "csv" {
-		s.writeCSV(w, recs)
+	out := &historyWriter{w: w, csv: format == "csv"}
+	out.start()
+	for {
+		out.write(recs)
+		if done {
+			break
+		}
+		if recs, err = page(); err != nil {
+			s.log.WarnContext(r.Context(), "history cut", "request_id", requestID(r.Context()), "session_id", id, "error", err)
+			panic(http.ErrAbortHandler)
+		}
+	}
+	out.end()
+}
+
+// historyWriter writes the records of a history answer as they come.
+type historyWriter struct {
+	w     http.ResponseWriter
+	csv   bool
+	cw    *csv.Writer
+	buf   []byte
+	first bool
+}
+
+func (h *historyWriter) start() {
+	if h.csv {
+		h.w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		h.w.WriteHeader(http.StatusOK)
+		h.cw = csv.NewWriter(h.w)
+		h.cw.Write(csvHeader)
 		return
 	}
-	out := historyJSON{Records: make([]historyRecordJSON, len(recs))}
-	for i, h := range recs {
-		out.Records[i] = toHistoryJSON(h)
+	h.w.Header().Set("Content-Type", "application/json")
+	h.w.WriteHeader(http.StatusOK)
+	h.w.Write([]byte(`{"records":[`))
+	h.first = true
+}
+
+func (h *historyWriter) write(recs []session.HistoryRecord) {
+	if h.csv {
+		writeCSV(h.cw, recs)
+		h.cw.Flush()
+		return
 	}
-	s.writeJSON(w, r, http.StatusOK, out)
+	h.buf = h.buf[:0]
+	for _, rec := range recs {
+		if !h.first {
+			h.buf = append(h.buf, ',')
+		}
+		h.first = false
+		b, err := json.Marshal(toHistoryJSON(rec))
+		if err != nil { // numbers are nums, never NaN
+			panic(err)
+		}
+		h.buf = append(h.buf, b...)
+	}
+	h.w.Write(h.buf)
+}
+
+func (h *historyWriter) end() {
+	if !h.csv {
+		h.w.Write([]byte("]}\n"))
+	}
 }
 
 var csvHeader = []string{"generation", "run", "lambda", "evaluations", "best", "median", "best_so_far",
 	"sigma", "c1", "cmu", "cc", "axis_ratio", "restarted", "aux_mean_c1", "aux_mean_cmu", "aux_mean_cc",
 	"aux_sigma", "aux_feasible"}
 
-// writeCSV writes the history as CSV: one header line, one line per
-// generation, empty fields for values that are not finite or absent.
-func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
-	var buf bytes.Buffer
-	cw := csv.NewWriter(&buf)
-	cw.Write(csvHeader)
+// writeCSV writes records as CSV lines: one line per generation, empty
+// fields for values that are not finite or absent.
+func writeCSV(cw *csv.Writer, recs []session.HistoryRecord) {
 	f := func(v float64) string { return string(appendNum(nil, v)) }
 	row := make([]string, len(csvHeader))
 	for _, h := range recs {
@@ -381,11 +461,6 @@ func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
 		}
 		cw.Write(row)
 	}
-	cw.Flush()
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(http.StatusOK)
-	w.Write(buf.Bytes())
 }
 
 // Backups: at most maxBackups at once; each must go at backupMinRate

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -27,12 +28,22 @@ import (
 // DefaultMaxBodyBytes limits request bodies when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 8 << 20
 
+// DefaultMaxInflightBytes limits the bodies of the requests under way
+// together when Config.MaxInflightBytes is 0: eight bodies of the largest
+// size, tens of thousands of ordinary tells.
+const DefaultMaxInflightBytes = 64 << 20
+
 // Config configures the handler.
 type Config struct {
 	Manager      *session.Manager
 	Token        string // when not empty, every /v1 request needs "Authorization: Bearer <Token>"
 	MaxBodyBytes int64  // 0 = DefaultMaxBodyBytes
-	Logger       *slog.Logger
+	// MaxInflightBytes bounds the bodies of all requests under way
+	// together, each counted by its Content-Length (or MaxBodyBytes when
+	// it has none) before it is read; beyond, 503 with Retry-After.
+	// 0 = DefaultMaxInflightBytes.
+	MaxInflightBytes int64
+	Logger           *slog.Logger
 	// ReadAccess, when not nil, admits a GET without the bearer token if it
 	// returns true: cmd/server passes the web pages' login check, so that
 	// a logged-in browser can open the pages' links to the JSON and CSV.
@@ -58,6 +69,7 @@ type server struct {
 	metrics     *httpMetrics  // nil: none
 	metricsPage http.Handler  // GET /metrics; nil: none
 	backups     chan struct{} // a token per backup under way
+	inflight    inflight
 }
 
 // New returns the router of the service. Other packages may mount more
@@ -68,6 +80,10 @@ func New(cfg Config) *chi.Mux {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	s.inflight.max = cfg.MaxInflightBytes
+	if s.inflight.max <= 0 {
+		s.inflight.max = DefaultMaxInflightBytes
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -76,7 +92,7 @@ func New(cfg Config) *chi.Mux {
 	}
 
 	r := chi.NewRouter()
-	r.Use(s.logRequests, s.recoverPanics, s.limitBody)
+	r.Use(s.logRequests, s.recoverPanics, s.limitBody, s.limitInflight)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &session.Error{Code: session.CodeNotFound, Message: "no such route: " + r.URL.Path})
 	})
@@ -114,6 +130,7 @@ const (
 	codeMethodNotAllowed = "method_not_allowed"
 	codeMediaType        = "unsupported_media_type"
 	codeTooManyRequests  = "too_many_requests"
+	codeOverloaded       = "overloaded"
 )
 
 // statuses maps every error code to its status.
@@ -128,6 +145,7 @@ var statuses = map[string]int{
 	codeTooLarge:                   http.StatusRequestEntityTooLarge,
 	codeMediaType:                  http.StatusUnsupportedMediaType,
 	codeTooManyRequests:            http.StatusTooManyRequests,
+	codeOverloaded:                 http.StatusServiceUnavailable,
 	string(session.CodeInternal):   http.StatusInternalServerError,
 }
 
@@ -273,6 +291,53 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// inflight counts the body bytes of the requests under way.
+type inflight struct {
+	max int64
+	n   atomic.Int64
+}
+
+// take counts n more bytes, if they fit.
+func (f *inflight) take(n int64) bool {
+	if f.n.Add(n) > f.max {
+		f.n.Add(-n)
+		return false
+	}
+	return true
+}
+
+// limitInflight answers 503 to a request whose body would take the bytes
+// under way over the limit, before reading it (then discards it). A body without a
+// Content-Length counts as the largest body allowed. The memory the
+// server takes for bodies is so bounded by its configuration, whatever
+// many clients send at once.
+func (s *server) limitInflight(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := r.ContentLength
+		if n < 0 {
+			n = s.maxBody
+		}
+		if n == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !s.inflight.take(n) {
+			// Answer at once, then drain the body into nothing, so that
+			// the client, still sending, reads the 503 rather than a reset
+			// connection; none of it is kept.
+			rc := http.NewResponseController(w)
+			rc.EnableFullDuplex()
+			w.Header().Set("Retry-After", "1")
+			s.writeError(w, r, &apiError{code: codeOverloaded, msg: fmt.Sprintf("the server is reading %d bytes of requests already (its limit is %d): try again shortly", s.inflight.n.Load(), s.inflight.max)})
+			rc.Flush()
+			io.Copy(io.Discard, r.Body)
+			return
+		}
+		defer s.inflight.n.Add(-n)
 		next.ServeHTTP(w, r)
 	})
 }
