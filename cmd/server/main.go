@@ -29,6 +29,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/httpapi"
+	"github.com/selfcma/selfcma/internal/httpapi/throttle"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store"
 	"github.com/selfcma/selfcma/internal/ui"
@@ -161,13 +162,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	m := session.NewManager(st, session.Options{Limits: cfg.Limits, EncodeBatch: httpapi.EncodeBatch})
+	// The pages' logins and the throttle of wrong tokens are shared by
+	// the API and the pages.
+	logins, guesses := ui.NewLogins(cfg.Token), throttle.New()
 	h := httpapi.New(httpapi.Config{
 		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, MaxInflightBytes: cfg.MaxInflight, Logger: log,
-		ReadAccess: ui.LoggedIn(cfg.Token), // the pages' links open in a logged-in browser
+		ReadAccess: logins.LoggedIn, // the pages' links open in a logged-in browser
+		Throttle:   guesses,
 		Backup:     st.Snapshot,
 		Metrics:    reg,
 	})
-	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logger: log}))
+	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logins: logins, Throttle: guesses, Logger: log}))
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

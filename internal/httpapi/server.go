@@ -14,14 +14,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/selfcma/selfcma/internal/httpapi/throttle"
 	"github.com/selfcma/selfcma/internal/session"
 )
 
@@ -56,6 +59,10 @@ type Config struct {
 	// is served at GET /metrics, with the /v1 routes' authentication
 	// (cmd/server adds the store's, Go's and the process's metrics).
 	Metrics *prometheus.Registry
+	// Throttle counts wrong bearer tokens by address and refuses an
+	// address that sent too many (429); cmd/server shares it with the
+	// web pages' login. nil = one of the handler's own.
+	Throttle *throttle.Throttle
 }
 
 type server struct {
@@ -70,6 +77,7 @@ type server struct {
 	metricsPage http.Handler  // GET /metrics; nil: none
 	backups     chan struct{} // a token per backup under way
 	inflight    inflight
+	throttle    *throttle.Throttle
 }
 
 // New returns the router of the service. Other packages may mount more
@@ -79,6 +87,9 @@ func New(cfg Config) *chi.Mux {
 		backups: make(chan struct{}, maxBackups)}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.throttle = cfg.Throttle; s.throttle == nil {
+		s.throttle = throttle.New()
 	}
 	s.inflight.max = cfg.MaxInflightBytes
 	if s.inflight.max <= 0 {
@@ -351,6 +362,12 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		key := throttle.Key(r)
+		if blocked, wait := s.throttle.Blocked(key); blocked {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			s.writeError(w, r, &apiError{code: codeTooManyRequests, msg: "too many wrong bearer tokens or logins from this address: try again later"})
+			return
+		}
 		h := r.Header.Get("Authorization")
 		scheme, token, ok := strings.Cut(h, " ")
 		got := sha256.Sum256([]byte(token))
@@ -358,6 +375,12 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			msg := "missing bearer token"
 			if h != "" {
 				msg = "wrong bearer token"
+				// Only a token sent counts as a guess.
+				_, first := s.throttle.Fail(key)
+				s.log.WarnContext(r.Context(), "wrong bearer token", "request_id", requestID(r.Context()), "client", r.RemoteAddr, "path", r.URL.Path)
+				if first {
+					s.log.WarnContext(r.Context(), "client throttled", "client", key.String(), "failures", s.throttle.Max, "window", s.throttle.Window)
+				}
 			}
 			s.writeError(w, r, &apiError{code: codeUnauthorized, msg: msg})
 			return

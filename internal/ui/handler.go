@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/selfcma/selfcma/internal/httpapi/throttle"
 )
 
 // Prefix is the path the handler must be mounted at; the pages link to
@@ -33,6 +34,12 @@ type Options struct {
 	// ("Authorization: Bearer <Token>") or through the cookie that the login
 	// form at /ui/login sets.
 	Token string
+	// Logins are the logins of the pages, to share with the API's
+	// ReadAccess; nil = NewLogins(Token). Their token must be Token.
+	Logins *Logins
+	// Throttle counts wrong tokens by address, shared with the API; nil =
+	// one of the pages' own.
+	Throttle *throttle.Throttle
 	// Logger receives the errors behind 500 pages; nil = slog.Default().
 	Logger *slog.Logger
 	// PollInterval is how often a running session's page asks for news;
@@ -81,9 +88,15 @@ type handler struct {
 // query's generation is still the current one), GET and POST /login, and
 // POST /logout.
 func Handler(src Source, opt Options) http.Handler {
-	h := &handler{src: src, log: opt.Logger, auth: newAuth(opt.Token), columns: opt.Columns}
+	h := &handler{src: src, log: opt.Logger, auth: auth{Logins: opt.Logins, throttle: opt.Throttle}, columns: opt.Columns}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	if h.auth.Logins == nil {
+		h.auth.Logins = NewLogins(opt.Token)
+	}
+	if h.auth.throttle == nil {
+		h.auth.throttle = throttle.New()
 	}
 	poll := opt.PollInterval
 	if poll <= 0 {
@@ -120,7 +133,7 @@ type page struct {
 func (h *handler) newPage(r *http.Request, title string) page {
 	var b [16]byte
 	rand.Read(b[:])
-	return page{Title: title, Nonce: base64.RawURLEncoding.EncodeToString(b[:]), Logout: h.auth.loggedIn(r)}
+	return page{Title: title, Nonce: base64.RawURLEncoding.EncodeToString(b[:]), Logout: h.auth.LoggedIn(r)}
 }
 
 // render executes t into a buffer, then writes it with status.
