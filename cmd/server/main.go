@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,6 +57,8 @@ type Config struct {
 	Limits          session.Limits
 	MaxBodyBytes    int64
 	MaxInflight     int64 // bytes of the bodies under way together
+	LogLevel        slog.Level
+	IdleAfter       time.Duration // a running session not told for longer counts as idle in /metrics
 	ShutdownTimeout time.Duration
 	PrintVersion    bool // -version: print the build's version and exit
 	Check           bool // -check: check the file of -db and exit
@@ -98,6 +101,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	inflight := httpapi.DefaultMaxInflightBytes
 	num(&inflight, "max-inflight-bytes", "SELFCMA_MAX_INFLIGHT_BYTES", inflight, "most bytes of request bodies under way together (each counted by its Content-Length, before it is read); beyond, 503 with Retry-After")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
+	var level string
+	str(&level, "log-level", "SELFCMA_LOG_LEVEL", "info", "least level logged: debug (every request), info (sessions created, restarted, stopped, deleted; refused requests with their error code), warn, error")
+	idle := "24h"
+	str(&idle, "idle-after", "SELFCMA_IDLE_AFTER", idle, "a running session not told anything for longer counts in /metrics' selfcma_sessions_idle")
 	fs.BoolVar(&c.PrintVersion, "version", false, "print the version of this build and exit")
 	fs.BoolVar(&c.Check, "check", false, "check the file of -db (a backup, say) as a start on it would read it, print what is wrong, and exit; status 1 if anything is")
 	if err := fs.Parse(args); err != nil {
@@ -108,6 +115,14 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
+		return c, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)
+	}
+	if d, err := time.ParseDuration(idle); err != nil || d <= 0 {
+		return c, fmt.Errorf("-idle-after %q: want a positive duration (90m, 24h)", idle)
+	} else {
+		c.IdleAfter = d
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("-tls-cert and -tls-key go together")
@@ -135,7 +150,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.Check {
 		return check(ctx, cfg.DB, stdout)
 	}
-	log := slog.New(slog.NewTextHandler(stdout, nil))
+	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
 	// The certificate first, then listen, so that a bad certificate or a
 	// bad or taken address fails before anything else; then open the file.
@@ -161,7 +176,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		ln.Close()
 		return err
 	}
-	m := session.NewManager(st, session.Options{Limits: cfg.Limits, EncodeBatch: httpapi.EncodeBatch})
+	reg.MustRegister(fileSize(cfg.DB))
+	life := httpapi.NewLifecycle(log, reg)
+	m := session.NewManager(st, session.Options{Limits: cfg.Limits, EncodeBatch: httpapi.EncodeBatch, OnEvent: life.OnEvent})
+	var scans sync.WaitGroup
+	scanCtx, stopScans := context.WithCancel(ctx)
+	life.Watch(scanCtx, &scans, m, scanPeriod, cfg.IdleAfter)
 	// The pages' logins and the throttle of wrong tokens are shared by
 	// the API and the pages.
 	logins, guesses := ui.NewLogins(cfg.Token), throttle.New()
@@ -205,7 +225,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			err = serr
 		}
 	}
-	// bbolt last, after every request has finished.
+	// bbolt last, after every request and scan has finished.
+	stopScans()
+	scans.Wait()
 	if cerr := st.Close(); cerr != nil && err == nil {
 		err = cerr
 	}

@@ -196,6 +196,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		status = http.StatusInternalServerError
 	}
+	if info, _ := r.Context().Value(keyInfo).(*reqInfo); info != nil {
+		info.code = body.Code
+	}
+	if status >= 500 && r.Method != http.MethodGet && r.Method != http.MethodHead && s.metrics != nil {
+		s.metrics.writeErrors.WithLabelValues(writeErrorKind(err)).Inc()
+	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="selfcma"`)
 	}
@@ -206,7 +212,15 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 type ctxKey int
 
-const keyRequestID ctxKey = iota
+const (
+	keyRequestID ctxKey = iota
+	keyInfo
+)
+
+// reqInfo is what the handlers tell the request's log line.
+type reqInfo struct {
+	code string // the error code answered, if any
+}
 
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(keyRequestID).(string)
@@ -239,7 +253,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequests gives every request an id (the client's X-Request-Id if it is
-// short and plain) and logs it when done.
+// short and plain) and logs it when done: at debug level if it went well,
+// at info level with its error code if it was refused (4xx), at warn level
+// if the server failed (5xx, whose cause writeError logs).
 func (s *server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -250,7 +266,9 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+		info := &reqInfo{}
+		ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, id), keyInfo, info)
+		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		attrs := []any{"request_id", id, "method", r.Method, "path", r.URL.Path,
@@ -260,7 +278,19 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 				attrs = append(attrs, "session_id", sid)
 			}
 		}
-		s.log.InfoContext(r.Context(), "request", attrs...)
+		// A request that went well is a debug line; one answered with an
+		// error says its code.
+		level := slog.LevelDebug
+		switch {
+		case sw.status >= 500:
+			level = slog.LevelWarn
+		case sw.status >= 400:
+			level = slog.LevelInfo
+		}
+		if info.code != "" {
+			attrs = append(attrs, "error_code", info.code)
+		}
+		s.log.Log(r.Context(), level, "request", attrs...)
 		if s.metrics != nil {
 			s.metrics.observe(r, sw.status, time.Since(start))
 		}

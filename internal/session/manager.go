@@ -39,6 +39,7 @@ type Manager struct {
 	now         func() time.Time
 	newID       func() string
 	encodeBatch func(Batch) []byte
+	onEvent     func(Event)
 
 	mu       sync.Mutex
 	entries  map[string]*entry
@@ -85,11 +86,15 @@ type Options struct {
 	// session then holds its batch twice (JSON: about 2.7 times the
 	// float64s).
 	EncodeBatch func(Batch) []byte
+
+	// OnEvent, when not nil, is told of each session created, generation
+	// applied, restart, stop and deletion (see Event).
+	OnEvent func(Event)
 }
 
 // NewManager returns a Manager over st.
 func NewManager(st Store, opt Options) *Manager {
-	m := &Manager{store: st, limits: opt.Limits, now: opt.Now, encodeBatch: opt.EncodeBatch, cacheCap: opt.CacheCap, entries: map[string]*entry{}}
+	m := &Manager{store: st, limits: opt.Limits, now: opt.Now, encodeBatch: opt.EncodeBatch, onEvent: opt.OnEvent, cacheCap: opt.CacheCap, entries: map[string]*entry{}}
 	if m.limits == (Limits{}) {
 		m.limits = DefaultLimits
 	}
@@ -251,6 +256,7 @@ func (m *Manager) create(ctx context.Context, p CreateParams, k *idemKey) (Sessi
 	e.l = l
 	s := view(l)
 	m.release(e)
+	m.emit(EventCreated, s, 0)
 	return s, nil
 }
 
@@ -550,6 +556,7 @@ func (m *Manager) apply(ctx context.Context, id string, l *loaded, t TellParams)
 		return err
 	}
 	l.version, l.meta, l.cand, l.encoded = v, md, cand, enc
+	m.applied(l, h, len(t.Fitness))
 	return nil
 }
 
@@ -610,7 +617,9 @@ func (m *Manager) Stop(ctx context.Context, id string) (Session, error) {
 		l.cand, l.encoded = nil, nil
 		err = m.rewrite(ctx, id, l, l.meta.Partial)
 		if err == nil {
-			return view(l), nil
+			s := view(l)
+			m.emit(EventStopped, s, 0)
+			return s, nil
 		}
 		e.l = nil
 		if errors.Is(err, ErrVersion) && attempt == 0 {
@@ -678,6 +687,7 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	case err != nil:
 		return internal("delete session", err)
 	}
+	m.emit(EventDeleted, Session{ID: id}, 0)
 	return nil
 }
 

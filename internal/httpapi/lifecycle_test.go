@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store"
+)
+
+// TestLifecycle: a session's life is logged at info level (created,
+// stopped and why, deleted) and counted; a request that went well is
+// not logged at info level, a refused one is, with its error code; the
+// scan counts the sessions by status and the idle ones.
+func TestLifecycle(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "l.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var buf bytes.Buffer
+	w := &syncWriter{w: &buf}
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	reg := prometheus.NewRegistry()
+	life := NewLifecycle(log, reg)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := session.NewManager(st, session.Options{OnEvent: life.OnEvent, Now: func() time.Time { return now }})
+	mux := New(Config{Manager: m, Logger: log, Metrics: reg})
+	ts := &testServer{Server: httptest.NewServer(mux), mux: mux, m: m}
+	defer ts.Close()
+
+	a := ts.create(t, map[string]any{"x0": []float64{1, 2}, "sigma0": 0.5, "algorithm": "cma-es", "termination": map[string]any{"max_evaluations": 12}})
+	b := ts.create(t, map[string]any{"x0": []float64{1}, "sigma0": 1})
+	for range 2 {
+		ts.tell(t, a.ID, sphereTell(ts.ask(t, a.ID)))
+	}
+	ts.do(t, call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "sigma": 1}`, invalid: true})
+	ts.do(t, call{method: "DELETE", path: "/v1/sessions/" + b.ID})
+
+	if err := life.Scan(context.Background(), m, time.Hour, now.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{
+		"selfcma_sessions_created_total": 2, "selfcma_sessions_deleted_total": 1, "selfcma_generations_told_total": 2,
+		"selfcma_evaluations_told_total": 12, `selfcma_sessions{status="stopped"}`: 1, `selfcma_sessions{status="running"}`: 0,
+		`selfcma_sessions_stopped_total{reason="max_evaluations"}`: 1,
+	} {
+		if got := metricValue(t, reg, name); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	c := ts.create(t, map[string]any{"x0": []float64{1}, "sigma0": 1})
+	life.Scan(context.Background(), m, time.Hour, now.Add(2*time.Hour))
+	if got := metricValue(t, reg, "selfcma_sessions_idle"); got != 1 {
+		t.Errorf("idle sessions: %v, want 1 (%s)", got, c.ID)
+	}
+	life.Scan(context.Background(), m, time.Hour, now.Add(time.Minute))
+	if got := metricValue(t, reg, "selfcma_sessions_idle"); got != 0 {
+		t.Errorf("idle sessions a minute after: %v, want 0", got)
+	}
+
+	out := string(w.bytes(&buf))
+	for _, want := range []string{
+		`msg="session created" session_id=` + a.ID + ` algorithm=cma-es dimension=2 population_size=6`,
+		`msg="session stopped" session_id=` + a.ID + ` generation=2 evaluations=12 reasons=max_evaluations`,
+		`msg="session deleted" session_id=` + b.ID,
+		`status=400 `, `error_code=invalid`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "status=200") || strings.Contains(out, "status=201") {
+		t.Errorf("requests that went well logged at info level:\n%s", out)
+	}
+}
+
+// metricValue is the value of the series name{label="value"} in reg.
+func metricValue(t *testing.T, reg *prometheus.Registry, series string) float64 {
+	t.Helper()
+	name, label, _ := strings.Cut(strings.TrimSuffix(series, "}"), "{")
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var ls []string
+			for _, l := range m.GetLabel() {
+				ls = append(ls, l.GetName()+`="`+l.GetValue()+`"`)
+			}
+			if strings.Join(ls, ",") != label {
+				continue
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no series %s", series)
+	return 0
+}
