@@ -221,6 +221,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		err = srv.Shutdown(sctx)
 		cancel()
+		if err != nil {
+			// Past the deadline, cut what is still under way (a slow
+			// backup holds a read transaction that closing the file
+			// would wait for).
+			srv.Close()
+		}
 		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
 			err = serr
 		}
