@@ -3,10 +3,15 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,4 +117,50 @@ func metricValue(t *testing.T, reg *prometheus.Registry, series string) float64 
 	}
 	t.Fatalf("no series %s", series)
 	return 0
+}
+
+func TestWriteErrorKind(t *testing.T) {
+	for err, want := range map[error]string{
+		&os.PathError{Op: "write", Path: "f", Err: syscall.ENOSPC}:    "no_space",
+		fmt.Errorf("store: put: %w", syscall.EDQUOT):                  "no_space",
+		fmt.Errorf("store: %w", &os.PathError{Err: syscall.EIO}):      "io",
+		&os.PathError{Op: "open", Path: "f", Err: syscall.EROFS}:      "read_only",
+		fmt.Errorf("commit: %w", context.DeadlineExceeded):            "timeout",
+		errors.New("write /data/selfcma.db: no space left on device"): "other",
+	} {
+		if got := writeErrorKind(err); got != want {
+			t.Errorf("%v: %s, want %s", err, got, want)
+		}
+	}
+}
+
+// A write that fails on the server's side counts in
+// selfcma_write_errors_total; a read that fails does not.
+func TestWriteErrorsCounted(t *testing.T) {
+	fs := &failingStore{}
+	ts := newTestServer(t, serverOpts{wrapStore: func(st session.Store) session.Store { fs.Store = st; return fs }})
+	total := func() float64 {
+		var n float64
+		for _, line := range strings.Split(string(ts.do(t, call{method: "GET", path: "/metrics"}).body), "\n") {
+			if rest, ok := strings.CutPrefix(line, "selfcma_write_errors_total{"); ok {
+				_, v, _ := strings.Cut(rest, "} ")
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					t.Fatalf("line %q", line)
+				}
+				n += f
+			}
+		}
+		return n
+	}
+	if n := total(); n != 0 {
+		t.Fatalf("%v write errors at the start", n)
+	}
+	fs.fail.Store(1)
+	if r := ts.do(t, call{method: "POST", path: "/v1/sessions", body: map[string]any{"x0": []float64{1}, "sigma0": 1}}); r.status < 500 {
+		t.Fatalf("create with a failing store: %d", r.status)
+	}
+	if n := total(); n != 1 {
+		t.Errorf("%v write errors after one, want 1", n)
+	}
 }
