@@ -186,6 +186,10 @@ func TestRunErrors(t *testing.T) {
 		{"stray argument", []string{"-db", db, "extra"}, nil, "unexpected"},
 		{"tls cert without key", []string{"-db", db, "-tls-cert", "c.pem"}, nil, "-tls-cert and -tls-key go together"},
 		{"tls files missing", []string{"-addr", "127.0.0.1:0", "-db", db, "-tls-cert", "nope.pem", "-tls-key", "nope.key"}, nil, "tls: "},
+		{"bad log level", []string{"-db", db, "-log-level", "loud"}, nil, "-log-level"},
+		{"bad env log level", []string{"-db", db}, map[string]string{"SELFCMA_LOG_LEVEL": "verbose"}, "-log-level"},
+		{"bad idle-after", []string{"-db", db, "-idle-after", "-1h"}, nil, "-idle-after"},
+		{"bad inflight", []string{"-db", db, "-max-inflight-bytes", "0"}, nil, "positive"},
 		{"db in a missing directory", []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(db, "no", "s.db")}, nil, "store"},
 	}
 	for _, tc := range tests {
