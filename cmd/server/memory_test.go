@@ -23,6 +23,8 @@ import (
 // server binary under two loads, each on a server of its own:
 //
 //   - 100 clients tell 8 MiB bodies at once: under 1 GB;
+//   - 100 clients create sessions (n = 100) with 8 MiB bodies at once:
+//     under 1 GB;
 //   - 10 clients read the whole history of a session of 30,000
 //     generations at once: under 200 MB.
 //
@@ -73,6 +75,52 @@ func TestMemoryBounded(t *testing.T) {
 		// the limit of the bytes under way.
 		if status[http.StatusOK] < 1 || status[http.StatusOK]+status[http.StatusServiceUnavailable] != 100 {
 			t.Errorf("statuses %v, want 200 for the tell and its retries, 503 for the others", status)
+		}
+		if hwm >= 1<<30 {
+			t.Errorf("peak RSS %d MB, want under 1 GB", hwm>>20)
+		}
+	})
+
+	t.Run("creates of 8 MiB", func(t *testing.T) {
+		// The state of a session takes memory too, about 80·n² bytes while
+		// it is built and a third of it in the Manager's cache: creates of
+		// the largest dimension (SELFCMA_MEMORY_CREATE_DIM=2000) measure
+		// that rather than the bodies.
+		creates, dim := 100, 100
+		if v, err := strconv.Atoi(os.Getenv("SELFCMA_MEMORY_CREATES")); err == nil {
+			creates = v
+		}
+		if v, err := strconv.Atoi(os.Getenv("SELFCMA_MEMORY_CREATE_DIM")); err == nil {
+			dim = v
+		}
+		p := startServer(t, bin, filepath.Join(t.TempDir(), "creates.db"))
+		defer p.stop(t)
+		body := []byte(`{"x0": [` + strings.Repeat("0.5, ", dim-1) + `0.5], "sigma0": 1, "algorithm": "cma-es"`)
+		body = append(append(body, bytes.Repeat([]byte{' '}, 8<<20-len(body)-1)...), '}')
+		status := map[int]int{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range creates {
+			wg.Go(func() {
+				req, _ := http.NewRequest("POST", p.base+"/v1/sessions", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				code := 0
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					code = resp.StatusCode
+				}
+				mu.Lock()
+				status[code]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		hwm := peakRSS(t, p.cmd.Process.Pid)
+		t.Logf("%d concurrent creates of %d bytes, dimension %d: statuses %v; server VmHWM %d MB", creates, len(body), dim, status, hwm>>20)
+		if status[http.StatusCreated] < 1 || status[http.StatusCreated]+status[http.StatusServiceUnavailable] != creates {
+			t.Errorf("statuses %v, want 201 or 503", status)
 		}
 		if hwm >= 1<<30 {
 			t.Errorf("peak RSS %d MB, want under 1 GB", hwm>>20)

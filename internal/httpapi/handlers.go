@@ -53,6 +53,15 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.IdempotencyKey = idempotencyKey(r.Header.Get("Idempotency-Key"))
+	if n := len(p.X0); n > 0 && n <= s.m.Limits().MaxDimension {
+		release, ok := s.creates.take(r.Context(), createCost(n), createWait)
+		if !ok {
+			w.Header().Set("Retry-After", "5")
+			s.writeError(w, r, &apiError{code: codeOverloaded, msg: "the server is building as many sessions as its memory allows: try again shortly"})
+			return
+		}
+		defer release()
+	}
 	sess, created, err := s.m.CreateIdempotent(r.Context(), p)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -44,7 +44,10 @@ type Config struct {
 	// MaxInflightBytes bounds the bodies of all requests under way
 	// together, each counted by its Content-Length (or MaxBodyBytes when
 	// it has none) before it is read; beyond, 503 with Retry-After.
-	// 0 = DefaultMaxInflightBytes.
+	// 0 = DefaultMaxInflightBytes. Four times as much bounds the state the
+	// creates under way build (about 80·n² bytes each, a create of a
+	// larger state alone): a create waits up to 10 s for its share, then
+	// is 503 too.
 	MaxInflightBytes int64
 	Logger           *slog.Logger
 	// ReadAccess, when not nil, admits a GET without the bearer token if it
@@ -77,6 +80,7 @@ type server struct {
 	metricsPage http.Handler  // GET /metrics; nil: none
 	backups     chan struct{} // a token per backup under way
 	inflight    inflight
+	creates     *budget
 	throttle    *throttle.Throttle
 }
 
@@ -95,6 +99,7 @@ func New(cfg Config) *chi.Mux {
 	if s.inflight.max <= 0 {
 		s.inflight.max = DefaultMaxInflightBytes
 	}
+	s.creates = newBudget(4 * s.inflight.max)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
