@@ -71,8 +71,24 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("idle sessions a minute after: %v, want 0", got)
 	}
 
+	// An IPOP session runs to its end: one restart, then a stop.
+	r := ts.create(t, map[string]any{"x0": []float64{1, 1}, "sigma0": 0.5, "population_size": 4, "algorithm": "cma-es", "seed": 2,
+		"restarts": map[string]any{"strategy": "ipop", "max": 1}})
+	for g := 0; g < 5000; g++ {
+		a := ts.do(t, call{method: "GET", path: "/v1/sessions/" + r.ID + "/ask"})
+		if a.status != 200 {
+			break
+		}
+		ts.tell(t, r.ID, sphereTell(decode[batchView](t, a)))
+	}
+	if got := metricValue(t, reg, "selfcma_restarts_total"); got != 1 {
+		t.Errorf("restarts: %v, want 1", got)
+	}
+
 	out := string(w.bytes(&buf))
 	for _, want := range []string{
+		`msg="session restarted" session_id=` + r.ID + ` generation=`,
+		`restarts=1 population_size=8 run_stopped_by=`,
 		`msg="session created" session_id=` + a.ID + ` algorithm=cma-es dimension=2 population_size=6`,
 		`msg="session stopped" session_id=` + a.ID + ` generation=2 evaluations=12 reasons=max_evaluations`,
 		`msg="session deleted" session_id=` + b.ID,
