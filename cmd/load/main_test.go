@@ -18,17 +18,17 @@ import (
 
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // server is the service in process on a temporary file (fsync off).
 func server(t *testing.T, token string) (*httptest.Server, *session.Manager) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "l.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "l.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := session.NewManager(st, session.Options{EncodeBatch: httpapi.EncodeBatch})
+	m := session.NewManager(st, session.Options{})
 	ts := httptest.NewServer(httpapi.New(httpapi.Config{Manager: m, Token: token}))
 	t.Cleanup(func() {
 		ts.Close()
@@ -83,7 +83,7 @@ func TestLoad(t *testing.T) {
 // deadline cut the request short, the server did not fail it. (Each create
 // after the first waits here until the client gives up.)
 func TestLoadEndsDuringCreate(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "l.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "l.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestLoadDeletesCutCreates(t *testing.T) {
 // Over HTTPS, -cacert trusts a self-signed server; without it the run
 // fails on the certificate.
 func TestLoadOverTLS(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "l.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "l.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

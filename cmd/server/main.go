@@ -3,13 +3,17 @@
 //
 //	go run ./cmd/server [-addr host:port] [-db file] [-token secret] [-tls-cert file -tls-key file] [limits]
 //	go run ./cmd/server -check -db file
+//	go run ./cmd/server -salvage -db damaged -out new
 //
 // Every flag falls back to an environment variable (SELFCMA_ADDR,
 // SELFCMA_DB, SELFCMA_TOKEN, SELFCMA_MAX_DIMENSION, ...), then to its
 // default. The first line it logs names the address it listens on. On
 // SIGINT or SIGTERM it stops taking requests, finishes those under way and
-// closes the file. With -check it serves nothing: it reads the file (a
-// backup, say) as a start on it would, says what is wrong and exits.
+// closes the file. It reads the whole file before it serves it, and refuses
+// a damaged one. With -check it serves nothing: it reads the file (a
+// backup, say) as a start on it would, says what is wrong and exits. With
+// -salvage it writes the sessions of a damaged file that read soundly to a
+// new file.
 package main
 
 import (
@@ -32,7 +36,7 @@ import (
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/httpapi/throttle"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 	"github.com/selfcma/selfcma/internal/ui"
 	"github.com/selfcma/selfcma/internal/ui/sessionsource"
 )
@@ -62,6 +66,8 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	PrintVersion    bool // -version: print the build's version and exit
 	Check           bool // -check: check the file of -db and exit
+	Salvage         bool // -salvage: write the sound sessions of -db to -out and exit
+	Out             string
 }
 
 // parseConfig reads flags, falling back to the environment, then to the
@@ -107,6 +113,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	str(&idle, "idle-after", "SELFCMA_IDLE_AFTER", idle, "a running session not told anything for longer counts in /metrics' selfcma_sessions_idle")
 	fs.BoolVar(&c.PrintVersion, "version", false, "print the version of this build and exit")
 	fs.BoolVar(&c.Check, "check", false, "check the file of -db (a backup, say) as a start on it would read it, print what is wrong, and exit; status 1 if anything is")
+	fs.BoolVar(&c.Salvage, "salvage", false, "write every session of the damaged file of -db that reads soundly, byte for byte, to the new file of -out, list those it could not, and exit")
+	fs.StringVar(&c.Out, "out", "", "the new file of -salvage (must not exist)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -150,6 +158,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.Check {
 		return check(ctx, cfg.DB, stdout)
 	}
+	if cfg.Salvage {
+		return salvage(ctx, cfg.DB, cfg.Out, stdout)
+	}
 	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
 	// The certificate first, then listen, so that a bad certificate or a
@@ -171,14 +182,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			Help: "When the certificate served runs out (its NotAfter), in Unix seconds.",
 		}, certs.notAfter))
 	}
-	st, err := store.Open(cfg.DB, &store.Options{OnCommit: onCommit})
+	opened := time.Now()
+	st, err := bolt.Open(cfg.DB, &bolt.Options{OnCommit: onCommit})
 	if err != nil {
+		ln.Close()
+		return openError(cfg.DB, err)
+	}
+	n, err := startCheck(ctx, st, cfg.DB)
+	if err != nil {
+		st.Close()
 		ln.Close()
 		return err
 	}
+
 	reg.MustRegister(fileSize(cfg.DB))
 	life := httpapi.NewLifecycle(log, reg)
-	m := session.NewManager(st, session.Options{Limits: cfg.Limits, EncodeBatch: httpapi.EncodeBatch, OnEvent: life.OnEvent})
+	m := session.NewManager(st, session.Options{Limits: cfg.Limits, OnEvent: life.OnEvent})
 	var scans sync.WaitGroup
 	scanCtx, stopScans := context.WithCancel(ctx)
 	life.Watch(scanCtx, &scans, m, scanPeriod, cfg.IdleAfter)
@@ -201,7 +220,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.DB, "auth", cfg.Token != "", "tls", certs != nil, "version", version())
+	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.DB, "auth", cfg.Token != "", "tls", certs != nil, "version", version(),
+		"sessions", n.Sessions, "history_entries", n.HistoryEntries, "check_took", time.Since(opened).Round(time.Millisecond).String())
 	if cfg.Token != "" && certs == nil && !loopback(ln.Addr()) {
 		log.Warn("the bearer token crosses the network unencrypted: serve with -tls-cert and -tls-key, or behind a TLS proxy")
 	}

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // TestMemoryBounded measures the peak resident memory (VmHWM) of the
@@ -186,7 +186,7 @@ func tellBody(lambda, size int) []byte {
 // every criterion that could stop it off, and returns its id.
 func longSession(t *testing.T, db string, gens int) string {
 	t.Helper()
-	st, err := store.Open(db, &store.Options{NoSync: true})
+	st, err := bolt.Open(db, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

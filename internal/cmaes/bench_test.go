@@ -10,7 +10,8 @@ import (
 
 // never disables every criterion, so a benchmark runs as long as it likes.
 var never = Termination{TolFun: -1, TolX: -1, ConditionCov: -1, TolUpSigma: -1,
-	NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true}
+	NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true,
+	MaxFailedGenerations: -1}
 
 type benchCase struct {
 	n, lambda int

@@ -48,3 +48,17 @@ func transformInto(dst, x []float64, b *Bounds) {
 		dst[i] = transform1(v, b.Lower[i], b.Upper[i])
 	}
 }
+
+// inverse1 is the preimage of y ∈ [lo, up] under transform1 in
+// [lo − al, up + au] (pycma's BoxConstraintsLinQuadTransformation._inverse_i):
+// the genotype of an injected point.
+func inverse1(y, lo, up float64) float64 {
+	al, au := margins(lo, up)
+	switch {
+	case y < lo+al:
+		return lo - al + 2*math.Sqrt(al*(y-lo))
+	case y < up-au:
+		return y
+	}
+	return up + au - 2*math.Sqrt(au*(up-y))
+}

@@ -11,11 +11,26 @@ import (
 )
 
 // The state's encoding: a tag, a schema version, the fields in a fixed
-// order, a CRC-32. Bump stateVersion with any change of the layout.
+// order, a CRC-32. Bump stateVersion with any change of the layout, and keep
+// every older version decoding as before.
+//
+//   - Version 1: the fields up to the stop reasons.
+//   - Version 2 (versionInject): a block at the end, Termination's
+//     MaxFailedGenerations, the count of consecutive failed generations, the
+//     queue of injected points and those of the pending batch. A version-1
+//     state decodes with that block empty: MaxFailedGenerations 0 (the
+//     default applies: it fires only after generations whose every value
+//     failed, which change nothing else), no failed generation counted, no
+//     injected point.
 const (
-	stateMagic   = "selfcma/cmaes"
-	stateVersion = 1
+	stateMagic    = "selfcma/cmaes"
+	stateVersion  = 2
+	versionInject = 2
 )
+
+// StateVersion is the version of the layout that MarshalTo writes, for a
+// wrapping package that records it (see UnmarshalFromVersion).
+const StateVersion uint32 = stateVersion
 
 // MarshalBinary encodes the whole state of the ES, the random stream and
 // the pending batch included, so that a restored ES continues bit for bit.
@@ -37,7 +52,8 @@ func (e *ES) AppendBinary(dst []byte) ([]byte, error) {
 // EncodedSize is about the number of bytes MarshalTo writes.
 func (e *ES) EncodedSize() int {
 	n, l := e.p.N, e.p.Lambda
-	return 8*(3*n*n+l*n+8*n+len(e.funHist)+2*len(e.stagBest)+len(e.flatGens)) + 1024
+	k := len(e.injQueue) + len(e.batchInj)
+	return 8*(3*n*n+l*n+8*n+len(e.funHist)+2*len(e.stagBest)+len(e.flatGens)+k*(n+2)) + 1024
 }
 
 func (e *ES) encode(w *binenc.Writer) {
@@ -108,6 +124,45 @@ func (e *ES) encode(w *binenc.Writer) {
 	w.Int(e.flatPos)
 	w.Int(e.flatN)
 	encodeReasons(w, e.stopWhy)
+
+	// Version 2 (versionInject): the runaway criterion and injected points.
+	w.Int(c.Termination.MaxFailedGenerations)
+	w.Int(e.failedGens)
+	encodeInjections(w, e.injQueue)
+	encodeInjections(w, e.batchInj)
+}
+
+func encodeInjections(w *binenc.Writer, q []injection) {
+	w.Int(len(q))
+	for _, in := range q {
+		w.Bool(in.clip)
+		w.Floats(in.x)
+	}
+}
+
+// decodeInjections reads at most lambda injected points of dimension n.
+func decodeInjections(r *binenc.Reader, lambda, n int, b *Bounds) []injection {
+	k := r.Int()
+	if r.Err() != nil {
+		return nil
+	}
+	if k < 0 || k > lambda {
+		r.Fail("%d injected points, λ = %d", k, lambda)
+		return nil
+	}
+	var q []injection
+	for range k {
+		in := injection{clip: r.Bool(), x: r.Floats()}
+		if r.Err() != nil {
+			return nil
+		}
+		if err := checkPoint(in.x, n, b); err != nil {
+			r.Fail("injected point: %v", err)
+			return nil
+		}
+		q = append(q, in)
+	}
+	return q
 }
 
 func encodeReasons(w *binenc.Writer, rs []StopReason) {
@@ -146,11 +201,11 @@ func writeSym(w *binenc.Writer, c *mat.SymDense) {
 // or foreign blob, or one whose contents are inconsistent, gives an error
 // and no ES.
 func Unmarshal(blob []byte) (*ES, error) {
-	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	r, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion)
 	if err != nil {
 		return nil, fmt.Errorf("cmaes: decode state: %w", err)
 	}
-	e, err := decode(r)
+	e, err := decode(r, v)
 	if err == nil {
 		err = r.Done()
 	}
@@ -164,10 +219,20 @@ func Unmarshal(blob []byte) (*ES, error) {
 // in its own encoding.
 func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w) }
 
-// UnmarshalFrom decodes an ES embedded with MarshalTo.
-func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r) }
+// UnmarshalFrom decodes an ES embedded with MarshalTo by this version.
+func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r, stateVersion) }
 
-func decode(r *binenc.Reader) (*ES, error) {
+// UnmarshalFromVersion decodes an ES embedded with MarshalTo by the layout
+// of the given version (1 to StateVersion): a wrapping package maps its own
+// versions to the ones it embedded.
+func UnmarshalFromVersion(r *binenc.Reader, version uint32) (*ES, error) {
+	if version < 1 || version > stateVersion {
+		return nil, fmt.Errorf("cmaes: layout version %d, want 1 to %d: %w", version, stateVersion, binenc.ErrCorrupt)
+	}
+	return decode(r, version)
+}
+
+func decode(r *binenc.Reader, version uint32) (*ES, error) {
 	var c Config
 	c.X0 = r.Floats()
 	c.Sigma0 = r.Float()
@@ -230,6 +295,14 @@ func decode(r *binenc.Reader) (*ES, error) {
 	flat := r.Ints()
 	e.flatPos, e.flatN = r.Int(), r.Int()
 	e.stopWhy = decodeReasons(r)
+	if version >= versionInject {
+		c.Termination.MaxFailedGenerations = r.Int()
+		e.cfg.Termination.MaxFailedGenerations = c.Termination.MaxFailedGenerations
+		e.term = c.Termination.resolved(c.Sigma0)
+		e.failedGens = r.Int()
+		e.injQueue = decodeInjections(r, lambda, n, c.Bounds)
+		e.batchInj = decodeInjections(r, lambda, n, c.Bounds)
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
@@ -244,7 +317,7 @@ func decode(r *binenc.Reader) (*ES, error) {
 		len(e.stagBest) != len(e.stagMed) || len(e.stagBest) > stagMax,
 		e.funPos < 0 || e.funPos >= len(funHist) || e.funN < 0 || e.funN > len(funHist),
 		e.flatPos < 0 || e.flatPos >= len(flat) || e.flatN < 0 || e.flatN > len(flat),
-		!(e.sigma > 0), e.t < 0, e.generation < 0, e.evaluations < 0, e.run < 0:
+		!(e.sigma > 0), e.t < 0, e.generation < 0, e.evaluations < 0, e.run < 0, e.failedGens < 0:
 		return nil, fmt.Errorf("inconsistent lengths or counters: %w", binenc.ErrCorrupt)
 	}
 	for i := range n {
@@ -262,6 +335,19 @@ func decode(r *binenc.Reader) (*ES, error) {
 		ph := e.pheno.RawMatrix()
 		for k := range lambda {
 			transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], arx[k*n:(k+1)*n], e.cfg.Bounds)
+		}
+	}
+	// An injected candidate is the genotype of its point, handed out as given.
+	g := make([]float64, n)
+	for k, in := range e.batchInj {
+		e.genotypeInto(g, in.x)
+		for i := range n {
+			if !sameBits(g[i], arx[k*n+i]) {
+				return nil, fmt.Errorf("injected candidate %d differs from its point: %w", k, binenc.ErrCorrupt)
+			}
+		}
+		if e.pheno != nil {
+			copy(e.pheno.RawRowView(k), in.x)
 		}
 	}
 	return e, nil

@@ -20,6 +20,13 @@ type Config struct {
 
 	Termination Termination
 	Restarts    Restarts
+
+	// Inject, when not empty, holds at most λ points (inside Bounds when
+	// set) that replace candidates 0, 1, ... of the first batch, as if
+	// passed to ES.Inject(Inject, true) before it was sampled: a warm start
+	// from points known to be good. New consumes it: the points are part of
+	// the state from then on, and Config() reports Inject as nil.
+	Inject [][]float64
 }
 
 // Restarts configures IPOP restarts (PAPER_NOTES.md section 1): on any
@@ -50,6 +57,13 @@ type Termination struct {
 	NoEffectCoord bool    // set to disable NoEffectCoord
 	NoStagnation  bool    // set to disable Stagnation
 	NoEqualFunVal bool    // set to disable EqualFunValues
+
+	// MaxFailedGenerations stops the ES (StopFailedEvaluations, never an
+	// IPOP restart) after this many consecutive generations in which every
+	// evaluation failed (every value told was NaN): an objective that
+	// always fails does not run forever. 0 = DefaultMaxFailedGenerations,
+	// negative = never.
+	MaxFailedGenerations int
 }
 
 // The names of the termination criteria, as reported in StopReason.
@@ -66,6 +80,10 @@ const (
 	StopTolUpSigma     = "tol_up_sigma"
 	StopNumerical      = "numerical_error" // a non-finite value would have entered the state
 	StopRequested      = "requested"       // the caller ended the run (ES.StopNow)
+	// StopFailedEvaluations: every evaluation of the last
+	// Termination.MaxFailedGenerations generations failed; its value is
+	// that number of generations.
+	StopFailedEvaluations = "failed_evaluations"
 )
 
 // StopReason is a criterion that fired, with the value that made it fire.
@@ -80,6 +98,8 @@ const (
 	DefaultTolXFactor   = 1e-12 // times σ0
 	DefaultConditionCov = 1e14
 	DefaultTolUpSigma   = 1e20
+
+	DefaultMaxFailedGenerations = 10
 )
 
 // Bounds is a box: Lower[i] < Upper[i] for every coordinate.
@@ -132,6 +152,15 @@ func (c *Config) validate() error {
 			}
 		}
 	}
+	if len(c.Inject) > 0 {
+		lambda := c.Lambda
+		if lambda == 0 {
+			lambda = DefaultLambda(n)
+		}
+		if err := checkInjection(c.Inject, 0, lambda, n, c.Bounds); err != nil {
+			return fmt.Errorf("cmaes: config inject: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -151,5 +180,11 @@ func (t Termination) resolved(sigma0 float64) Termination {
 	t.TolX = pick(t.TolX, DefaultTolXFactor*sigma0)
 	t.ConditionCov = pick(t.ConditionCov, DefaultConditionCov)
 	t.TolUpSigma = pick(t.TolUpSigma, DefaultTolUpSigma)
+	switch {
+	case t.MaxFailedGenerations == 0:
+		t.MaxFailedGenerations = DefaultMaxFailedGenerations
+	case t.MaxFailedGenerations < 0:
+		t.MaxFailedGenerations = 0
+	}
 	return t
 }

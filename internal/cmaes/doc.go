@@ -13,6 +13,18 @@
 // the next batch. The whole state, random stream included, marshals exactly,
 // so a restored ES continues bit for bit.
 //
+// External points may be injected (ES.Inject, Config.Inject for the first
+// batch; Hansen, "Injecting external solutions into CMA-ES",
+// arXiv:1110.4181, 2011): they replace the first candidates of the next
+// batch, are handed out as given, and enter the update with their step
+// clipped to c_y = √n + 2n/(n + 2) in the Mahalanobis norm, as pycma does
+// (ES.Inject).
+//
+// Besides the criteria of the BIPOP-CMA-ES paper, a run stops on
+// failed_evaluations after Termination.MaxFailedGenerations (default 10)
+// consecutive generations whose every value was NaN, without an IPOP
+// restart: an objective that always fails would otherwise run forever.
+//
 // For self-CMA-ES (Algorithm 3) an ES keeps what its last update used (a
 // Step) so the update can be replayed with other hyper-parameters, and the
 // hyper-parameters c1, cmu, cc can be set before every Tell.

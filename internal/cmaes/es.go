@@ -48,7 +48,16 @@ type Record struct {
 	Hyper       Hyper   // learning rates the update used
 	AxisRatio   float64 // √(max/min eigenvalue of C) after the update
 	Restarted   bool    // this generation ended a run and the next one started
+	Injected    int     // candidates 0 to Injected − 1 of the generation were injected points
 	Stop        []StopReason
+
+	// The distribution after the update, as pycma's plots show it (see
+	// record.go): σ·√λ_max(C), the principal axis lengths √λ_i(C)
+	// ascending (D), the standard deviations σ·√C_ii and the mean m.
+	OverallStep float64
+	D           []float64
+	Stds        []float64
+	Mean        []float64
 }
 
 // RunEnd records why a run ended in an IPOP restart.
@@ -105,6 +114,14 @@ type ES struct {
 	lastStep  Step
 	stepValid bool
 
+	// Injected points (inject.go): those waiting for the next batch, those
+	// that replaced candidates 0, 1, ... of the pending batch, and the
+	// batch with clipped steps that the update uses.
+	injQueue   []injection
+	batchInj   []injection
+	injX       *mat.Dense
+	failedGens int // consecutive generations whose every value was NaN
+
 	scratch scratch
 }
 
@@ -136,6 +153,8 @@ func New(cfg Config) (*ES, error) {
 		cfg.Restarts.Max = DefaultMaxRestarts
 	}
 	e := &ES{cfg: cfg, term: cfg.Termination.resolved(cfg.Sigma0)}
+	e.injQueue = appendInjections(nil, cfg.Inject, true) // the first batch takes them
+	e.cfg.Inject = nil
 	e.src = rand.NewPCG(cfg.Seed, 0x5e1fc3a)
 	e.rnd = rand.New(e.src)
 	if err := e.startRun(cfg.Lambda); err != nil {
@@ -228,6 +247,7 @@ func (e *ES) sample() {
 			transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], x.Data[k*x.Stride:k*x.Stride+n], e.cfg.Bounds)
 		}
 	}
+	e.takeInjections()
 }
 
 // Ask returns the points of the pending generation, as fresh slices: the
@@ -278,7 +298,7 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 	if len(fitness) != e.p.Lambda {
 		return Record{}, fmt.Errorf("cmaes: %d fitness values, want λ = %d", len(fitness), e.p.Lambda)
 	}
-	rec := Record{Generation: e.generation, Run: e.run, Lambda: e.p.Lambda, Hyper: e.hyp}
+	rec := Record{Generation: e.generation, Run: e.run, Lambda: e.p.Lambda, Hyper: e.hyp, Injected: len(e.batchInj)}
 	order := e.rank(fitness)
 	nFinite := 0
 	for _, f := range fitness {
@@ -302,13 +322,16 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 		rec.BestSoFar = e.best.F
 	}
 	switch {
-	case nFinite > 0 && len(e.stopWhy) == 0:
-		e.checkStop(fitness, order, rec.Best, rec.Median)
-	case nFinite == 0 && e.term.MaxEvaluations > 0 && e.evaluations >= e.term.MaxEvaluations:
-		// Failed generations count against the budget too.
-		e.stopWhy = append(e.stopWhy, StopReason{Name: StopMaxEvaluations, Value: float64(e.evaluations)})
+	case nFinite > 0:
+		e.failedGens = 0
+		if len(e.stopWhy) == 0 {
+			e.checkStop(fitness, order, rec.Best, rec.Median)
+		}
+	default:
+		e.checkFailedStop()
 	}
 	rec.Sigma, rec.AxisRatio = e.sigma, e.AxisRatio()
+	e.recordDistribution(&rec)
 	if len(e.stopWhy) > 0 && e.mayRestart() {
 		e.runEnds = append(e.runEnds, RunEnd{Generation: rec.Generation, Lambda: e.p.Lambda, Reasons: e.stopWhy})
 		e.stopWhy = nil
@@ -375,13 +398,14 @@ func genStats(fitness []float64, order []int, nFinite int, buf *[]float64) (best
 func (e *ES) update(order []int) bool {
 	p, n := e.p, e.p.N
 	st := &e.lastStep
-	x := e.arx.RawMatrix()
+	xm := e.updatePoints() // the batch, injected steps clipped (inject.go)
+	x := xm.RawMatrix()
 
 	// Keep what a replay of this update needs (Algorithm 3, line 3).
 	st.C.CopySym(e.c)
 	copy(st.PC, e.pc)
 	copy(st.Mean, e.mean)
-	st.X.Copy(e.arx)
+	st.X.Copy(xm)
 	copy(st.Order, order)
 	st.Hyper, st.MuW, st.Sigma = e.hyp, p.MuW, e.sigma
 
@@ -560,7 +584,7 @@ func (e *ES) mayRestart() bool {
 	}
 	for _, r := range e.stopWhy {
 		switch r.Name {
-		case StopMaxEvaluations, StopTargetFitness, StopNumerical:
+		case StopMaxEvaluations, StopTargetFitness, StopNumerical, StopFailedEvaluations:
 			return false
 		}
 	}

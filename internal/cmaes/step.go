@@ -20,7 +20,7 @@ type Step struct {
 	Sigma  float64    // σ^t
 	PSigma []float64  // p_σ^{t+1}
 	Mean   []float64  // m^t, the mean generation t was sampled around
-	X      *mat.Dense // λ×n: the points of generation t (genotypes), row k = x_k
+	X      *mat.Dense // λ×n: the points of generation t (genotypes) as the update used them, row k = x_k (an injected point's step clipped: inject.go)
 	Order  []int      // indices of X sorted by fitness, best first
 }
 

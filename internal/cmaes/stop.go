@@ -212,3 +212,17 @@ func selectK(s []float64, k int) float64 {
 	}
 	return s[k]
 }
+
+// checkFailedStop checks the criteria that apply after a generation whose
+// every evaluation failed: the budget (failed evaluations count against it)
+// and MaxFailedGenerations. Restarting would not help an objective that
+// always fails, so StopFailedEvaluations stops an IPOP run too.
+func (e *ES) checkFailedStop() {
+	e.failedGens++
+	if t := e.term; t.MaxEvaluations > 0 && e.evaluations >= t.MaxEvaluations {
+		e.stopWhy = append(e.stopWhy, StopReason{Name: StopMaxEvaluations, Value: float64(e.evaluations)})
+	}
+	if t := e.term; t.MaxFailedGenerations > 0 && e.failedGens >= t.MaxFailedGenerations {
+		e.stopWhy = append(e.stopWhy, StopReason{Name: StopFailedEvaluations, Value: float64(e.failedGens)})
+	}
+}

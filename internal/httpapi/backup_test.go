@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // TestBackup: GET /v1/backup is a database that a server opens and serves
@@ -55,12 +55,12 @@ func TestBackup(t *testing.T) {
 	if err := os.WriteFile(path, r.body, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(path, &store.Options{NoSync: true})
+	st, err := bolt.Open(path, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("the backup does not open: %v", err)
 	}
 	defer st.Close()
-	mux := New(Config{Manager: session.NewManager(st, session.Options{EncodeBatch: EncodeBatch})})
+	mux := New(Config{Manager: session.NewManager(st, session.Options{})})
 	rs := &testServer{Server: httptest.NewServer(mux), mux: mux}
 	defer rs.Close()
 	if got := rs.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID}); !bytes.Equal(got.body, before.body) {
@@ -89,7 +89,7 @@ func TestBackup(t *testing.T) {
 // arrives whole (the handler lifts the write deadline; with it, this copy
 // is cut).
 func TestBackupSlowDownload(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "t.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "t.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestBackupSlowDownload(t *testing.T) {
 // it is open, and is the file's bytes.
 func TestBackupStreams(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "t.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(dir, "t.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

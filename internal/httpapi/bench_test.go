@@ -17,7 +17,7 @@ import (
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/selfcma"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // benchClient is a bare HTTP client of one session: ask, evaluate the
@@ -206,8 +206,8 @@ func (e selfEngine) Tell(f []float64) error { _, err := e.ES.Tell(f); return err
 
 // benchSession opens a store (fsync on) in a temporary file, a Manager
 // over it and a session of bc; it returns them with the create parameters.
-func benchSession(b *testing.B, bc benchCase) (*store.Store, *session.Manager, session.CreateParams, session.Session) {
-	st, err := store.Open(filepath.Join(b.TempDir(), "b.db"), nil)
+func benchSession(b *testing.B, bc benchCase) (*bolt.Store, *session.Manager, session.CreateParams, session.Session) {
+	st, err := bolt.Open(filepath.Join(b.TempDir(), "b.db"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -296,6 +296,37 @@ func BenchmarkManagerPartialTell(b *testing.B) {
 	}
 }
 
+// BenchmarkManagerClaim is a worker's claim of a candidate and the
+// partial tell of its value (fsync on): since the leases are in the store,
+// a claim is a commit of its own, as the tell is.
+func BenchmarkManagerClaim(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			_, m, p, s := benchSession(b, bc)
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := m.Claim(ctx, s.ID, time.Hour, "worker")
+				if session.ErrorCode(err) == session.CodeStopped {
+					b.StopTimer()
+					if s, err = m.Create(ctx, p); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					continue
+				}
+				if err != nil || c.Index < 0 {
+					b.Fatalf("claim: %+v, %v", c, err)
+				}
+				tp := session.TellParams{Generation: c.Generation, Indices: []int{c.Index}, Fitness: []float64{sphere(c.X)}}
+				if _, err := m.Tell(ctx, s.ID, tp); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkCommit is the bare bbolt commit (fsync on) of a session record
 // and history entry of the sizes BenchmarkGeneration writes, back to back.
 func BenchmarkCommit(b *testing.B) {
@@ -309,7 +340,7 @@ func BenchmarkCommit(b *testing.B) {
 }
 
 // commitLoop commits rec with a history entry back to back, b.Loop times.
-func commitLoop(b *testing.B, st *store.Store, rec session.Record, hist *session.HistoryEntry) {
+func commitLoop(b *testing.B, st *bolt.Store, rec session.Record, hist *session.HistoryEntry) {
 	b.ReportAllocs()
 	var err error
 	for b.Loop() {
@@ -422,7 +453,7 @@ func BenchmarkCommitAfterIdle(b *testing.B) {
 // bc a few generations in, when a self-CMA-ES state carries the step its
 // next generation replays (twice the size of a new session's), and a
 // history entry of the size a generation writes.
-func commitRecord(b *testing.B, bc benchCase) (*store.Store, session.Record, *session.HistoryEntry) {
+func commitRecord(b *testing.B, bc benchCase) (*bolt.Store, session.Record, *session.HistoryEntry) {
 	ctx := context.Background()
 	st, m, _, s := benchSession(b, bc)
 	for range 3 {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
@@ -198,18 +199,13 @@ func (s *server) ask(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if b.Encoded == nil {
-		b.Encoded = appendBatch(nil, b)
-	}
-	s.writeBody(w, http.StatusOK, b.Encoded, newline)
+	s.writeBody(w, http.StatusOK, EncodeBatch(b), newline)
 }
 
 var newline = []byte{'\n'}
 
-// EncodeBatch is the batch as ask answers it (without the newline), for
-// session.Options.EncodeBatch: the Manager then encodes each batch while
-// the write that makes it pending waits for the disk, and ask and
-// tell?next=true send those bytes.
+// EncodeBatch is the batch as ask and tell?next=true answer it (without
+// the newline).
 //
 // A large batch is encoded in parts on all the processors, each in its
 // own region of one buffer, the regions then moved together: at n = 100,
@@ -324,10 +320,7 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 		s.writeBody(w, http.StatusOK, append(body, "null}\n"...))
 		return
 	}
-	if batch.Encoded == nil {
-		batch.Encoded = appendBatch(nil, *batch)
-	}
-	s.writeBody(w, http.StatusOK, body, batch.Encoded, []byte("}\n"))
+	s.writeBody(w, http.StatusOK, body, EncodeBatch(*batch), []byte("}\n"))
 }
 
 // historyPage is how many records the history reads from the store at a
@@ -335,11 +328,44 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 // long session takes no more memory than one page.
 var historyPage = 500
 
+// historyPager reads the records of a history answer a page at a time.
+type historyPager struct {
+	m           *session.Manager
+	id          string
+	from, limit int // limit 0: all
+	left        int
+	done        bool
+}
+
+func newHistoryPager(m *session.Manager, id string, from, limit int) *historyPager {
+	return &historyPager{m: m, id: id, from: from, limit: limit, left: limit}
+}
+
+// next returns the next page; done is true once it was the last.
+func (p *historyPager) next(ctx context.Context) ([]session.HistoryRecord, error) {
+	n := historyPage
+	if p.limit > 0 {
+		n = min(n, p.left)
+	}
+	recs, err := p.m.History(ctx, p.id, p.from, n)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) > 0 {
+		p.from = recs[len(recs)-1].Generation + 1
+	}
+	p.left -= len(recs)
+	p.done = len(recs) < n || p.limit > 0 && p.left == 0
+	return recs, nil
+}
+
 // history streams the records of the generations from ?from=, at most
 // ?limit= of them (default all), as JSON or CSV. It reads them a page at a
 // time: the first page decides the status; a failure after it (the
 // session deleted meanwhile) cuts the answer, which the client sees as a
-// broken body rather than a short one.
+// broken body rather than a short one. The CSV's columns depend on the
+// records (their per-coordinate values), so it reads them twice: once for
+// the header, once for the lines.
 func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	from, err := intParam(q.Get("from"), "from", 0, 0, 1<<62)
@@ -358,36 +384,33 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := chi.URLParam(r, "id")
-	left, done := limit, false // limit 0: all
-	page := func() ([]session.HistoryRecord, error) {
-		n := historyPage
-		if limit > 0 {
-			n = min(n, left)
+	out := &historyWriter{w: w, csv: format == "csv"}
+	if out.csv {
+		width := newHistoryPager(s.m, id, from, limit)
+		for !width.done {
+			recs, err := width.next(r.Context())
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			for _, h := range recs {
+				out.n = max(out.n, len(h.Mean))
+			}
 		}
-		recs, err := s.m.History(r.Context(), id, from, n)
-		if err != nil {
-			return nil, err
-		}
-		if len(recs) > 0 {
-			from = recs[len(recs)-1].Generation + 1
-		}
-		left -= len(recs)
-		done = len(recs) < n || limit > 0 && left == 0
-		return recs, nil
 	}
-	recs, err := page()
+	pages := newHistoryPager(s.m, id, from, limit)
+	recs, err := pages.next(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	out := &historyWriter{w: w, csv: format == "csv"}
 	out.start()
 	for {
 		out.write(recs)
-		if done {
+		if pages.done {
 			break
 		}
-		if recs, err = page(); err != nil {
+		if recs, err = pages.next(r.Context()); err != nil {
 			s.log.WarnContext(r.Context(), "history cut", "request_id", requestID(r.Context()), "session_id", id, "error", err)
 			panic(http.ErrAbortHandler)
 		}
@@ -399,7 +422,9 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 type historyWriter struct {
 	w     http.ResponseWriter
 	csv   bool
+	n     int // CSV: the per-coordinate columns of each kind
 	cw    *csv.Writer
+	row   []string
 	buf   []byte
 	first bool
 }
@@ -409,7 +434,7 @@ func (h *historyWriter) start() {
 		h.w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 		h.w.WriteHeader(http.StatusOK)
 		h.cw = csv.NewWriter(h.w)
-		h.cw.Write(csvHeader)
+		h.cw.Write(csvHeaderOf(h.n))
 		return
 	}
 	h.w.Header().Set("Content-Type", "application/json")
@@ -420,7 +445,10 @@ func (h *historyWriter) start() {
 
 func (h *historyWriter) write(recs []session.HistoryRecord) {
 	if h.csv {
-		writeCSV(h.cw, recs)
+		for _, rec := range recs {
+			h.row = csvRow(h.row[:0], rec, h.n)
+			h.cw.Write(h.row)
+		}
 		h.cw.Flush()
 		return
 	}
@@ -447,29 +475,54 @@ func (h *historyWriter) end() {
 
 var csvHeader = []string{"generation", "run", "lambda", "evaluations", "best", "median", "best_so_far",
 	"sigma", "c1", "cmu", "cc", "axis_ratio", "restarted", "aux_mean_c1", "aux_mean_cmu", "aux_mean_cc",
-	"aux_sigma", "aux_feasible"}
+	"aux_sigma", "aux_feasible", "overall_step"}
 
-// writeCSV writes records as CSV lines: one line per generation, empty
-// fields for values that are not finite or absent.
-func writeCSV(cw *csv.Writer, recs []session.HistoryRecord) {
-	f := func(v float64) string { return string(appendNum(nil, v)) }
-	row := make([]string, len(csvHeader))
-	for _, h := range recs {
-		row = append(row[:0], strconv.Itoa(h.Generation), strconv.Itoa(h.Run), strconv.Itoa(h.Lambda),
-			strconv.Itoa(h.Evaluations), f(h.Best), f(h.Median), f(h.BestSoFar), f(h.Sigma),
-			f(h.C1), f(h.CMu), f(h.Cc), f(h.AxisRatio), strconv.FormatBool(h.Restarted))
-		if a := h.Aux; a != nil {
-			row = append(row, f(a.Mean[0]), f(a.Mean[1]), f(a.Mean[2]), f(a.Sigma), strconv.FormatBool(a.Feasible))
-		} else {
-			row = append(row, "", "", "", "", "")
-		}
-		for i, v := range row {
-			if v == "null" {
-				row[i] = ""
+// csvHeaderOf is the CSV's header line: when the records keep
+// per-coordinate values (n of each), n columns of each follow:
+// axis_length_0 … axis_length_{n−1}, std_0 …, mean_0 ….
+func csvHeaderOf(n int) []string {
+	header := csvHeader
+	if n > 0 {
+		header = slices.Clip(header)
+		for _, name := range [...]string{"axis_length_", "std_", "mean_"} {
+			for i := range n {
+				header = append(header, name+strconv.Itoa(i))
 			}
 		}
-		cw.Write(row)
 	}
+	return header
+}
+
+// csvRow appends the CSV fields of h to row: empty for values that are
+// not finite or absent.
+func csvRow(row []string, h session.HistoryRecord, n int) []string {
+	f := func(v float64) string { return string(appendNum(nil, v)) }
+	row = append(row, strconv.Itoa(h.Generation), strconv.Itoa(h.Run), strconv.Itoa(h.Lambda),
+		strconv.Itoa(h.Evaluations), f(h.Best), f(h.Median), f(h.BestSoFar), f(h.Sigma),
+		f(h.C1), f(h.CMu), f(h.Cc), f(h.AxisRatio), strconv.FormatBool(h.Restarted))
+	if a := h.Aux; a != nil {
+		row = append(row, f(a.Mean[0]), f(a.Mean[1]), f(a.Mean[2]), f(a.Sigma), strconv.FormatBool(a.Feasible))
+	} else {
+		row = append(row, "", "", "", "", "")
+	}
+	row = append(row, f(h.OverallStep))
+	if n > 0 {
+		for _, v := range [...][]float64{h.AxisLengths, h.Stds, h.Mean} {
+			for i := range n {
+				if i < len(v) {
+					row = append(row, f(v[i]))
+				} else {
+					row = append(row, "")
+				}
+			}
+		}
+	}
+	for i, v := range row {
+		if v == "null" {
+			row[i] = ""
+		}
+	}
+	return row
 }
 
 // Backups: at most maxBackups at once; each must go at backupMinRate

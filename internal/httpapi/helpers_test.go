@@ -20,7 +20,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 const specPath = "../../api/openapi.yaml"
@@ -68,7 +68,6 @@ type serverOpts struct {
 	limits      session.Limits
 	sync        bool // fsync every commit (as the server does)
 
-	noEncoder bool // no session.Options.EncodeBatch: every answer encodes its batch
 	noMetrics bool // no Config.Metrics (as cmd/server, the test servers keep metrics)
 
 	wrapStore func(session.Store) session.Store // when not nil, the Manager's store is wrapStore(the bbolt store)
@@ -77,19 +76,15 @@ type serverOpts struct {
 
 func newTestServer(tb testing.TB, o serverOpts) *testServer {
 	tb.Helper()
-	st, err := store.Open(filepath.Join(tb.TempDir(), "t.db"), &store.Options{NoSync: !o.sync})
+	st, err := bolt.Open(filepath.Join(tb.TempDir(), "t.db"), &bolt.Options{NoSync: !o.sync})
 	if err != nil {
 		tb.Fatal(err)
-	}
-	enc := EncodeBatch
-	if o.noEncoder {
-		enc = nil
 	}
 	var ms session.Store = st
 	if o.wrapStore != nil {
 		ms = o.wrapStore(st)
 	}
-	m := session.NewManager(ms, session.Options{Limits: o.limits, EncodeBatch: enc})
+	m := session.NewManager(ms, session.Options{Limits: o.limits})
 	var reg *prometheus.Registry
 	if !o.noMetrics {
 		reg = prometheus.NewRegistry()

@@ -1,58 +1,91 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
+	"encoding/csv"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestHistoryPaged: the history read a page at a time is the history read
-// at once, in JSON and CSV, for every from and limit, pages falling on
-// and between the bounds.
-func TestHistoryPaged(t *testing.T) {
+// The history answers the distribution after each generation, in JSON and
+// in CSV: the overall step always, the axis lengths, standard deviations
+// and mean per coordinate up to 100 coordinates.
+func TestHistoryDistribution(t *testing.T) {
 	ts := newTestServer(t, serverOpts{})
-	s := ts.create(t, map[string]any{"x0": []float64{1, 2}, "sigma0": 0.5, "seed": 5, "algorithm": "cma-es"})
-	const gens = 10
-	for range gens {
-		ts.tell(t, s.ID, sphereTell(ts.ask(t, s.ID)))
+	type record struct {
+		Generation  int       `json:"generation"`
+		Sigma       float64   `json:"sigma"`
+		AxisRatio   float64   `json:"axis_ratio"`
+		OverallStep *float64  `json:"overall_step"`
+		AxisLengths []float64 `json:"axis_lengths"`
+		Stds        []float64 `json:"stds"`
+		Mean        []float64 `json:"mean"`
 	}
-	defer func(n int) { historyPage = n }(historyPage)
-	get := func(q string) []byte {
-		r := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history" + q})
-		if r.status != 200 {
-			t.Fatalf("%s: %d %s", q, r.status, r.body)
+	for _, n := range []int{3, 101} {
+		x0 := make([]float64, n)
+		for i := range x0 {
+			x0[i] = float64(i%5) - 2
 		}
-		return r.body
-	}
-	var queries []string
-	for _, from := range []int{0, 3, 9, 10, 11} {
-		for _, limit := range []int{0, 1, 3, 5, 10, 20} {
-			q := fmt.Sprintf("?from=%d", from)
-			if limit > 0 {
-				q += fmt.Sprintf("&limit=%d", limit)
+		s := ts.create(t, map[string]any{"x0": x0, "sigma0": 0.5, "algorithm": "cma-es", "seed": 9})
+		for range 3 {
+			ts.tell(t, s.ID, sphereTell(ts.ask(t, s.ID)))
+		}
+		h := decode[struct {
+			Records []record `json:"records"`
+		}](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history"}))
+		if len(h.Records) != 3 {
+			t.Fatalf("n=%d: %d records", n, len(h.Records))
+		}
+		for _, r := range h.Records {
+			if r.OverallStep == nil || !(*r.OverallStep > 0) {
+				t.Fatalf("n=%d, generation %d: overall step %v", n, r.Generation, r.OverallStep)
 			}
-			queries = append(queries, q, q+"&format=csv")
+			if n > 100 {
+				if r.AxisLengths != nil || r.Stds != nil || r.Mean != nil {
+					t.Errorf("n=%d: per-coordinate values answered", n)
+				}
+				continue
+			}
+			if len(r.AxisLengths) != n || len(r.Stds) != n || len(r.Mean) != n || !slices.IsSorted(r.AxisLengths) {
+				t.Fatalf("n=%d, generation %d: axis lengths %v, stds %v, mean %v", n, r.Generation, r.AxisLengths, r.Stds, r.Mean)
+			}
+			if d := r.AxisLengths; math.Abs(*r.OverallStep-r.Sigma*d[n-1]) > 1e-15**r.OverallStep || math.Abs(r.AxisRatio-d[n-1]/d[0]) > 1e-12*r.AxisRatio {
+				t.Errorf("generation %d: overall step %v, axis ratio %v; σ = %v, axis lengths %v", r.Generation, *r.OverallStep, r.AxisRatio, r.Sigma, d)
+			}
 		}
-	}
-	historyPage = 1000
-	want := map[string][]byte{}
-	for _, q := range queries {
-		want[q] = get(q)
-	}
-	var all struct{ Records []struct{ Generation int } }
-	if err := json.Unmarshal(want["?from=0"], &all); err != nil || len(all.Records) != gens {
-		t.Fatalf("the whole history: %d records, %v\n%s", len(all.Records), err, want["?from=0"])
-	}
-	if n := strings.Count(string(want["?from=3&limit=5&format=csv"]), "\n"); n != 6 {
-		t.Errorf("csv of 5 records has %d lines, want 6", n)
-	}
-	for _, page := range []int{1, 2, 3, 5} {
-		historyPage = page
-		for _, q := range queries {
-			if got := get(q); !bytes.Equal(got, want[q]) {
-				t.Errorf("pages of %d, %s:\n%s\nwant\n%s", page, q, got, want[q])
+
+		c := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history?format=csv"})
+		rows, err := csv.NewReader(strings.NewReader(string(c.body))).ReadAll()
+		if err != nil || len(rows) != 4 {
+			t.Fatalf("n=%d: csv of %d rows, %v", n, len(rows), err)
+		}
+		col := map[string]int{}
+		for i, name := range rows[0] {
+			col[name] = i
+		}
+		wantCols := len(csvHeader)
+		if n <= 100 {
+			wantCols += 3 * n
+		}
+		if len(rows[0]) != wantCols || rows[0][len(csvHeader)-1] != "overall_step" {
+			t.Fatalf("n=%d: csv header %v", n, rows[0])
+		}
+		for k, r := range h.Records {
+			row := rows[k+1]
+			check := func(name string, want float64) {
+				t.Helper()
+				got, err := strconv.ParseFloat(row[col[name]], 64)
+				if err != nil || got != want {
+					t.Errorf("n=%d, generation %d: csv %s = %q, json %v", n, r.Generation, name, row[col[name]], want)
+				}
+			}
+			check("overall_step", *r.OverallStep)
+			if n <= 100 {
+				check("axis_length_0", r.AxisLengths[0])
+				check("std_"+strconv.Itoa(n-1), r.Stds[n-1])
+				check("mean_1", r.Mean[1])
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -551,25 +552,29 @@ func TestNumberEncoding(t *testing.T) {
 	}
 }
 
-// The batches the Manager encodes ahead (session.Options.EncodeBatch, in
-// parts for a large batch) are the bytes a server without it writes at
-// each answer: ask and tell?next=true, generation after generation.
+// The batches of ask and tell?next=true (encoded in parts on all cores for
+// a large batch) are appendBatch's bytes of the Manager's pending batch,
+// generation after generation.
 func TestEncodedBatchAnswers(t *testing.T) {
-	with, without := newTestServer(t, serverOpts{}), newTestServer(t, serverOpts{noEncoder: true})
-	body := map[string]any{"x0": make([]float64, 64), "sigma0": 0.5, "seed": 11, "population_size": 80}
-	a, b := with.create(t, body), without.create(t, body)
-	for gen := range 4 {
-		askA := with.do(t, call{method: "GET", path: "/v1/sessions/" + a.ID + "/ask"})
-		askB := without.do(t, call{method: "GET", path: "/v1/sessions/" + b.ID + "/ask"})
-		if askA.status != 200 || !bytes.Equal(askA.body, askB.body) {
-			t.Fatalf("generation %d: the asks differ (%d, %d bytes)", gen, len(askA.body), len(askB.body))
+	ts := newTestServer(t, serverOpts{})
+	a := ts.create(t, map[string]any{"x0": make([]float64, 64), "sigma0": 0.5, "seed": 11, "population_size": 80})
+	want := func() []byte {
+		t.Helper()
+		b, err := ts.m.Ask(context.Background(), a.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
-		tell := sphereTell(decode[batchView](t, askA))
-		nextA := with.do(t, call{method: "POST", path: "/v1/sessions/" + a.ID + "/tell?next=true", body: tell})
-		nextB := without.do(t, call{method: "POST", path: "/v1/sessions/" + b.ID + "/tell?next=true", body: tell})
-		i, j := bytes.Index(nextA.body, []byte(`"next":`)), bytes.Index(nextB.body, []byte(`"next":`))
-		if i < 0 || j < 0 || !bytes.Equal(nextA.body[i:], nextB.body[j:]) {
-			t.Fatalf("generation %d: the next batches differ", gen)
+		return appendBatch(nil, b)
+	}
+	for gen := range 4 {
+		ask := ts.do(t, call{method: "GET", path: "/v1/sessions/" + a.ID + "/ask"})
+		if ask.status != 200 || !bytes.Equal(ask.body, append(want(), '\n')) {
+			t.Fatalf("generation %d: the ask is not the batch's encoding (%d bytes)", gen, len(ask.body))
+		}
+		next := ts.do(t, call{method: "POST", path: "/v1/sessions/" + a.ID + "/tell?next=true", body: sphereTell(decode[batchView](t, ask))})
+		i := bytes.Index(next.body, []byte(`"next":`))
+		if i < 0 || !bytes.Equal(next.body[i+len(`"next":`):], append(want(), "}\n"...)) {
+			t.Fatalf("generation %d: the next batch is not the batch's encoding", gen)
 		}
 	}
 }

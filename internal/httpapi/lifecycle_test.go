@@ -17,7 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // TestLifecycle: a session's life is logged at info level (created,
@@ -25,7 +25,7 @@ import (
 // not logged at info level, a refused one is, with its error code; the
 // scan counts the sessions by status and the idle ones.
 func TestLifecycle(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "l.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "l.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,14 +8,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // TestMetrics: GET /metrics counts the requests by route pattern and
 // status (no session id in any label), times them, and needs the token.
 func TestMetrics(t *testing.T) {
 	const token = "tok"
-	st, err := store.Open(filepath.Join(t.TempDir(), "t.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "t.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

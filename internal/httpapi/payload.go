@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
@@ -183,6 +184,10 @@ type historyRecordJSON struct {
 	AuxMean     nums  `json:"aux_mean,omitempty"`
 	AuxSigma    *num  `json:"aux_sigma,omitempty"`
 	AuxFeasible *bool `json:"aux_feasible,omitempty"`
+	OverallStep *num  `json:"overall_step,omitempty"`
+	AxisLengths nums  `json:"axis_lengths,omitempty"`
+	Stds        nums  `json:"stds,omitempty"`
+	Mean        nums  `json:"mean,omitempty"`
 }
 
 func toHistoryJSON(h session.HistoryRecord) historyRecordJSON {
@@ -195,6 +200,12 @@ func toHistoryJSON(h session.HistoryRecord) historyRecordJSON {
 		s, f := num(a.Sigma), a.Feasible
 		j.AuxMean, j.AuxSigma, j.AuxFeasible = nums(a.Mean[:]), &s, &f
 	}
+	// Absent from entries written before the history kept them.
+	if !math.IsNaN(h.OverallStep) {
+		s := num(h.OverallStep)
+		j.OverallStep = &s
+	}
+	j.AxisLengths, j.Stds, j.Mean = h.AxisLengths, h.Stds, h.Mean
 	return j
 }
 

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // ReadAccess admits a GET without the bearer token when it says so, and
 // never a request that changes anything.
 func TestReadAccess(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "r.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "r.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

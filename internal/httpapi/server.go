@@ -163,7 +163,13 @@ var statuses = map[string]int{
 	codeTooManyRequests:            http.StatusTooManyRequests,
 	codeOverloaded:                 http.StatusServiceUnavailable,
 	string(session.CodeInternal):   http.StatusInternalServerError,
+
+	// Nothing was written: the same request, sent after Retry-After, applies once.
+	string(session.CodeStorageFull): http.StatusInsufficientStorage,
 }
+
+// retryAfterFull is the Retry-After, in seconds, of a 507 storage_full.
+const retryAfterFull = "10"
 
 // apiError is an error of the transport.
 type apiError struct {
@@ -209,6 +215,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="selfcma"`)
+	}
+	if status == http.StatusInsufficientStorage {
+		// Nothing was written: the same request, sent again once there is
+		// space, applies once.
+		w.Header().Set("Retry-After", retryAfterFull)
+		s.log.WarnContext(r.Context(), "storage full", "request_id", requestID(r.Context()), "error", err)
 	}
 	s.writeJSON(w, r, status, errorJSON{Error: body})
 }

@@ -13,6 +13,14 @@
 // ES has the ask/tell/encode surface of cmaes.ES, so a session can run
 // either.
 //
+// Injected points (Inject, passed to the primary) are points of their
+// generation like the others for h_t: the kept step holds each as the
+// primary's update used it, m^t + σ^t y with y clipped to
+// c_y = √n + 2n/(n + 2) in the Mahalanobis norm of C^t, and h_t ranks it by
+// its likelihood under the replayed C' like any other point. Its distance
+// is bounded, so h_t stays finite and in [1, λ] however far the point was,
+// and the replay with the rates used still reproduces C^{t+1} and p_c^{t+1}.
+//
 // Population size: the paper runs self-CMA-ES with λ = 100, "about 10 times
 // larger than the default", and claims its gain for larger-than-default
 // populations. At the default λ of Algorithm 1 (10 at n = 10) the one-step
@@ -130,7 +138,8 @@ func (s *ES) startAux() error {
 		Seed: seed ^ (0x9e3779b97f4a7c15 + uint64(s.auxRuns)),
 		// The auxiliary CMA-ES runs as long as the primary: no criterion.
 		Termination: cmaes.Termination{TolFun: -1, TolX: -1, ConditionCov: -1, TolUpSigma: -1,
-			NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true},
+			NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true,
+			MaxFailedGenerations: -1},
 	})
 	if err != nil {
 		return fmt.Errorf("selfcma: auxiliary CMA-ES: %w", err)
@@ -171,6 +180,17 @@ func (s *ES) applyAuxMean() bool {
 
 // Ask returns the points of the primary's pending generation.
 func (s *ES) Ask() [][]float64 { return s.primary.Ask() }
+
+// Inject queues points for the primary's next batch (cmaes.ES.Inject). An
+// injected point of generation t is one of its points like the others for
+// h_t (Algorithm 3): h_t ranks it by the likelihood, under the replayed C',
+// of the step the primary's update used, clipped to c_y = √n + 2n/(n + 2)
+// in the Mahalanobis norm unless clip is false, so h_t stays in [1, λ].
+func (s *ES) Inject(points [][]float64, clip bool) error { return s.primary.Inject(points, clip) }
+
+// Injected returns the number of points waiting for the primary's next
+// batch.
+func (s *ES) Injected() int { return s.primary.Injected() }
 
 // Tell takes the fitness of the points Ask returned (NaN for a failed
 // evaluation) and runs one generation of self-CMA-ES (Algorithm 2, lines
@@ -282,11 +302,21 @@ func (s *ES) Primary() *cmaes.ES { return s.primary }
 // AuxMean returns the auxiliary's mean u and step size.
 func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma() }
 
-// Encoding.
+// Encoding. Version 2 embeds the two CMA-ES in cmaes's layout 2 (with
+// injected points and the failed-generation count); version 1 in layout 1.
 const (
 	stateMagic   = "selfcma/selfcma"
-	stateVersion = 1
+	stateVersion = 2
 )
+
+// cmaesLayout is the cmaes layout version that version v of this encoding
+// embeds.
+func cmaesLayout(v uint32) uint32 {
+	if v == 1 {
+		return 1
+	}
+	return cmaes.StateVersion
+}
 
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.
@@ -315,7 +345,7 @@ func (s *ES) AppendBinary(dst []byte) ([]byte, error) {
 // Unmarshal decodes a state written by MarshalBinary; a corrupted or
 // foreign blob gives an error and no ES.
 func Unmarshal(blob []byte) (*ES, error) {
-	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	r, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion)
 	if err != nil {
 		return nil, fmt.Errorf("selfcma: decode state: %w", err)
 	}
@@ -323,10 +353,10 @@ func Unmarshal(blob []byte) (*ES, error) {
 	if s.init != InitDefault && s.init != InitUniform {
 		return nil, fmt.Errorf("selfcma: decode state: init %q: %w", s.init, binenc.ErrCorrupt)
 	}
-	if s.primary, err = cmaes.UnmarshalFrom(r); err != nil {
+	if s.primary, err = cmaes.UnmarshalFromVersion(r, cmaesLayout(v)); err != nil {
 		return nil, fmt.Errorf("selfcma: decode primary: %w", err)
 	}
-	if s.aux, err = cmaes.UnmarshalFrom(r); err != nil {
+	if s.aux, err = cmaes.UnmarshalFromVersion(r, cmaesLayout(v)); err != nil {
 		return nil, fmt.Errorf("selfcma: decode auxiliary: %w", err)
 	}
 	if s.aux.Dim() != 3 {

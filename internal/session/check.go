@@ -27,7 +27,7 @@ const checkPage = 1000
 //     each decoding to its own generation.
 //
 // It returns an error only when st cannot be read on. The store's own
-// structure (store.Check for bbolt) is not its to check.
+// structure (bolt.Store.Check for bbolt) is not its to check.
 func Check(ctx context.Context, st Store, problem func(id string, err error)) (CheckCounts, error) {
 	var n CheckCounts
 	for after := ""; ; {
@@ -74,6 +74,9 @@ func checkRecord(ctx context.Context, st Store, id string, report func(string, .
 	if err != nil {
 		report("optimizer state: %v", err)
 		return md.Generation, nil
+	}
+	if md.StopRequested { // a stop written as the meta only, as a load applies it
+		o.StopNow()
 	}
 	want := *md
 	want.summarize(o)

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -11,10 +10,11 @@ import (
 // tell: a candidate is claimed for a lease, and handed out again, the same
 // point, only when the lease has run out before its value arrived.
 //
-// Leases live in the Manager's memory, not in the store: after a restart
-// of the server every candidate without a value can be claimed again, so a
-// restart may cost an evaluation twice but never a value. The values
-// themselves are persisted by the partial tells.
+// Leases live in the store, timed by the store's clock: a lease taken
+// through one server is honoured by every server sharing the store, and
+// survives their restarts. A lease the store loses (a crash before its
+// write was durable) costs an evaluation twice, never a value: the values
+// are persisted by the partial tells.
 
 // Lease bounds, and the longest worker id.
 const (
@@ -34,62 +34,6 @@ type Claim struct {
 	Expires time.Time
 }
 
-// leases are the claims of one session's generation: the end of each
-// candidate's lease and the worker that holds it (if it said), by index.
-type leases struct {
-	generation int
-	until      map[int]time.Time
-	worker     map[int]string
-}
-
-// leaseTable holds the leases of every session, apart from the cache of
-// decoded sessions, which may forget a session at any time.
-type leaseTable struct {
-	mu      sync.Mutex
-	by      map[string]*leases
-	sweepAt int // sweep out the expired when the table grows past this
-}
-
-// of returns the leases of session id's generation g, new if it has none.
-// It sweeps out sessions whose leases have all run out once the table has
-// doubled since the last sweep. t.mu is held.
-func (t *leaseTable) of(id string, g int, now time.Time) *leases {
-	if t.by == nil {
-		t.by = map[string]*leases{}
-	}
-	if len(t.by) >= t.sweepAt {
-		for k, ls := range t.by {
-			if ls.lastEnd().Before(now) {
-				delete(t.by, k)
-			}
-		}
-		t.sweepAt = 2*len(t.by) + 64
-	}
-	ls := t.by[id]
-	if ls == nil || ls.generation != g {
-		ls = &leases{generation: g, until: map[int]time.Time{}, worker: map[int]string{}}
-		t.by[id] = ls
-	}
-	return ls
-}
-
-func (t *leaseTable) forget(id string) {
-	t.mu.Lock()
-	delete(t.by, id)
-	t.mu.Unlock()
-}
-
-// lastEnd is when the last lease of ls runs out.
-func (ls *leases) lastEnd() time.Time {
-	var last time.Time
-	for _, u := range ls.until {
-		if u.After(last) {
-			last = u
-		}
-	}
-	return last
-}
-
 // Claim leases a candidate of session id's pending generation that has no
 // value and no unexpired lease (the one of lowest index) for lease (0 =
 // DefaultLease). If every candidate without a value is leased, the Claim
@@ -107,15 +51,16 @@ func (m *Manager) Claim(ctx context.Context, id string, lease time.Duration, wor
 
 // Renew leases candidate index of generation to worker, which evaluates it:
 // it renews the worker's lease of it to lease from now (if that is later),
-// or leases it to the worker again when it has no running lease, as after a
-// restart of the server, which forgets the leases. Without it a worker's
-// renewal (a Claim with its id) after a restart would lease it another
-// candidate and hold that one from the others while evaluating its own.
-// The worker holds no other lease of the generation after it.
+// or leases it to the worker again when it has no running lease (it ran
+// out, or the store lost it). Without it a worker's renewal (a Claim with
+// its id) then would lease it another candidate and hold that one from the
+// others while evaluating its own. The worker holds no other lease of the
+// generation after it.
 //
 // It is a conflict if generation is not pending, the candidate has a
-// value, or another worker holds a running lease of it (the restart let
-// that one claim it: both evaluate it, and the first value told stays).
+// value, or another worker holds a running lease of it (the lease ran out
+// and let that one claim it: both evaluate it, and the first value told
+// stays).
 func (m *Manager) Renew(ctx context.Context, id string, generation, index int, lease time.Duration, worker string) (Claim, error) {
 	if worker == "" {
 		return Claim{}, errorf(CodeInvalid, "renewing the lease of candidate %d needs the worker's id", index)
@@ -126,7 +71,8 @@ func (m *Manager) Renew(ctx context.Context, id string, generation, index int, l
 	return m.claim(ctx, id, lease, worker, generation, index)
 }
 
-// claim is Claim (index < 0) and Renew.
+// claim is Claim (index < 0) and Renew: the lease functions of leases.go,
+// run by the update primitive inside Store.UpdateLeases.
 func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, worker string, generation, index int) (Claim, error) {
 	if lease == 0 {
 		lease = DefaultLease
@@ -139,85 +85,41 @@ func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, wor
 	}
 	e := m.acquire(id)
 	defer m.release(e)
-	l, err := m.load(ctx, e, id)
+	var (
+		got    leased
+		gotGen = -1 // the generation of got, once a lease is written
+	)
+	l, err := m.update(ctx, e, id, "claim", func(l *loaded) (*write, error) {
+		if err := stoppedError(l.opt); err != nil {
+			return nil, err
+		}
+		g := l.opt.Generation()
+		told := toldIndices(l.meta.Partial, g, l.opt.Params().Lambda)
+		if gotGen == g && got.Index >= 0 && !told[got.Index] {
+			// Another writer changed the session after the lease was
+			// written (a partial tell through another server), but the
+			// lease is still of a candidate without a value: it stands,
+			// and claiming again would lease a second one.
+			return nil, nil
+		}
+		return &write{leaseGen: g, leases: func(now time.Time, cur []Lease) ([]Lease, error) {
+			gotGen = g
+			if index >= 0 {
+				next, r, err := renewLease(now, cur, told, g, generation, index, lease, worker)
+				got = r
+				return next, err
+			}
+			next, r := claimLease(now, cur, told, lease, worker)
+			got = r
+			return next, nil
+		}}, nil
+	})
 	if err != nil {
 		return Claim{}, err
 	}
-	if err := stoppedError(l.opt); err != nil {
-		return Claim{}, err
-	}
-	g, now := l.opt.Generation(), m.now()
-	told := map[int]bool{}
-	if p := l.meta.Partial; p != nil && p.Generation == g {
-		for _, i := range p.Indices {
-			told[i] = true
-		}
-	}
-	if l.cand == nil {
-		l.cand = l.opt.Ask()
-	}
-	m.leases.mu.Lock()
-	defer m.leases.mu.Unlock()
-	ls := m.leases.of(id, g, now)
-	if index >= 0 {
-		return ls.renew(g, now, lease, worker, generation, index, told, l.cand)
-	}
-	if worker != "" {
-		for i, w := range ls.worker {
-			if w == worker && !told[i] && ls.until[i].After(now) {
-				if until := now.Add(lease); until.After(ls.until[i]) {
-					ls.until[i] = until // renewed
-				}
-				return Claim{Generation: g, Index: i, X: l.cand[i], Expires: ls.until[i]}, nil
-			}
-		}
-	}
-	c := Claim{Generation: g, Index: -1}
-	for i := range l.cand {
-		until, leased := ls.until[i]
-		switch {
-		case told[i]:
-			delete(ls.until, i)
-			delete(ls.worker, i)
-		case !leased || !until.After(now):
-			c.Index, c.X, c.Expires = i, l.cand[i], now.Add(lease)
-			ls.until[i] = c.Expires
-			if worker != "" {
-				ls.worker[i] = worker
-			} else {
-				delete(ls.worker, i)
-			}
-			return c, nil
-		case c.Expires.IsZero() || until.Before(c.Expires):
-			c.Expires = until
-		}
+	c := Claim{Generation: l.opt.Generation(), Index: got.Index, Expires: got.Expires}
+	if c.Index >= 0 {
+		c.X = pending(l).Candidates[c.Index]
 	}
 	return c, nil
-}
-
-// renew is Renew's lease of candidate index of generation g (pending) to
-// worker, until now + lease or its running lease's end if later.
-func (ls *leases) renew(g int, now time.Time, lease time.Duration, worker string, generation, index int, told map[int]bool, cand [][]float64) (Claim, error) {
-	switch {
-	case generation != g:
-		return Claim{}, errorf(CodeConflict, "generation %d is not pending (generation %d is)", generation, g)
-	case index >= len(cand):
-		return Claim{}, errorf(CodeOutOfRange, "index %d, want below the population size %d", index, len(cand))
-	case told[index]:
-		return Claim{}, errorf(CodeConflict, "candidate %d of generation %d has its value already", index, g)
-	case ls.until[index].After(now) && ls.worker[index] != worker:
-		return Claim{}, errorf(CodeConflict, "candidate %d of generation %d is leased to another worker until %s", index, g, ls.until[index].UTC().Format(time.RFC3339))
-	}
-	for i, w := range ls.worker { // one lease at a time
-		if w == worker && i != index {
-			delete(ls.worker, i)
-			delete(ls.until, i)
-		}
-	}
-	until := now.Add(lease)
-	if ls.worker[index] == worker && ls.until[index].After(until) {
-		until = ls.until[index]
-	}
-	ls.until[index], ls.worker[index] = until, worker
-	return Claim{Generation: g, Index: index, X: cand[index], Expires: until}, nil
 }

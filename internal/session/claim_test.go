@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
-// clock is a settable Options.Now.
+// clock is a settable clock, for the store (which times the leases) and
+// the Manager.
 type clock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -29,13 +30,23 @@ func (c *clock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// openStoreClock opens the store at path timed by clk.
+func openStoreClock(t *testing.T, path string, clk *clock) *bolt.Store {
+	t.Helper()
+	st, err := bolt.Open(path, &bolt.Options{NoSync: true, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // claimSession returns a Manager on a store of its own with a settable
 // clock, and a 2-D CMA-ES session of population size lambda in it.
-func claimSession(t *testing.T, lambda int, sd uint64) (*session.Manager, *store.Store, session.Session, *clock) {
+func claimSession(t *testing.T, lambda int, sd uint64) (*session.Manager, *bolt.Store, session.Session, *clock) {
 	t.Helper()
 	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 	_, path := newManager(t)
-	st := openStore(t, path+"2")
+	st := openStoreClock(t, path+"2", clk)
 	t.Cleanup(func() { st.Close() })
 	m := session.NewManager(st, session.Options{Now: clk.Now})
 	s, err := m.Create(context.Background(), session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: lambda, Seed: seed(sd)})
@@ -47,13 +58,13 @@ func claimSession(t *testing.T, lambda int, sd uint64) (*session.Manager, *store
 
 // TestClaims: claims hand out each candidate without a value once while its
 // lease runs, again when the lease has run out, none when all are leased
-// (with the first expiry), and start over with the next generation; a
-// restart forgets the leases but not the values.
+// (with the first expiry), and start over with the next generation; the
+// leases and the values survive a restart.
 func TestClaims(t *testing.T) {
 	ctx := context.Background()
 	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 	_, path := newManager(t)
-	st := openStore(t, path+"2")
+	st := openStoreClock(t, path+"2", clk)
 	m := session.NewManager(st, session.Options{Now: clk.Now})
 	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 4, Seed: seed(9)})
 	if err != nil {
@@ -94,17 +105,22 @@ func TestClaims(t *testing.T) {
 		t.Fatalf("then: %+v, want candidate 2's lease to run out first", c)
 	}
 
-	// A restart forgets the leases, not candidate 1's value.
+	// A restart keeps the leases and candidate 1's value: nothing is free
+	// until the leases run out (3's, an hour, last).
 	st.Close()
-	st = openStore(t, path+"2")
+	st = openStoreClock(t, path+"2", clk)
 	defer st.Close()
 	m = session.NewManager(st, session.Options{Now: clk.Now})
+	if c := claim(0); c.Index != -1 || !c.Expires.Equal(clk.Now().Add(90*time.Second)) {
+		t.Fatalf("after a restart: %+v, want none free until candidate 2's lease runs out", c)
+	}
+	clk.advance(time.Hour + 2*time.Minute)
 	var got []int
 	for c := claim(0); c.Index >= 0; c = claim(0) {
 		got = append(got, c.Index)
 	}
 	if !reflect.DeepEqual(got, []int{0, 2, 3}) {
-		t.Fatalf("after a restart the claims are %v, want 0, 2, 3", got)
+		t.Fatalf("after a restart and the leases' end the claims are %v, want 0, 2, 3", got)
 	}
 	// The generation completes: its successor's candidates are claimed.
 	f := fitness(b)
@@ -200,11 +216,11 @@ func TestClaimsByWorker(t *testing.T) {
 	}
 }
 
-// TestRenew: after a restart, which forgets the leases, workers renewing
-// by candidate take their own candidates again, so a claim hands out
-// neither; a worker's claim there would have taken another's. Renew is a
-// conflict for another generation, a candidate with a value or one leased
-// to another worker, keeps one lease per worker, and extends a lease.
+// TestRenew: a restart keeps the leases (a Manager anew sees them); once
+// they have run out, workers renewing by candidate take their own
+// candidates again, so a claim hands out neither. Renew is a conflict for
+// another generation, a candidate with a value or one leased to another
+// worker, keeps one lease per worker, and extends a lease.
 func TestRenew(t *testing.T) {
 	ctx := context.Background()
 	m, st, s, clk := claimSession(t, 5, 9)
@@ -220,11 +236,13 @@ func TestRenew(t *testing.T) {
 		t.Fatal("the first claims")
 	}
 
-	// The restart: a Manager anew on the same store.
+	// The restart: a Manager anew on the same store sees w1's lease.
 	m = session.NewManager(st, session.Options{Now: clk.Now})
-	if i := claim(session.NewManager(st, session.Options{Now: clk.Now}), "w1"); i != 0 {
-		t.Fatalf("a renewal by claim after a restart leased candidate %d; the test expects w0's, 0", i)
+	if i := claim(m, "w1"); i != 1 {
+		t.Fatalf("w1's claim after a restart leased candidate %d, want its own, 1", i)
 	}
+	// The leases run out (or were lost): the workers renew by candidate.
+	clk.advance(2 * time.Hour)
 	b, _ := m.Ask(ctx, s.ID)
 	for w, i := range []int{0, 1} {
 		c, err := m.Renew(ctx, s.ID, 0, i, time.Hour, []string{"w0", "w1"}[w])

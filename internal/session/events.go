@@ -29,18 +29,25 @@ func (m *Manager) emit(kind EventKind, s Session, evaluations int) {
 	}
 }
 
-// applied reports the events of a generation applied to l: told, and a
-// restart or the stop it caused.
-func (m *Manager) applied(l *loaded, h HistoryRecord, evaluations int) {
+// written reports the events of w, just written to session id (l as
+// written).
+func (m *Manager) written(id string, l *loaded, w *write) {
 	if m.onEvent == nil {
 		return
 	}
-	s := view(l)
-	m.emit(EventTold, s, evaluations)
-	if h.Restarted {
-		m.emit(EventRestarted, s, 0)
-	}
-	if s.Status == StatusStopped {
-		m.emit(EventStopped, s, 0)
+	switch {
+	case w.del:
+		m.emit(EventDeleted, Session{ID: id}, 0)
+	case w.stop:
+		m.emit(EventStopped, view(l), 0)
+	case w.told != nil:
+		s := view(l)
+		m.emit(EventTold, s, w.told.Lambda)
+		if w.told.Restarted {
+			m.emit(EventRestarted, s, 0)
+		}
+		if s.Status == StatusStopped {
+			m.emit(EventStopped, s, 0)
+		}
 	}
 }

@@ -63,7 +63,7 @@ func historyOf(r cmaes.Record) HistoryRecord {
 		Generation: r.Generation, Run: r.Run, Lambda: r.Lambda, Evaluations: r.Evaluations,
 		Best: r.Best, Median: r.Median, BestSoFar: r.BestSoFar, Sigma: r.Sigma,
 		C1: r.Hyper.C1, CMu: r.Hyper.CMu, Cc: r.Hyper.Cc, AxisRatio: r.AxisRatio,
-		Restarted: r.Restarted,
+		Restarted: r.Restarted, OverallStep: r.OverallStep, AxisLengths: r.D, Stds: r.Stds, Mean: r.Mean,
 	}
 }
 

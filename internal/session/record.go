@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"time"
 
@@ -15,10 +16,14 @@ import (
 // historySchema. Schema 1, which earlier servers wrote, was JSON; it is
 // still read (a JSON record starts with '{', a binenc blob with its tag's
 // length). Record schema 3 added the partial tell; a record that holds none
-// is still written in schema 2, which servers before 3 read.
+// is still written in schema 2, which servers before 3 read. Record schema
+// 4 added StopRequested, written only by a stop (a stopped session's record
+// is schema 4, every other as before). History schema 3 added the
+// distribution after the update (HistoryRecord's OverallStep, AxisLengths,
+// Stds, Mean); entries of schema 2 still read.
 const (
-	recordSchema  = 3
-	historySchema = 2
+	recordSchema  = 4
+	historySchema = 3
 	metaMagic     = "selfcma.session"
 	historyMagic  = "selfcma.history"
 
@@ -53,6 +58,12 @@ type meta struct {
 	// Partial holds the values of the pending generation told so far by
 	// partial tells; nil when there are none.
 	Partial *partialTell `json:"-"`
+
+	// StopRequested: the client stopped the session (Manager.Stop). A stop
+	// writes the meta only: the stored state is the state before it, and
+	// loading applies the stop to it (as ES.StopNow, the generations told
+	// as its value, exactly what a stored stopped state holds).
+	StopRequested bool `json:"-"`
 }
 
 // partialTell is meta.Partial: Indices ascending, Fitness[k] the value of
@@ -105,12 +116,15 @@ func (m *meta) summarize(o optimizer) {
 }
 
 // encodeMeta writes m in the oldest schema that holds it: 2 unless it holds
-// a partial tell, so that a server of before schema 3 reads every session
-// that uses no partial tell.
+// a partial tell (3) or a stop (4), so that a server of before schema 3
+// reads every session that uses no partial tell.
 func encodeMeta(m *meta) ([]byte, error) {
 	schema := uint32(2)
-	if m.Partial != nil {
-		schema = recordSchema
+	switch {
+	case m.StopRequested:
+		schema = 4
+	case m.Partial != nil:
+		schema = 3
 	}
 	w := binenc.NewWriterSize(metaMagic, schema, 256+len(m.Metadata)+len(m.Name))
 	w.String(m.ID)
@@ -137,11 +151,16 @@ func encodeMeta(m *meta) ([]byte, error) {
 			w.Float(float64(f))
 		}
 	}
-	if p := m.Partial; p != nil {
-		w.Bool(true)
-		w.Int(p.Generation)
-		w.Ints(p.Indices)
-		w.Floats(p.Fitness)
+	if p := m.Partial; schema >= 3 {
+		w.Bool(p != nil)
+		if p != nil {
+			w.Int(p.Generation)
+			w.Ints(p.Indices)
+			w.Floats(p.Fitness)
+		}
+	}
+	if schema >= 4 {
+		w.Bool(m.StopRequested)
 	}
 	return w.Finish(), nil
 }
@@ -199,6 +218,9 @@ func decodeMeta(b []byte) (*meta, error) {
 		}
 		m.Partial = p
 	}
+	if schema >= 4 {
+		m.StopRequested = r.Bool()
+	}
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("decode session record: %w", err)
 	}
@@ -252,8 +274,38 @@ type auxJSON struct {
 	Feasible bool       `json:"feasible"`
 }
 
+// What the history keeps per coordinate (the axis lengths, standard
+// deviations and mean of HistoryRecord), so that a session's history stays
+// bounded: nothing above HistoryMaxCoordinates coordinates; otherwise every
+// generation below HistoryDenseGenerations, then generation g when it is a
+// multiple of 2^(⌊log2(g/HistoryDenseGenerations)⌋+1). That keeps
+// HistoryDenseGenerations/2 entries per doubling of the generation count:
+// at most 1000 + 500·⌈log2(G/1000)⌉ of G generations (4 500 of 100 000).
+// The scalars are kept in every entry.
+const (
+	HistoryMaxCoordinates   = 100
+	HistoryDenseGenerations = 1000
+)
+
+// HistoryKeepsCoordinates reports whether the history entry of generation g
+// of a session of dimension n keeps the per-coordinate values.
+func HistoryKeepsCoordinates(g, n int) bool {
+	if n < 1 || n > HistoryMaxCoordinates || g < 0 {
+		return false
+	}
+	if g < HistoryDenseGenerations {
+		return true
+	}
+	k := bits.Len(uint(g/HistoryDenseGenerations)) - 1 // ⌊log2(g/HistoryDenseGenerations)⌋
+	return g%(1<<(k+1)) == 0
+}
+
+// encodeHistory writes h in schema 3, its per-coordinate values only where
+// HistoryKeepsCoordinates says so.
 func encodeHistory(h HistoryRecord) ([]byte, error) {
-	w := binenc.NewWriterSize(historyMagic, historySchema, 160)
+	n := len(h.Mean)
+	keep := len(h.AxisLengths) == n && len(h.Stds) == n && HistoryKeepsCoordinates(h.Generation, n)
+	w := binenc.NewWriterSize(historyMagic, historySchema, 200+24*n)
 	w.Int(h.Generation)
 	w.Int(h.Run)
 	w.Int(h.Lambda)
@@ -270,6 +322,13 @@ func encodeHistory(h HistoryRecord) ([]byte, error) {
 		w.Float(a.Sigma)
 		w.Bool(a.Feasible)
 	}
+	w.Float(h.OverallStep)
+	w.Bool(keep)
+	if keep {
+		w.Floats(h.AxisLengths)
+		w.Floats(h.Stds)
+		w.Floats(h.Mean)
+	}
 	return w.Finish(), nil
 }
 
@@ -277,11 +336,11 @@ func decodeHistory(b []byte) (HistoryRecord, error) {
 	if len(b) > 0 && b[0] == '{' {
 		return decodeHistoryJSON(b)
 	}
-	r, err := binenc.NewReader(b, historyMagic, historySchema)
+	r, schema, err := binenc.NewReaderVersions(b, historyMagic, 2, historySchema)
 	if err != nil {
 		return HistoryRecord{}, fmt.Errorf("decode history record: %w", err)
 	}
-	h := HistoryRecord{Generation: r.Int(), Run: r.Int(), Lambda: r.Int(), Evaluations: r.Int()}
+	h := HistoryRecord{Generation: r.Int(), Run: r.Int(), Lambda: r.Int(), Evaluations: r.Int(), OverallStep: math.NaN()}
 	for _, p := range [...]*float64{&h.Best, &h.Median, &h.BestSoFar, &h.Sigma, &h.C1, &h.CMu, &h.Cc, &h.AxisRatio} {
 		*p = r.Float()
 	}
@@ -293,6 +352,15 @@ func decodeHistory(b []byte) (HistoryRecord, error) {
 		}
 		a.Sigma, a.Feasible = r.Float(), r.Bool()
 		h.Aux = a
+	}
+	if schema >= 3 {
+		h.OverallStep = r.Float()
+		if r.Bool() {
+			h.AxisLengths, h.Stds, h.Mean = r.Floats(), r.Floats(), r.Floats()
+			if n := len(h.Mean); n < 1 || n > HistoryMaxCoordinates || len(h.AxisLengths) != n || len(h.Stds) != n {
+				r.Fail("%d axis lengths, %d standard deviations and %d mean coordinates", len(h.AxisLengths), len(h.Stds), n)
+			}
+		}
 	}
 	if err := r.Done(); err != nil {
 		return HistoryRecord{}, fmt.Errorf("decode history record: %w", err)
@@ -307,13 +375,13 @@ func decodeHistoryJSON(b []byte) (HistoryRecord, error) {
 		return HistoryRecord{}, fmt.Errorf("decode history record: %w", err)
 	}
 	if j.Schema != metaSchema {
-		return HistoryRecord{}, fmt.Errorf("decode history record: schema %d, this server reads %d and %d", j.Schema, metaSchema, historySchema)
+		return HistoryRecord{}, fmt.Errorf("decode history record: schema %d, this server reads %d to %d", j.Schema, metaSchema, historySchema)
 	}
 	h := HistoryRecord{
 		Generation: j.Generation, Run: j.Run, Lambda: j.Lambda, Evaluations: j.Evaluations,
 		Best: float64(j.Best), Median: float64(j.Median), BestSoFar: float64(j.BestSoFar), Sigma: float64(j.Sigma),
 		C1: float64(j.C1), CMu: float64(j.CMu), Cc: float64(j.Cc), AxisRatio: float64(j.AxisRatio),
-		Restarted: j.Restarted,
+		Restarted: j.Restarted, OverallStep: math.NaN(),
 	}
 	if a := j.Aux; a != nil {
 		h.Aux = &AuxRecord{Mean: [3]float64{float64(a.Mean[0]), float64(a.Mean[1]), float64(a.Mean[2])}, Sigma: float64(a.Sigma), Feasible: a.Feasible}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"reflect"
@@ -66,6 +67,11 @@ func TestMetaRoundTrip(t *testing.T) {
 			Status: StatusRunning, Generation: 4, Evaluations: 24, BestF: &best,
 			LastTell: &lastTell{Generation: 3, Fitness: []nullNum{1, 2, 3, 4, 5, 6}},
 			Partial:  &partialTell{Generation: 4, Indices: []int{0, 2, 5}, Fitness: []float64{0.5, math.NaN(), math.Copysign(0, -1)}}},
+		"stop requested": {ID: "s", Algorithm: AlgorithmCMAES, CreatedAt: created, UpdatedAt: created, Dimension: 2, PopulationSize: 6,
+			Status: StatusStopped, Generation: 4, Evaluations: 24, StopRequested: true,
+			Partial: &partialTell{Generation: 4, Indices: []int{1}, Fitness: []float64{2}}},
+		"stop requested, none held": {ID: "s", Algorithm: AlgorithmCMAES, CreatedAt: created, UpdatedAt: created, Dimension: 2,
+			PopulationSize: 6, Status: StatusStopped, StopRequested: true},
 		"empty metadata": {ID: "y", Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(0, 0).UTC(), UpdatedAt: time.Unix(-1, 5).UTC()},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -80,7 +86,10 @@ func TestMetaRoundTrip(t *testing.T) {
 			want := *m
 			want.Schema = 2 // the oldest schema that holds it
 			if m.Partial != nil {
-				want.Schema = recordSchema
+				want.Schema = 3
+			}
+			if m.StopRequested {
+				want.Schema = 4
 			}
 			if !sameMeta(got, &want) {
 				t.Fatalf("decoded %+v\nwant    %+v", got, &want)
@@ -301,6 +310,9 @@ func (s *memStore) Put(_ context.Context, rec Record, h *HistoryEntry) (uint64, 
 	}
 	rec.Key, rec.KeyData = "", nil
 	rec.Version++
+	if rec.State == nil { // the meta only
+		rec.State = s.recs[rec.ID].State
+	}
 	rec.Meta, rec.State = bytes.Clone(rec.Meta), bytes.Clone(rec.State) // Put keeps no slice handed in
 	s.recs[rec.ID] = rec
 	if h != nil {
@@ -310,6 +322,23 @@ func (s *memStore) Put(_ context.Context, rec Record, h *HistoryEntry) (uint64, 
 }
 
 func (s *memStore) Delete(context.Context, string, uint64) error { return nil }
+
+func (s *memStore) Version(_ context.Context, id string) (uint64, error) {
+	r, ok := s.recs[id]
+	if !ok {
+		return 0, ErrNoRecord
+	}
+	return r.Version, nil
+}
+
+// UpdateLeases and Leases keep no leases: the tests of memStore claim none.
+func (s *memStore) UpdateLeases(context.Context, string, uint64, func(time.Time, []Lease) ([]Lease, error)) error {
+	return errors.New("memStore keeps no leases")
+}
+
+func (s *memStore) Leases(context.Context, string, uint64) ([]Lease, time.Time, error) {
+	return nil, time.Time{}, nil
+}
 
 func (s *memStore) History(_ context.Context, id string, from uint64, _ int) ([]HistoryEntry, error) {
 	var out []HistoryEntry

@@ -1,24 +1,20 @@
 package session_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
-func openStore(t *testing.T, path string) *store.Store {
+func openStore(t *testing.T, path string) *bolt.Store {
 	t.Helper()
-	st, err := store.Open(path, &store.Options{NoSync: true})
+	st, err := bolt.Open(path, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,86 +346,5 @@ func TestCacheEviction(t *testing.T) {
 			}
 			ref.Tell(ctx, refIDs[i], session.TellParams{Generation: rb.Generation, Fitness: fitness(rb)})
 		}
-	}
-}
-
-// TestEncodedBatch: with Options.EncodeBatch, every batch the Manager
-// hands out (create, tell, tell-and-ask, ask after a restart) carries the
-// encoding of exactly its candidates, made once per batch by the write
-// that made it pending (inline for a small batch, aside for a large one)
-// or, after a restart, by the first ask.
-func TestEncodedBatch(t *testing.T) {
-	ctx := context.Background()
-	var calls atomic.Int64
-	enc := func(b session.Batch) []byte {
-		calls.Add(1)
-		j, err := json.Marshal(struct {
-			G int
-			C [][]float64
-		}{b.Generation, b.Candidates})
-		if err != nil {
-			t.Error(err)
-		}
-		return j
-	}
-	check := func(t *testing.T, b session.Batch, what string) {
-		t.Helper()
-		want := enc(session.Batch{Generation: b.Generation, Candidates: b.Candidates})
-		calls.Add(-1)
-		if !bytes.Equal(b.Encoded, want) {
-			t.Fatalf("%s: Encoded is not the encoding of the batch (generation %d)", what, b.Generation)
-		}
-	}
-	for _, n := range []int{3, 40} { // λ·n = 21 is encoded inline, 40·40 aside
-		t.Run(fmt.Sprint("n=", n), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "s.db")
-			st := openStore(t, path)
-			m := session.NewManager(st, session.Options{EncodeBatch: enc})
-			calls.Store(0)
-			lambda := 0
-			if n == 40 {
-				lambda = 40
-			}
-			s, err := m.Create(ctx, session.CreateParams{X0: make([]float64, n), Sigma0: 1, PopulationSize: lambda, Seed: seed(5)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for g := range 6 {
-				b, err := m.Ask(ctx, s.ID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				check(t, b, "ask")
-				if again, _ := m.Ask(ctx, s.ID); !bytes.Equal(again.Encoded, b.Encoded) {
-					t.Fatal("a second ask encodes another batch")
-				}
-				if g%2 == 0 {
-					if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				_, next, err := m.TellAsk(ctx, s.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				check(t, *next, "tell-and-ask")
-			}
-			if c := calls.Load(); c != 7 { // create and six tells
-				t.Fatalf("the encoder ran %d times for 7 batches", c)
-			}
-			want, _ := m.Ask(ctx, s.ID)
-			st.Close()
-			st = openStore(t, path)
-			defer st.Close()
-			after, err := session.NewManager(st, session.Options{EncodeBatch: enc}).Ask(ctx, s.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			check(t, after, "ask after a restart")
-			if !bytes.Equal(after.Encoded, want.Encoded) {
-				t.Fatal("after a restart the pending batch encodes differently")
-			}
-		})
 	}
 }

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"errors"
+	"io"
+	"time"
 )
 
 // Record is what a Store keeps of one session: whole records, never parts of
@@ -27,17 +29,26 @@ type HistoryEntry struct {
 	Data       []byte
 }
 
-// Store persists sessions. Every method is safe for concurrent use; byte
-// slices handed in are not retained after the call and those returned are
-// the caller's.
-//
-// A write is a compare-and-swap on the version of the record, in one
-// transaction with the history entry of the generation, durable before
-// the method returns. That is all Manager needs, so a store shared by several
-// servers (PostgreSQL, say) fits the same interface.
+// Lease is a worker's hold on one candidate of a session's pending
+// generation, judged by the store's clock.
+type Lease struct {
+	Index   int       // the candidate's index in the batch
+	Worker  string    // "" = anonymous
+	Expires time.Time // the end of the lease, by the store's clock
+}
+
+// Store persists sessions. Every method is safe for concurrent use, from
+// one process or from several servers sharing the store; byte slices
+// handed in are not retained after the call and those returned are the
+// caller's.
 type Store interface {
 	// Get returns the record of id, or an error wrapping ErrNoRecord.
 	Get(ctx context.Context, id string) (Record, error)
+
+	// Version returns the stored version of id (one cheap read: neither
+	// meta nor state), or an error wrapping ErrNoRecord. A server trusts a
+	// cached decoded session only while Version says it is current.
+	Version(ctx context.Context, id string) (uint64, error)
 
 	// List returns up to limit records (Meta only, State nil) with ids
 	// greater than after, in ascending order of id.
@@ -45,9 +56,17 @@ type Store interface {
 
 	// Put writes rec if the stored version equals rec.Version (0: the id
 	// must not exist) and returns the new version, rec.Version+1; with a
-	// history entry, the entry is written in the same transaction.
-	// A mismatch gives an error wrapping ErrVersion and writes nothing; so
-	// does a new record whose Key another record holds, wrapping ErrKeyTaken.
+	// history entry, the entry is written in the same transaction, durable
+	// before Put returns. A mismatch gives an error wrapping ErrVersion and
+	// writes nothing; so does a new record whose Key another record holds,
+	// wrapping ErrKeyTaken.
+	//
+	// A write of a stored record (rec.Version > 0) with State nil keeps the
+	// stored state and replaces only the meta: a partial tell or a stop
+	// must not rewrite the state blob. A new record needs a State.
+	//
+	// A Put that writes a history entry of generation g also drops the
+	// session's leases of generations ≤ g (they are of a told generation).
 	Put(ctx context.Context, rec Record, hist *HistoryEntry) (uint64, error)
 
 	// Key returns the id of the record that was written new with
@@ -55,14 +74,30 @@ type Store interface {
 	// wrapping ErrNoRecord if no stored record holds key.
 	Key(ctx context.Context, key string) (id string, data []byte, err error)
 
-	// Delete removes the record of id and its history if its stored version
-	// is version; errors wrap ErrNoRecord or ErrVersion.
+	// Delete removes the record of id, its history and its leases if its
+	// stored version is version; errors wrap ErrNoRecord or ErrVersion.
 	Delete(ctx context.Context, id string, version uint64) error
 
 	// History returns up to limit entries (limit ≤ 0: all) of id with
 	// generations ≥ from, in ascending order of generation. A session
 	// without history, or an unknown one, gives none.
 	History(ctx context.Context, id string, from uint64, limit int) ([]HistoryEntry, error)
+
+	// UpdateLeases changes the leases of generation g of session id
+	// atomically: it calls fn with the store's current time and the
+	// leases of g that have not expired (any order), and stores the leases
+	// fn returns as the whole set of g's leases (fn's error aborts and is
+	// returned as is). No other UpdateLeases of id runs between the read
+	// and the write, on any server. Leases of other generations of id are
+	// dropped. fn may be called more than once (a store may retry); it
+	// must be a pure function of its arguments. The write need not be
+	// durable at once: a lost lease costs an evaluation twice, never a
+	// value. An unknown id gives an error wrapping ErrNoRecord.
+	UpdateLeases(ctx context.Context, id string, g uint64, fn func(now time.Time, cur []Lease) ([]Lease, error)) error
+
+	// Leases returns the unexpired leases of generation g of id and the
+	// store's current time (for views: the page of a session, metrics).
+	Leases(ctx context.Context, id string, g uint64) ([]Lease, time.Time, error)
 }
 
 // Errors of a Store.
@@ -71,3 +106,25 @@ var (
 	ErrVersion  = errors.New("version mismatch")
 	ErrKeyTaken = errors.New("idempotency key taken")
 )
+
+// Snapshotter is a store that can stream a consistent copy of itself
+// (bbolt: a read transaction's WriteTo). PostgreSQL has none: /v1/backup
+// answers an error naming pg_dump.
+type Snapshotter interface {
+	Snapshot() (io.ReadCloser, int64, error) // as today's store.Store.Snapshot
+}
+
+// Importer writes a session copied from another store exactly: the record
+// (its Meta, State, Key and KeyData as they were; the version may differ)
+// and all its history, in one transaction. A record with that id already
+// present gives an error wrapping ErrVersion. Used by the command that
+// copies a bbolt file into PostgreSQL.
+type Importer interface {
+	Import(ctx context.Context, rec Record, hist []HistoryEntry) error
+}
+
+// Checker reads the whole store for what a restart could trip on (the
+// server's -check): every problem found, never a panic.
+type Checker interface {
+	Check(ctx context.Context) []error
+}

@@ -134,10 +134,6 @@ type Summary struct {
 type Batch struct {
 	Generation int
 	Candidates [][]float64
-
-	// Encoded is the batch as Options.EncodeBatch wrote it; nil without an
-	// encoder. Shared: read only.
-	Encoded []byte
 }
 
 // TellParams are the fitness values of a generation: NaN for a failed
@@ -175,6 +171,14 @@ type HistoryRecord struct {
 	AxisRatio   float64
 	Restarted   bool
 	Aux         *AuxRecord // self-CMA-ES only
+
+	// The distribution after the update, for pycma's plots; entries written
+	// before history schema 3 have none (OverallStep NaN, the slices nil).
+	OverallStep float64 // σ·√λ_max(C)
+	// Per coordinate, kept only where HistoryKeepsCoordinates says so
+	// (nil elsewhere): the principal axis lengths √λ_i(C) ascending, the
+	// standard deviations σ·√C_ii and the mean m.
+	AxisLengths, Stds, Mean []float64
 }
 
 // AuxRecord is the auxiliary CMA-ES of self-CMA-ES after a generation.

@@ -3,8 +3,10 @@ package ui_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"math"
+	"math/bits"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -86,8 +88,22 @@ var (
 	defaults2 = ui.Hyper{C1: 0.0048, CMu: 0.27, Cc: 0.29}
 )
 
-// history makes gens points of a converging run with λ = 100, restarting
-// (λ doubled) after each generation in restartAfter.
+// dim is the dimension of the sessions of the tests.
+const dim = 10
+
+// keepsCoordinates is the history's rule (session.HistoryKeepsCoordinates):
+// every generation below 1000, then ever sparser.
+func keepsCoordinates(g int) bool {
+	if g < 1000 {
+		return true
+	}
+	k := bits.Len(uint(g/1000)) - 1
+	return g%(1<<(k+1)) == 0
+}
+
+// history makes gens points of a converging run with λ = 100 in dimension
+// dim, restarting (λ doubled) after each generation in restartAfter, with
+// the distribution's values where the history keeps them.
 func history(gens int, restartAfter ...int) []ui.Point {
 	pts := make([]ui.Point, gens)
 	run, lambda, evals, best := 0, 100, 0, math.Inf(1)
@@ -95,11 +111,22 @@ func history(gens int, restartAfter ...int) []ui.Point {
 		evals += lambda
 		f := 100 * math.Exp(-float64(g)/20) * (1 + 0.3*math.Sin(float64(g)))
 		best = math.Min(best, f)
+		sigma, ratio := math.Exp(-float64(g)/40), 1+float64(g%100)
 		pts[g] = ui.Point{
 			Generation: g, Run: run, Lambda: lambda, Evaluations: evals,
 			Best: f, Median: 3 * f, BestSoFar: best,
-			Sigma: math.Exp(-float64(g) / 40), AxisRatio: 1 + float64(g%100),
+			Sigma: sigma, AxisRatio: ratio,
 			C1: 0.01 * (1.5 + math.Sin(float64(g)/7)), CMu: 0.3 + 0.1*math.Cos(float64(g)/11), Cc: 0.4,
+			OverallStep: sigma * ratio,
+		}
+		if keepsCoordinates(g) {
+			p := &pts[g]
+			p.AxisLengths, p.Stds, p.Mean = make([]float64, dim), make([]float64, dim), make([]float64, dim)
+			for i := range dim {
+				p.AxisLengths[i] = 1 + (ratio-1)*float64(i)/(dim-1)
+				p.Stds[i] = sigma * (1 + float64(i)/3)
+				p.Mean[i] = (float64(i)-4.5)*math.Exp(-float64(g)/200) + float64(i)/10
+			}
 		}
 		for _, r := range restartAfter {
 			if g == r {
@@ -118,7 +145,7 @@ func detail(id, name, status string, pts []ui.Point, created time.Time) ui.Detai
 			ID: id, Name: name, Algorithm: "self-cma-es", Status: status,
 			CreatedAt: created, UpdatedAt: created.Add(time.Minute),
 		},
-		Dimension: 10, PopulationSize: 100, Seed: 42,
+		Dimension: dim, PopulationSize: 100, Seed: 42, CoordinateLimit: 100,
 		Mean: []float64{1, 2, 3}, Sigma: 0.5,
 		Hyper: ui.Hyper{C1: 0.02, CMu: 0.3, Cc: 0.4}, Defaults: defaults0,
 	}
@@ -180,13 +207,17 @@ var (
 	svgRE     = regexp.MustCompile(`<svg [^>]*data-plot="([^"]+)"`)
 	legendRE  = regexp.MustCompile(`<g class="legend-entry" data-series="([^"]+)">`)
 	restartRE = regexp.MustCompile(`<line class="restart" data-run="(\d+)"`)
+	labelRE   = regexp.MustCompile(`<g data-series="([^"]+)"><polyline[^>]*(?:/>|></polyline>)<text class="end-label"[^>]*>([^<]*)</text>`)
+	emptyRE   = regexp.MustCompile(`<text class="empty"[^>]*>([^<]*)</text>`)
 )
 
 // plot is what a page shows of one plot.
 type plot struct {
-	points   map[string]int // data-points by data-series
-	legend   []string       // data-series of the legend entries, in order
-	restarts int            // restart markers
+	points   map[string]int    // data-points by data-series
+	legend   []string          // data-series of the legend entries, in order
+	restarts int               // restart markers
+	labels   map[string]string // end labels by data-series
+	empty    string            // the text of an empty plot
 }
 
 // plots parses the plots of a session page, by data-plot.
@@ -213,6 +244,13 @@ func plots(t testing.TB, page string) (order []string, by map[string]plot) {
 			p.legend = append(p.legend, m[1])
 		}
 		p.restarts = len(restartRE.FindAllString(body, -1))
+		p.labels = map[string]string{}
+		for _, m := range labelRE.FindAllStringSubmatch(body, -1) {
+			p.labels[m[1]] = m[2]
+		}
+		if m := emptyRE.FindStringSubmatch(body); m != nil {
+			p.empty = html.UnescapeString(m[1])
+		}
 		order = append(order, name)
 		by[name] = p
 	}

@@ -2,11 +2,15 @@ package ui
 
 import (
 	"bytes"
-	"github.com/selfcma/selfcma/internal/plotaxis"
+	"cmp"
 	"html"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/selfcma/selfcma/internal/plotaxis"
 )
 
 // Geometry of a plot, in SVG user units (the SVG scales to the page width).
@@ -19,6 +23,14 @@ const (
 	plotBottom = 280 // bottom edge
 	legendY    = 40  // baseline of the legend row
 	charWidth  = 6.8 // rough width of a character of the legend's font
+
+	// endLabelRoom is the room right of the plot area that a chart with
+	// EndLabels keeps for them.
+	endLabelRoom = 40
+	// endLabelGap is the least vertical distance between two end labels;
+	// maxEndLabels of them fit the plot area's height.
+	endLabelGap  = 9
+	maxEndLabels = (plotBottom - plotTop + 16) / endLabelGap
 )
 
 // line is a series of a chart.
@@ -34,6 +46,9 @@ type line struct {
 	// drawn.
 	Log   func(float64) float64
 	Floor float64
+	// EndLabel, when not empty, is written right of the plot area at the
+	// height where the line ends (with EndLabels).
+	EndLabel string
 }
 
 // segment is a horizontal piece of a stepped line: Y (log10) over [X0, X1].
@@ -59,9 +74,10 @@ type legendEntry struct {
 	Dashed, Marker     bool
 }
 
-// chart is one plot: lines over a linear x axis from 0 and a log10 y axis.
+// chart is one plot: lines over a linear x axis from 0 and a log10 y axis
+// (or a linear one).
 type chart struct {
-	ID      string // "fitness", "sigma", "rates"
+	ID      string // "fitness", "axes", "stds", "mean", "rates"
 	Title   string
 	XLabel  string
 	YLabel  string
@@ -71,6 +87,16 @@ type chart struct {
 	XMax    float64 // largest x of the data
 	Legend  []legendEntry
 	Columns int // downsampling columns; 0 = DefaultColumns
+	// Linear makes the y axis linear: Log is then the identity and Floor
+	// −∞.
+	Linear bool
+	// EndLabels keeps room right of the plot area for the lines' EndLabel
+	// (if any), spread apart where the lines end close together, as pycma
+	// does.
+	EndLabels bool
+	// Empty is the text shown when no line has a point; "" = "no
+	// generations told yet".
+	Empty string
 }
 
 // decadeStep returns the step between labelled decades: 1, 2, 3, 5, 10, ...
@@ -94,6 +120,10 @@ func (c *chart) render(b *bytes.Buffer) {
 	if cols <= 0 {
 		cols = DefaultColumns
 	}
+	right := float64(plotRight) // right edge of the plot area
+	if c.EndLabels {
+		right -= endLabelRoom
+	}
 	// x axis: from 0 to a multiple of a nice step.
 	xMax := c.XMax
 	if !(xMax > 0) {
@@ -101,7 +131,7 @@ func (c *chart) render(b *bytes.Buffer) {
 	}
 	xStep := plotaxis.NiceStep(xMax, 8)
 	xHi := math.Ceil(xMax/xStep-1e-9) * xStep
-	x := plotaxis.Axis{Lo: 0, Hi: xHi, P0: plotLeft, P1: plotRight}
+	x := plotaxis.Axis{Lo: 0, Hi: xHi, P0: plotLeft, P1: right}
 
 	// Downsample, then find the y range (min/max decimation keeps it).
 	lines := make([]line, len(c.Lines))
@@ -129,16 +159,29 @@ func (c *chart) render(b *bytes.Buffer) {
 	if empty {
 		yLo, yHi = -1, 1
 	}
-	lo, hi := math.Floor(yLo), math.Ceil(yHi)
-	if hi <= lo {
-		hi = lo + 1
+	var lo, hi, yStep float64
+	if c.Linear {
+		lo, hi = yLo, yHi
+		if hi <= lo {
+			pad := math.Max(math.Abs(lo)/10, 1e-300)
+			lo, hi = lo-pad, hi+pad
+		}
+		yStep = plotaxis.NiceStep(hi-lo, 6)
+		lo, hi = math.Floor(lo/yStep)*yStep, math.Ceil(hi/yStep)*yStep
+	} else {
+		lo, hi = math.Floor(yLo), math.Ceil(yHi)
+		if hi <= lo {
+			hi = lo + 1
+		}
+		if hi-lo > maxDecades {
+			lo = hi - maxDecades
+		}
+		yStep = decadeStep(hi - lo)
+		lo, hi = math.Floor(lo/yStep)*yStep, math.Ceil(hi/yStep)*yStep
 	}
-	if hi-lo > maxDecades {
-		lo = hi - maxDecades
-	}
-	yStep := decadeStep(hi - lo)
-	lo, hi = math.Floor(lo/yStep)*yStep, math.Ceil(hi/yStep)*yStep
 	y := plotaxis.Axis{Lo: lo, Hi: hi, P0: plotBottom, P1: plotTop}
+	px0, px1 := fmtPx(plotLeft), fmtPx(right)
+	width := fmtPx(right - plotLeft)
 
 	id := "plot-" + c.ID
 	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" class="plot" id="`)
@@ -161,21 +204,25 @@ func (c *chart) render(b *bytes.Buffer) {
 	nx, ny := int(math.Round(xHi/xStep)), int(math.Round((hi-lo)/yStep))
 	for i := 0; i <= ny; i++ {
 		py := fmtPx(y.At(lo + float64(i)*yStep))
-		b.WriteString(`<line x1="74" x2="944" y1="` + py + `" y2="` + py + `"/>`)
+		b.WriteString(`<line x1="` + px0 + `" x2="` + px1 + `" y1="` + py + `" y2="` + py + `"/>`)
 	}
 	for i := 0; i <= nx; i++ {
 		px := fmtPx(x.At(float64(i) * xStep))
 		b.WriteString(`<line y1="58" y2="280" x1="` + px + `" x2="` + px + `"/>`)
 	}
 	b.WriteString(`</g>`)
-	b.WriteString(`<rect class="frame" x="74" y="58" width="870" height="222" fill="none" stroke="#555"/>`)
+	b.WriteString(`<rect class="frame" x="74" y="58" width="` + width + `" height="222" fill="none" stroke="#555"/>`)
 	b.WriteString(`<g class="yticks" text-anchor="end" fill="#333">`)
 	for i := 0; i <= ny; i++ {
 		v := lo + float64(i)*yStep
 		py := y.At(v)
 		b.WriteString(`<line x1="68" x2="74" stroke="#555" y1="` + fmtPx(py) + `" y2="` + fmtPx(py) + `"/>`)
 		b.WriteString(`<text x="64" y="` + fmtPx(py+4) + `">`)
-		b.WriteString(decadeLabel(v))
+		if c.Linear {
+			b.WriteString(linearLabel(v, yStep))
+		} else {
+			b.WriteString(decadeLabel(v))
+		}
 		b.WriteString(`</text>`)
 	}
 	b.WriteString(`</g><g class="xticks" text-anchor="middle" fill="#333">`)
@@ -186,7 +233,7 @@ func (c *chart) render(b *bytes.Buffer) {
 		b.WriteString(`<text y="300" x="` + fmtPx(px) + `">` + fmtCount(v, xHi) + `</text>`)
 	}
 	b.WriteString(`</g>`)
-	b.WriteString(`<text class="xlabel" x="509" y="322" text-anchor="middle" fill="#222">`)
+	b.WriteString(`<text class="xlabel" x="` + fmtPx((plotLeft+right)/2) + `" y="322" text-anchor="middle" fill="#222">`)
 	b.WriteString(html.EscapeString(c.XLabel))
 	b.WriteString(`</text>`)
 	b.WriteString(`<text class="ylabel" transform="translate(16 169) rotate(-90)" text-anchor="middle" fill="#222">`)
@@ -194,7 +241,7 @@ func (c *chart) render(b *bytes.Buffer) {
 	b.WriteString(`</text>`)
 
 	// Data, clipped to the plot area.
-	b.WriteString(`<clipPath id="` + id + `-clip"><rect x="74" y="58" width="870" height="222"/></clipPath>`)
+	b.WriteString(`<clipPath id="` + id + `-clip"><rect x="74" y="58" width="` + width + `" height="222"/></clipPath>`)
 	b.WriteString(`<g clip-path="url(#` + id + `-clip)" fill="none" stroke-linejoin="round">`)
 	for _, m := range c.Markers {
 		px := fmtPx(x.At(m.X))
@@ -218,6 +265,10 @@ func (c *chart) render(b *bytes.Buffer) {
 		b.WriteString(`"/>`)
 	}
 	var num []byte
+	yClamp := lo - 1 // values below a log axis's range (maxDecades) drawn just below it
+	if c.Linear {
+		yClamp = math.Inf(-1)
+	}
 	for _, l := range lines {
 		w := l.Width
 		if w == 0 {
@@ -236,12 +287,15 @@ func (c *chart) render(b *bytes.Buffer) {
 			num = strconv.AppendFloat(num[:0], x.At(l.Xs[i]), 'f', 1, 64)
 			b.Write(num)
 			b.WriteByte(',')
-			num = strconv.AppendFloat(num[:0], y.At(math.Max(l.Ys[i], lo-1)), 'f', 1, 64)
+			num = strconv.AppendFloat(num[:0], y.At(math.Max(l.Ys[i], yClamp)), 'f', 1, 64)
 			b.Write(num)
 		}
 		b.WriteString(`"/>`)
 	}
 	b.WriteString(`</g>`)
+	if c.EndLabels {
+		writeEndLabels(b, lines, y, right)
+	}
 	// Restart labels above the plot area, where no data can hide them;
 	// one that would overlap the previous is left out.
 	labelEnd := math.Inf(-1)
@@ -257,7 +311,13 @@ func (c *chart) render(b *bytes.Buffer) {
 		b.WriteString(`</text>`)
 	}
 	if empty {
-		b.WriteString(`<text x="509" y="174" text-anchor="middle" fill="#777">no generations told yet</text>`)
+		text := c.Empty
+		if text == "" {
+			text = "no generations told yet"
+		}
+		b.WriteString(`<text class="empty" x="` + fmtPx((plotLeft+right)/2) + `" y="174" text-anchor="middle" fill="#777">`)
+		b.WriteString(html.EscapeString(text))
+		b.WriteString(`</text>`)
 	}
 
 	// Legend, one row above the plot area.
@@ -285,6 +345,87 @@ func (c *chart) render(b *bytes.Buffer) {
 	b.WriteString(`</g></svg>`)
 }
 
+// writeEndLabels writes the EndLabel of each line right of the plot area
+// (which ends at right), in the order the lines end from top to bottom,
+// each as near the height of its line's end as endLabelGap allows, with a
+// thin leader from the frame at that height. Of more than maxEndLabels lines, maxEndLabels
+// evenly spread in that order (the top and bottom one among them) are
+// labelled.
+func writeEndLabels(b *bytes.Buffer, lines []line, y plotaxis.Axis, right float64) {
+	type end struct {
+		l     *line
+		y, at float64 // height of the line's end and of its label, in pixels
+	}
+	var ends []end
+	for i := range lines {
+		l := &lines[i]
+		if l.EndLabel == "" || len(l.Xs) == 0 {
+			continue
+		}
+		k := len(l.Xs) - 1
+		py := math.Min(math.Max(y.At(l.Ys[k]), plotTop), plotBottom)
+		ends = append(ends, end{l: l, y: py})
+	}
+	slices.SortStableFunc(ends, func(a, b end) int { return cmp.Compare(a.y, b.y) })
+	if m := len(ends); m > maxEndLabels {
+		keep := make([]end, maxEndLabels)
+		for i := range keep {
+			keep[i] = ends[int(math.Round(float64(i)*float64(m-1)/float64(maxEndLabels-1)))]
+		}
+		ends = keep
+	}
+	placeEndLabels(ends, func(i int) float64 { return ends[i].y }, func(i int, at float64) { ends[i].at = at },
+		plotTop-6, plotBottom+6)
+	b.WriteString(`<g class="end-labels" font-size="10">`)
+	for _, e := range ends {
+		b.WriteString(`<g data-series="` + e.l.Name + `"><polyline fill="none" stroke-width="0.7" stroke-opacity="0.6" stroke="` + e.l.Color + `" points="` +
+			fmtPx(right+1) + `,` + fmtPx(e.y) + ` ` + fmtPx(right+4) + `,` + fmtPx(e.y) + ` ` + fmtPx(right+11) + `,` + fmtPx(e.at) + `"/>`)
+		b.WriteString(`<text class="end-label" x="` + fmtPx(right+13) + `" y="` + fmtPx(e.at+3.5) + `" fill="` + e.l.Color + `">`)
+		b.WriteString(html.EscapeString(e.l.EndLabel))
+		b.WriteString(`</text></g>`)
+	}
+	b.WriteString(`</g>`)
+}
+
+// placeEndLabels sets the heights of m labels, wanted at want(0) ≤ … ≤
+// want(m−1), at least endLabelGap apart within [top, bottom] (as far as
+// they fit) and each run of labels pushed together centred on where its
+// labels want to be: the least squares placement, found by merging
+// overlapping runs from the top down.
+func placeEndLabels[T any](labels []T, want func(int) float64, set func(int, float64), top, bottom float64) {
+	type run struct {
+		first, n int
+		sum      float64 // Σ (want of its k-th label − k·endLabelGap)
+		at       float64 // height of its first label
+	}
+	var runs []run
+	place := func(r *run) {
+		r.at = r.sum / float64(r.n)
+		r.at = math.Max(math.Min(r.at, bottom-float64(r.n-1)*endLabelGap), top)
+	}
+	for i := range labels {
+		cur := run{first: i, n: 1, sum: want(i)}
+		place(&cur)
+		for len(runs) > 0 {
+			prev := &runs[len(runs)-1]
+			if prev.at+float64(prev.n)*endLabelGap <= cur.at {
+				break
+			}
+			prev.sum += cur.sum - float64(prev.n*cur.n)*endLabelGap
+			prev.n += cur.n
+			place(prev)
+			cur = *prev
+			runs = runs[:len(runs)-1]
+		}
+		runs = append(runs, cur)
+	}
+	for _, r := range runs {
+		for k := range r.n {
+			set(r.first+k, r.at+float64(k)*endLabelGap)
+		}
+	}
+}
+
 // renderHTML returns the SVG of c for a template.
 func (c *chart) renderHTML() template.HTML {
 	var b bytes.Buffer
@@ -303,6 +444,16 @@ func decadeLabel(k float64) string {
 		e = "−" + e
 	}
 	return `10<tspan dy="-6" font-size="9">` + e + `</tspan>`
+}
+
+// linearLabel is the SVG text of the tick at v of a linear axis whose ticks
+// are step apart.
+func linearLabel(v, step float64) string {
+	v = math.Round(v/step) * step
+	if math.Abs(v) < step/2 {
+		return "0"
+	}
+	return strings.Replace(strconv.FormatFloat(v, 'g', 6, 64), "-", "−", 1)
 }
 
 // fmtCount formats a tick value of an axis that ends at hi, in the unit

@@ -1,22 +1,30 @@
 // Package ui serves the web pages of the selfcma service under /ui: the list
-// of sessions, and for each session its state and three plots drawn as
-// inline SVG: the fitness (best so far, best and median of each generation)
-// and the step size σ with the axis ratio of C over evaluations, and the
-// learning rates c1, cμ and cc over generations with their defaults dashed,
-// as in Figures 1–2 of Loshchilov, Schoenauer, Sebag and Hansen, "Maximum
-// Likelihood-based Online Adaptation of Hyper-parameters in CMA-ES", PPSN
-// XIII, 2014 (arXiv:1406.2623). IPOP restarts are marked in every plot.
-// The fitness axis is log10 f when every f told is positive; otherwise it is
-// log10(f − f_min + δ), with f_min the least f told and δ a tenth of the
-// smallest positive f − f_min, and the page says so (log10 |f| would fold
-// the values on both sides of 0 onto each other).
+// of sessions, and for each session its state and plots drawn as inline
+// SVG. Four are pycma's standard panels, over evaluations: the fitness
+// (best so far, best and median of each generation) with the overall step
+// σ·√λ_max(C) and the axis ratio of C on the same log axis; the principal
+// axis lengths √λ_i(C); the standard deviation σ·√C_ii of each coordinate;
+// the mean's coordinates (the last two labelled by coordinate at their
+// right end). σ alone is not plotted: where a safeguard moves scale between
+// σ and C it jumps by decades while the distribution does not. The fifth
+// is the learning rates c1, cμ and cc over generations with their defaults
+// dashed, as in Figures 1–2 of Loshchilov, Schoenauer, Sebag and Hansen,
+// "Maximum Likelihood-based Online Adaptation of Hyper-parameters in
+// CMA-ES", PPSN XIII, 2014 (arXiv:1406.2623). IPOP restarts are marked in
+// every plot. The fitness axis is log10 f when every f told is positive;
+// otherwise it is log10(f − f_min + δ), with f_min the least f told and δ a
+// tenth of the smallest positive f − f_min, and the page says so (log10 |f|
+// would fold the values on both sides of 0 onto each other). A history
+// written before the distribution was kept shows the fitness and the axis
+// ratio, and says from which generation the rest starts.
 //
 // The pages are rendered on the server with html/template and embed no
 // external asset. While a session runs, a small inline script polls
 // /ui/sessions/{id}/plots and swaps in the re-rendered state and plots; the
 // pages work without it. Plots of long runs are downsampled to the least and
-// greatest value of each of DefaultColumns columns, so a session of 100 000
-// generations renders about as fast as one of 1 000.
+// greatest value of each of DefaultColumns columns (fewer per line in the
+// panels of n lines), so a session of 100 000 generations renders about as
+// fast as one of 1 000.
 //
 // ui reads sessions through Source, an interface of its own, and so knows
 // nothing of the service's session package; the adapter lives in
@@ -101,6 +109,9 @@ type Detail struct {
 	Restarts    int      // IPOP restarts so far
 	Runs        []RunEnd // the runs that ended in a restart
 	Held        int      // values of the pending generation told so far in parts
+	// CoordinateLimit is the most coordinates whose values the history
+	// keeps per generation; 0 = no limit known.
+	CoordinateLimit int
 }
 
 // Point is one generation of the history. A value may be NaN: Best and
@@ -117,4 +128,14 @@ type Point struct {
 	Sigma       float64 // after the update
 	AxisRatio   float64 // √(max/min eigenvalue of C) after the update
 	C1, CMu, Cc float64 // the rates the update used
+
+	// The distribution after the update, as pycma plots it. OverallStep is
+	// σ·√λ_max(C), NaN in a history written before it was kept; the
+	// per-coordinate values (the principal axis lengths √λ_i(C) ascending,
+	// the standard deviations σ·√C_ii, the mean m) are nil where the
+	// history does not keep them (older entries, sessions of more than
+	// Detail.CoordinateLimit coordinates, generations left out of a long
+	// run).
+	OverallStep             float64
+	AxisLengths, Stds, Mean []float64
 }

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"html"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,11 +94,31 @@ func TestListPageEmpty(t *testing.T) {
 	}
 }
 
-// wantSeries are the series of each plot, with the legend entries.
+// plotOrder is the plots of a session page: pycma's four panels, then the
+// learning rates.
+var plotOrder = []string{"fitness", "axes", "stds", "mean", "rates"}
+
+// wantSeries are the series of each plot, one point per generation.
 var wantSeries = map[string][]string{
-	"fitness": {"best-so-far", "best", "median"},
-	"sigma":   {"sigma", "axis-ratio"},
+	"fitness": {"best-so-far", "best", "median", "overall-step", "axis-ratio"},
+	"axes":    coordinateSeries("axis-"),
+	"stds":    coordinateSeries("std-"),
+	"mean":    coordinateSeries("mean-"),
 	"rates":   {"c1", "cmu", "cc"},
+}
+
+// wantLegend are the legend entries of each plot (without restarts).
+var wantLegend = map[string][]string{
+	"fitness": {"best-so-far", "best", "median", "overall-step", "axis-ratio"},
+	"rates":   {"c1", "cmu", "cc", "defaults"},
+}
+
+func coordinateSeries(prefix string) []string {
+	out := make([]string, dim)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(i)
+	}
+	return out
 }
 
 func TestSessionPage(t *testing.T) {
@@ -111,8 +133,8 @@ func TestSessionPage(t *testing.T) {
 		t.Fatalf("status %d, want 200:\n%s", resp.StatusCode, body)
 	}
 	order, by := plots(t, body)
-	if want := []string{"fitness", "sigma", "rates"}; !slices.Equal(order, want) {
-		t.Fatalf("plots %v, want %v", order, want)
+	if !slices.Equal(order, plotOrder) {
+		t.Fatalf("plots %v, want %v", order, plotOrder)
 	}
 	for name, series := range wantSeries {
 		p := by[name]
@@ -121,15 +143,19 @@ func TestSessionPage(t *testing.T) {
 				t.Errorf("plot %s, series %s: %d points, want %d", name, s, got, gens)
 			}
 		}
-		legend := series
-		if name == "rates" {
-			legend = append(slices.Clone(series), "defaults")
-		}
-		if !slices.Equal(p.legend, legend) {
-			t.Errorf("plot %s: legend %v, want %v", name, p.legend, legend)
+		if !slices.Equal(p.legend, wantLegend[name]) {
+			t.Errorf("plot %s: legend %v, want %v", name, p.legend, wantLegend[name])
 		}
 		if p.restarts != 0 {
 			t.Errorf("plot %s: %d restart markers, want 0", name, p.restarts)
+		}
+		// The coordinates' lines are labelled by index at their right end
+		// in the panels of the standard deviations and the mean.
+		wantLabels := name == "stds" || name == "mean"
+		for i, s := range series {
+			if l, ok := p.labels[s]; ok != wantLabels || ok && l != strconv.Itoa(i) {
+				t.Errorf("plot %s, series %s: end label %q (%v)", name, s, l, ok)
+			}
 		}
 	}
 	for _, d := range []string{"c1-default", "cmu-default", "cc-default"} {
@@ -148,7 +174,8 @@ func TestSessionPage(t *testing.T) {
 		`<details id="best-x-all"><summary>show all 12</summary>`, // 12 coordinates: truncated
 		`<p class="vector" id="mean">[1, 2, 3]</p>`,               // 3: whole
 		"0.02 (0.0096)",                                           // c1 and its default
-		"axis ratio of C",
+		"axis ratio √(λ_max/λ_min)",
+		"σ·√λ_max(C)",
 		"best so far",
 	} {
 		if !strings.Contains(body, want) {
@@ -210,8 +237,8 @@ func TestSessionPageStopped(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if _, by := plots(t, body); len(by) != 3 {
-		t.Errorf("%d plots, want 3", len(by))
+	if _, by := plots(t, body); len(by) != len(plotOrder) {
+		t.Errorf("%d plots, want %d", len(by), len(plotOrder))
 	}
 }
 
@@ -263,11 +290,139 @@ func TestSessionPageNoHistory(t *testing.T) {
 		t.Fatalf("status %d", resp.StatusCode)
 	}
 	_, by := plots(t, body)
-	if len(by) != 3 {
-		t.Fatalf("%d plots, want 3", len(by))
+	if len(by) != len(plotOrder) {
+		t.Fatalf("%d plots, want %d", len(by), len(plotOrder))
 	}
-	if by["fitness"].points["best"] != 0 || !strings.Contains(body, "no generations told yet") || !strings.Contains(body, "No finite f told yet") {
+	for name, p := range by {
+		if name != "rates" && p.empty != "no generations told yet" { // rates draws its defaults
+			t.Errorf("plot %s of an empty history says %q", name, p.empty)
+		}
+	}
+	if by["fitness"].points["best"] != 0 || !strings.Contains(body, "No finite f told yet") || strings.Contains(body, `id="distribution-note"`) {
 		t.Error("an empty history is not shown as such")
+	}
+}
+
+// A history written before the distribution was kept shows what it can:
+// the fitness and the axis ratio over the whole run, the overall step and
+// the coordinates' panels from the first generation that has them, and
+// says so; a session of more coordinates than the history keeps says why
+// its panels are empty.
+func TestSessionPageOldHistory(t *testing.T) {
+	old := func(pts []ui.Point) {
+		for i := range pts {
+			pts[i].OverallStep, pts[i].AxisLengths, pts[i].Stds, pts[i].Mean = math.NaN(), nil, nil, nil
+		}
+	}
+	src := newFake()
+	all := history(30)
+	old(all)
+	src.put(detail("old", "", ui.StatusStopped, all, t0), all)
+	mixed := history(30)
+	old(mixed[:20])
+	src.put(detail("mixed", "", ui.StatusRunning, mixed, t0), mixed)
+	wide := history(30)
+	for i := range wide {
+		wide[i].AxisLengths, wide[i].Stds, wide[i].Mean = nil, nil, nil
+	}
+	d := detail("wide", "", ui.StatusStopped, wide, t0)
+	d.Dimension = 101
+	src.put(d, wide)
+	s := server(t, src, ui.Options{})
+
+	for _, c := range []struct {
+		id           string
+		step, coords int    // points of σ·√λ_max(C) and of each coordinate's lines
+		empty, note  string // what the empty panels and the note say
+	}{
+		{"old", 0, 0, "not in the history written before the server's upgrade", "was written before the server kept σ·√λ_max(C)"},
+		{"mixed", 10, 10, "", "start at generation 20, the first told after the server's upgrade"},
+		{"wide", 30, 0, "the history keeps these only for sessions of at most 100 coordinates", ""},
+	} {
+		_, body := get(t, s.URL+"/ui/sessions/"+c.id)
+		order, by := plots(t, body)
+		if !slices.Equal(order, plotOrder) {
+			t.Fatalf("%s: plots %v, want %v", c.id, order, plotOrder)
+		}
+		f := by["fitness"]
+		if f.points["best"] != 30 || f.points["axis-ratio"] != 30 || f.points["overall-step"] != c.step {
+			t.Errorf("%s: fitness plot %v, want 30 points of f and the axis ratio, %d of σ·√λ_max(C)", c.id, f.points, c.step)
+		}
+		for _, name := range []string{"axes", "stds", "mean"} {
+			p := by[name]
+			if c.coords == 0 && (len(p.points) != 0 || !strings.HasPrefix(p.empty, c.empty)) {
+				t.Errorf("%s: plot %s has %v and says %q, want nothing and %q", c.id, name, p.points, p.empty, c.empty)
+			}
+			if c.coords > 0 && (p.points[wantSeries[name][dim-1]] != c.coords || p.empty != "") {
+				t.Errorf("%s: plot %s has %v (says %q), want %d points per line", c.id, name, p.points, p.empty, c.coords)
+			}
+		}
+		note := regexp.MustCompile(`<p class="note" id="distribution-note">([^<]*)</p>`).FindStringSubmatch(body)
+		if c.note == "" && note != nil || c.note != "" && (note == nil || !strings.Contains(html.UnescapeString(note[1]), c.note)) {
+			t.Errorf("%s: note %q, want one with %q", c.id, note, c.note)
+		}
+	}
+}
+
+// Where the axis lengths jump while the overall step does not (the scale
+// moved between σ and C), a note says so; a jump at a restart is none.
+func TestAxesJumpNote(t *testing.T) {
+	src := newFake()
+	jump := history(50, 9)
+	for g := 30; g < 50; g++ {
+		for i := range jump[g].AxisLengths {
+			jump[g].AxisLengths[i] *= 1e5
+		}
+	}
+	smooth := history(50, 9)
+	for g := 10; g < 50; g++ { // the restart after generation 9 resets C
+		for i := range smooth[g].AxisLengths {
+			smooth[g].AxisLengths[i] *= 1e5
+		}
+	}
+	src.put(detail("jump", "", ui.StatusStopped, jump, t0), jump)
+	src.put(detail("smooth", "", ui.StatusStopped, smooth, t0), smooth)
+	s := server(t, src, ui.Options{})
+	note := regexp.MustCompile(`<p class="note" id="axes-note">([^<]*)</p>`)
+	_, body := get(t, s.URL+"/ui/sessions/jump")
+	if m := note.FindStringSubmatch(body); m == nil || !strings.Contains(m[1], "jump at generation 30:") {
+		t.Errorf("note %q, want one on the jump at generation 30", m)
+	}
+	if _, body := get(t, s.URL+"/ui/sessions/smooth"); note.MatchString(body) {
+		t.Error("a note on a jump at a restart")
+	}
+}
+
+// The end labels of coordinates whose lines end together are spread at
+// least 9 pixels apart, inside the plot's height, in the order of the
+// lines' ends.
+func TestEndLabelsSpread(t *testing.T) {
+	src := newFake()
+	pts := history(40)
+	last := &pts[len(pts)-1]
+	for i := range last.Stds {
+		last.Stds[i] = 1e-3 * (1 + 1e-6*float64(i))
+	}
+	src.put(detail("tight", "", ui.StatusStopped, pts, t0), pts)
+	s := server(t, src, ui.Options{})
+	_, body := get(t, s.URL+"/ui/sessions/tight")
+	svg := body[strings.Index(body, `data-plot="stds"`):]
+	svg = svg[:strings.Index(svg, "</svg>")]
+	ms := regexp.MustCompile(`<text class="end-label" x="[^"]+" y="([^"]+)"[^>]*>(\d+)</text>`).FindAllStringSubmatch(svg, -1)
+	if len(ms) != dim {
+		t.Fatalf("%d end labels, want %d", len(ms), dim)
+	}
+	prev := math.Inf(-1)
+	for k, m := range ms {
+		y, _ := strconv.ParseFloat(m[1], 64)
+		if y-prev < 9-0.05 || y < 50 || y > 300 {
+			t.Errorf("label %s at y = %v, the previous at %v", m[2], y, prev)
+		}
+		// Top to bottom: the largest std first, coordinate 9.
+		if want := strconv.Itoa(dim - 1 - k); m[2] != want {
+			t.Errorf("label %d is %s, want %s", k, m[2], want)
+		}
+		prev = y
 	}
 }
 
@@ -350,7 +505,7 @@ func TestPlotsEndpoint(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || got.Status != "running" || got.Generation != 10 || got.Unchanged {
 		t.Fatalf("status %d, %+v", resp.StatusCode, got)
 	}
-	if _, by := plots(t, got.HTML); len(by) != 3 || by["rates"].points["cc"] != 10 {
+	if _, by := plots(t, got.HTML); len(by) != len(plotOrder) || by["rates"].points["cc"] != 10 || by["stds"].points["std-9"] != 10 {
 		t.Errorf("the fragment's plots: %v", by)
 	}
 	if strings.Contains(got.HTML, "<script") || strings.Contains(got.HTML, "<html") {
@@ -574,10 +729,14 @@ func TestLongRunDownsampled(t *testing.T) {
 	_, body := get(t, s.URL+"/ui/sessions/long")
 	_, by := plots(t, body)
 	for name, series := range wantSeries {
+		most := 2 * ui.DefaultColumns
+		if name == "axes" || name == "stds" || name == "mean" {
+			most = 2 * 4 * ui.DefaultColumns / dim // fewer columns per line with more lines
+		}
 		for _, s := range series {
 			n := by[name].points[s]
-			if n < 100 || n > 2*ui.DefaultColumns {
-				t.Errorf("plot %s, series %s: %d points, want at most %d", name, s, n, 2*ui.DefaultColumns)
+			if n < 50 || n > most {
+				t.Errorf("plot %s, series %s: %d points, want at most %d", name, s, n, most)
 			}
 		}
 		if by[name].restarts != 2 {

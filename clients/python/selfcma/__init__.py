@@ -28,6 +28,15 @@ SELFCMA_URL to point elsewhere)::
     es = client.optimize(ellipsoid, [1.0] * 5, 0.5, workers=4,
                          termination={"target_fitness": 1e-8})
 
+    # pycma's options dict and cma.fmin2 (numpy arrays in give numpy out):
+    xbest, es = client.fmin2(ellipsoid, [1.0] * 5, 0.5,
+                             {"popsize": 12, "seed": 2, "ftarget": 1e-8, "verbose": -9},
+                             algorithm="cma-es")
+    print(xbest, es.result.evals_best, es.result.iterations)
+
+``selfcma.optuna.SelfCmaSampler`` (with Optuna installed) runs an Optuna
+study's CMA-ES in the service.
+
 Errors are SelfCMAError subclasses keyed on the server's codes
 (``selfcma.errors``): InvalidRequest (a ValueError) and its OutOfRange and
 TooLarge, Unauthorized, NotFound (a LookupError), Conflict and its Stopped,
@@ -35,19 +44,24 @@ ServerError and its ServerUnavailable (a ConnectionError, raised when the
 bounded retries are used up).
 """
 
-from .client import Claim, Client, Result, Session
+from .client import Client
 from .errors import (
     Conflict,
+    EvaluationError,
     InvalidRequest,
     NotFound,
     OutOfRange,
     SelfCMAError,
     ServerError,
     ServerUnavailable,
+    StorageFull,
     Stopped,
+    Throttled,
     TooLarge,
     Unauthorized,
 )
+from .result import Claim, Result
+from .session import Session
 
 __version__ = "0.1.0"
 
@@ -66,4 +80,7 @@ __all__ = [
     "Stopped",
     "ServerError",
     "ServerUnavailable",
+    "StorageFull",
+    "Throttled",
+    "EvaluationError",
 ]

@@ -16,6 +16,58 @@ def _plain(v):
     return v
 
 
+plain = _plain
+
+
+def uses_numpy(v):
+    """Whether v is a numpy array (or a numpy scalar, or a sequence of
+    arrays): the caller works with numpy, so what comes back should be numpy
+    arrays too."""
+    mod = type(v).__module__ or ""
+    if mod == "numpy" or mod.startswith("numpy."):
+        return True
+    if isinstance(v, (list, tuple)) and v:
+        return uses_numpy(v[0])
+    return False
+
+
+def numpy_module():
+    """numpy, imported only when a caller has used it."""
+    import numpy
+
+    return numpy
+
+
+def storable(v):
+    """plain_json(v) with ±inf written "inf" and "-inf" (JSON has no
+    infinity; pycma's options take these strings)."""
+    v = plain_json(v)
+    if isinstance(v, dict):
+        return {k: storable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [storable(x) for x in v]
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def number_or_inf(v, name):
+    """v as a float that may be ±inf (not NaN); "inf" and "-inf" are taken
+    as pycma takes them. TypeError naming it when it is not a number."""
+    v = _plain(v)
+    if isinstance(v, str) and v.strip() in ("inf", "-inf", "+inf", "np.inf", "-np.inf"):
+        return float(v.strip().replace("np.", ""))
+    if isinstance(v, (str, bytes)) or isinstance(v, bool):
+        raise TypeError(f"{name} is {v!r}, want a number")
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} is {v!r}, want a number") from None
+    if math.isnan(f):
+        raise ValueError(f"{name} is NaN, want a number")
+    return f
+
+
 def json_default(o):
     """json.dumps's default=: numpy arrays and scalars as plain values."""
     v = _plain(o)

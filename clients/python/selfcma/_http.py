@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from email.utils import parsedate_to_datetime
 
 from ._convert import json_default
 from .errors import ServerError, ServerUnavailable, error_from_answer
@@ -20,9 +21,38 @@ log = logging.getLogger("selfcma")
 
 # Statuses a proxy or a restarting server answers; retried like a timeout,
 # when the request is safe to send again (a 504's may have been processed).
-RETRY_STATUSES = (502, 503, 504)
+RETRY_STATUSES = (429, 502, 503, 504, 507)
+
+# Statuses of a request the server did not apply (throttled, a full disk):
+# retried whatever the request, honouring Retry-After.
+NOT_APPLIED_STATUSES = (429, 507)
+
+# The longest Retry-After the client waits for; a longer one is waited this
+# long before the retry.
+MAX_RETRY_AFTER = 60.0
 
 USER_AGENT = "selfcma-python"
+
+
+def retry_after(value, now=None):
+    """Seconds a Retry-After header asks to wait (delta-seconds or an
+    HTTP-date), or None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        d = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        d = when.timestamp() - (time.time() if now is None else now)
+    if d != d:  # NaN
+        return None
+    return max(0.0, d)
 
 
 def _is_loopback(host):
@@ -93,8 +123,12 @@ class Transport:
         Connection failures, timeouts and 502/503/504 are retried up to
         ``retries`` times with backoff when the request is idempotent;
         otherwise only a refused connection is retried (the request was not
-        sent). Raises the SelfCMAError subclass of an error answer, or
-        ServerUnavailable when the tries are used up.
+        sent). 429 (throttled) and 507 (storage_full: the server's disk is
+        full) are retried whatever the request, since the server applied
+        nothing. An answer's Retry-After (seconds or a date, at most
+        MAX_RETRY_AFTER) replaces the backoff before the retry. Raises the
+        SelfCMAError subclass of an error answer, or ServerUnavailable
+        (StorageFull, Throttled for 507 and 429) when the tries are used up.
         """
         url = self.url + path
         if query:
@@ -109,7 +143,7 @@ class Transport:
         attempt = 0
         while True:
             req = urllib.request.Request(url, data=data, headers=headers, method=method)
-            failure = None
+            failure = problem = wait = None
             try:
                 with self._opener.open(req, timeout=self.timeout) as resp:
                     answer = resp.read()
@@ -130,9 +164,10 @@ class Transport:
                     raise error_from_answer(e.code, answer, method=method, url=url, reason=e.reason) from None
                 failure = e
                 problem = error_from_answer(e.code, answer, method=method, url=url, reason=e.reason)
-                retryable = idempotent
+                retryable = idempotent or e.code in NOT_APPLIED_STATUSES
                 what = f"{e.code} {problem.message}"
                 status = e.code
+                wait = retry_after(e.headers.get("Retry-After") if e.headers is not None else None)
             except (OSError, http.client.HTTPException) as e:
                 # URLError (refused, unreachable), resets, timeouts, a
                 # connection closed without an answer.
@@ -155,12 +190,16 @@ class Transport:
                 status = None
             attempt += 1
             if not retryable or attempt > self.retries:
+                if problem is not None and status in NOT_APPLIED_STATUSES:
+                    problem.message = f"{problem.message} (after {attempt} tries)"
+                    problem.args = (problem.message,)
+                    raise problem from failure
                 if retryable:
                     msg = f"no answer after {attempt} tries: {what}"
                 else:
                     msg = f"{what}; not retried: the request may or may not have been applied"
                 raise ServerUnavailable(msg, method=method, url=url, status=status) from failure
-            d = self.delay(attempt)
+            d = self.delay(attempt) if wait is None else min(wait, MAX_RETRY_AFTER)
             log.warning("selfcma: %s %s: %s; retry %d of %d in %.2f s", method, url, what, attempt, self.retries, d)
             self._sleep(d)
 

@@ -1,486 +1,22 @@
-"""Client, Session and Result: pycma-style ask/tell over the selfcma service."""
+"""Client: a connection to a selfcma server, creating and attaching
+sessions (pycma's options accepted), and the loops that drive them
+(optimize, work, fmin2)."""
 
 from __future__ import annotations
 
-import concurrent.futures
-import copy
-import logging
 import os
-import sys
-import threading
-import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Callable, List, Optional
 
 from . import _convert as conv
+from . import runner
 from ._http import Transport
-from .errors import Conflict, Stopped
+from .options import to_create
+from .session import OPTIONS_KEY, Session
 
-__all__ = ["Client", "Session", "Result", "Claim"]
-
-log = logging.getLogger("selfcma")
+__all__ = ["Client"]
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-
-
-@dataclass(frozen=True)
-class Result:
-    """The state of a session at a glance (``Session.result``).
-
-    Attributes:
-        xbest: the best point told so far (None before the first number).
-        fbest: its fitness value (None before the first number).
-        best_generation: the generation that told it.
-        evaluations: values told so far (failed ones included).
-        generation: generations told so far, which is the pending one.
-        mean: the mean of the search distribution.
-        sigma: the step size σ.
-        stop: {criterion: value} once stopped, {} while running.
-        status: ``"running"`` or ``"stopped"``.
-        session_id: the session's id.
-    """
-
-    xbest: Optional[List[float]]
-    fbest: Optional[float]
-    best_generation: Optional[int]
-    evaluations: int
-    generation: int
-    mean: List[Optional[float]]
-    sigma: Optional[float]
-    stop: Dict[str, Any] = field(default_factory=dict)
-    status: str = "running"
-    session_id: str = ""
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A candidate leased to this worker (``Session.claim``).
-
-    Attributes:
-        generation: the generation it is of.
-        index: its index in the generation's batch.
-        x: the point, a list of floats.
-        expires_at: when the lease ends (RFC 3339); told later, the value
-            is still taken unless another worker told the point first.
-    """
-
-    generation: int
-    index: int
-    x: List[float]
-    expires_at: str
-
-
-def _stop_dict(reasons):
-    return {r.get("name"): r.get("value") for r in reasons or []}
-
-
-def _positions(X, C):
-    """The indices j with X[i] == C[j], one for each point of X (each at most
-    once), or None when X is not a part of C."""
-    where = {}
-    for j, c in enumerate(C):
-        where.setdefault(tuple(c), []).append(j)
-    idx = []
-    for x in X:
-        js = where.get(tuple(x))
-        if not js:
-            return None
-        idx.append(js.pop(0))
-    return idx
-
-
-def _permutation(X, C):
-    """perm with X[i] == C[perm[i]] for every i, or None when X is not a
-    reordering of C."""
-    if len(X) != len(C):
-        return None
-    if X == C:
-        return list(range(len(C)))
-    return _positions(X, C)
-
-
-class Session:
-    """One optimization on the server, driven like pycma's
-    ``CMAEvolutionStrategy``::
-
-        es = client.create([1.0] * 10, 0.5)
-        while not es.stop():
-            X = es.ask()                      # the generation's λ points
-            es.tell(X, [f(x) for x in X])     # None for a failed evaluation
-        print(es.result.xbest, es.result.fbest)
-
-    Get one from ``Client.create`` (a new session) or ``Client.session(id)``
-    (attach to an existing one, e.g. to resume after a crash: ``ask`` hands
-    out the pending batch again, the same points).
-
-    The session's state (``stop()``, ``result``, ``hyperparameters`` and the
-    properties) is the one the server sent with the last create, attach or
-    tell of this object; ``refresh()`` reads it again (when another client
-    drives the same session).
-
-    A generation of the loop is one request: ``tell`` asks the server for
-    the next batch with its answer (``tell?next=true``), and the ``ask``
-    after it hands that batch out.
-    """
-
-    def __init__(self, client, state):
-        self._client = client
-        self._state = state
-        self._batch = None  # (generation, candidates) of the last ask
-        self._told = None  # (generation, candidates) of the last tell
-        self._next = None  # (generation, candidates) the last tell answered with
-
-    def __repr__(self):
-        s = self._state
-        return (
-            f"<selfcma.Session {s.get('id')} {s.get('algorithm')} n={s.get('dimension')} "
-            f"λ={s.get('population_size')} generation={s.get('generation')} {s.get('status')}>"
-        )
-
-    @property
-    def _path(self):
-        return "/v1/sessions/" + self.id
-
-    # The loop.
-
-    def stop(self):
-        """{} while the session runs; once it has stopped, {criterion: value}
-        for every termination criterion that stopped it (``tol_fun``,
-        ``max_evaluations``, ...). Truthy exactly when stopped, so
-        ``while not es.stop():`` drives the loop."""
-        if self._state.get("status") != "stopped":
-            return {}
-        return _stop_dict(self._state.get("stop_reasons"))
-
-    def ask(self):
-        """The λ candidate points of the pending generation, as a list of
-        lists of floats. Asking again before telling returns the same points
-        (also after a restart of the server, and from another process).
-
-        The first ask after a tell costs no request: the tell's answer
-        carried the batch (``tell?next=true``).
-
-        Raises Stopped when the session has stopped.
-        """
-        if self._next is not None and self._next[0] == self._state.get("generation"):
-            g, cands = self._next
-            self._next = None
-            self._batch = (g, cands)
-            return [list(x) for x in cands]
-        self._next = None
-        try:
-            b = self._client._t.request("GET", self._path + "/ask")
-        except Stopped:
-            self._refresh_quietly()
-            raise
-        g, cands = b["generation"], b["candidates"]
-        self._batch = (g, cands)
-        if g != self._state.get("generation"):
-            self._refresh_quietly()  # another client advanced it
-        return [list(x) for x in cands]
-
-    def tell(self, X, fitness):
-        """Tells the fitness values of the points X of the pending generation
-        and advances the session one generation.
-
-        X: the points ``ask`` returned (lists, or an array with ``tolist()``),
-            in any order; fitness[i] is the value of X[i].
-        fitness: λ numbers; None for a failed evaluation (it ranks worst).
-            NaN and +inf are told as None; -inf is refused (ValueError).
-
-        Raises ValueError when X is not the pending batch (the points must be
-        told unmodified), Conflict when another client told this generation
-        first, Stopped when the session has stopped. A tell retried after a
-        lost answer applies once: telling the same X and values again is
-        answered as the first time.
-        """
-        X = conv.matrix(X, "X")
-        values = conv.fitness(fitness, len(X))
-        gen, cands, perm = self._find(X, _permutation, "is not")
-        ordered = [None] * len(values)
-        for i, j in enumerate(perm):
-            ordered[j] = values[i]
-        self._send_tell(gen, cands, {"generation": gen, "fitness": ordered})
-
-    def tell_partial(self, X, fitness):
-        """Tells the values of some points of the pending generation, for
-        evaluations that finish one by one: the server holds them (they
-        survive a crash of this process or of the server) until every point
-        of the generation has a value, and the call that tells the last ones
-        advances the session as ``tell`` would.
-
-        X: some of the points ``ask`` returned, unmodified, in any order;
-            fitness[i] is the value of X[i] (None for a failed evaluation).
-
-        Returns True when this call completed the generation. Telling a point
-        again with the same value changes nothing; with another value it
-        raises Conflict. ``untold()`` lists the points still without a value.
-        """
-        X = conv.matrix(X, "X")
-        values = conv.fitness(fitness, len(X))
-        if not X:
-            raise ValueError("X is empty: tell at least one point")
-        gen, cands, indices = self._find(X, _positions, "holds points that are not in")
-        # The next batch comes with the answer only when this part should
-        # complete the generation, as far as this object knows.
-        held = self._held() if self._state.get("generation") == gen else set()
-        last = len(held | set(indices)) == len(cands)
-        return self._send_tell(gen, cands, {"generation": gen, "indices": indices, "fitness": values}, last)
-
-    def _send_tell(self, gen, cands, body, next_batch=True):
-        """Sends the tell body of generation gen, whose batch is cands (with
-        next=true unless next_batch is False), and takes the answer; True
-        when the generation was applied."""
-        self._next = None
-        try:
-            q = {"next": "true"} if next_batch else None
-            state = self._client._t.request("POST", self._path + "/tell", body, query=q)
-        except Stopped:
-            self._refresh_quietly()
-            raise
-        nxt = state.pop("next", None)
-        self._state = state
-        done = state.get("generation") != gen
-        if done:
-            self._told = (gen, [list(c) for c in cands])
-            self._batch = None
-        if nxt is not None:
-            self._next = (nxt["generation"], nxt["candidates"])
-        return done
-
-    def claim(self, lease=None, worker=None):
-        """Leases one point of the pending generation to this worker: one
-        that has no value and that no other worker holds, for ``lease``
-        seconds (None: the server's default, an hour). Returns a Claim, or
-        None when every point without a value is leased (try again later:
-        a point whose lease runs out is handed out again, and when the
-        generation completes the next one's points are free). Tell the
-        value with ``tell_claim``. Raises Stopped when the session has
-        stopped.
-
-        worker: an id of this worker (visible ASCII, at most 128
-            characters). While its lease runs and its point has no value,
-            its claims answer that lease again, renewed for ``lease``
-            seconds from now: a claim the client sends again after a lost
-            answer leases nothing more, and a worker keeps its point while
-            it evaluates by claiming again. Without an id, every claim
-            leases another point."""
-        return self._claim(lease, worker, None)
-
-    def renew(self, claim, lease=None, worker=None):
-        """Renews this worker's lease of the claimed point (for ``lease``
-        seconds from now, if that is later) and returns the Claim with its
-        new end. After a restart of the server, which forgets the leases,
-        it leases the point to this worker again, so that no other worker
-        is handed it. Needs the worker's id (as given to ``claim``). Raises
-        Conflict when the point's generation has passed, the point has a
-        value, or another worker holds it."""
-        if worker is None:
-            raise ValueError("renew needs the worker id given to claim")
-        return self._claim(lease, worker, claim)
-
-    def _claim(self, lease, worker, claim):
-        q = {}
-        if lease is not None:
-            q["lease"] = conv.integer(lease, "lease")
-        if worker is not None:
-            q["worker"] = str(worker)
-        if claim is not None:
-            q["generation"], q["index"] = claim.generation, claim.index
-        try:
-            c = self._client._t.request("POST", self._path + "/claim", query=q)
-        except Stopped:
-            self._refresh_quietly()
-            raise
-        if c.get("index") is None:
-            return None
-        return Claim(generation=c["generation"], index=c["index"], x=list(c["x"]), expires_at=c["expires_at"])
-
-    def tell_claim(self, claim, value):
-        """Tells the value of a claimed point (None for a failed evaluation);
-        returns True when it completed the generation. Raises Conflict when
-        the point's generation has passed with another value (or another
-        worker told the point another value first), Stopped when the
-        session has stopped."""
-        v = conv.fitness_value(value, "value")
-        gen = claim.generation
-        try:
-            self._state = self._client._t.request(
-                "POST", self._path + "/tell", {"generation": gen, "indices": [claim.index], "fitness": [v]}
-            )
-        except Stopped:
-            self._refresh_quietly()
-            raise
-        return self._state.get("generation") != gen
-
-    def untold(self):
-        """The points of the pending generation whose values the server does
-        not hold yet (all of them unless ``tell_partial`` told some), read
-        from the server: what is left to evaluate, for instance after a
-        crash."""
-        self.refresh()
-        X = self.ask()
-        held = self._held()
-        return [x for i, x in enumerate(X) if i not in held]
-
-    def _held(self):
-        """The indices of the pending batch whose values the server holds,
-        as of the last answer."""
-        p = self._state.get("partial")
-        if not p or self._batch is None or self._batch[0] != self._state.get("generation"):
-            return set()
-        return set(p.get("indices") or [])
-
-    def _find(self, X, place, what):
-        """(generation, candidates, place(X, candidates)) of the batch that
-        place finds the points X in: the last asked, the last told, or the
-        server's pending one (from another process, or asked through another
-        Session object); ValueError if none."""
-        for src in (self._batch, self._told):
-            if src is not None:
-                found = place(X, src[1])
-                if found is not None:
-                    return src[0], src[1], found
-        b = self._client._t.request("GET", self._path + "/ask")
-        g, cands = b["generation"], b["candidates"]
-        found = place(X, cands)
-        if found is None:
-            raise ValueError(
-                f"X {what} the batch of generation {g}, the pending one of session {self.id} "
-                f"({len(cands)} points of dimension {self.dimension}): tell the points ask returned, unmodified"
-            )
-        self._batch = (g, cands)
-        return g, cands, found
-
-    # The state.
-
-    def refresh(self):
-        """Reads the session's state from the server; returns self."""
-        self._state = self._client._t.request("GET", self._path)
-        return self
-
-    def _refresh_quietly(self):
-        try:
-            self.refresh()
-        except Exception:  # the original error says more
-            pass
-
-    @property
-    def info(self):
-        """The session object as the server sent it last (a copy): id, name,
-        algorithm, dimension, population_size, seed, status, stop_reasons,
-        generation, evaluations, best, mean, sigma, hyperparameters,
-        restarts, partial (the values held of the pending generation, or
-        None), metadata, created_at, updated_at, links."""
-        return copy.deepcopy(self._state)
-
-    @property
-    def result(self):
-        """A Result: best x and f, evaluations, generation, mean, σ, stop
-        reasons."""
-        s = self._state
-        best = s.get("best") or {}
-        return Result(
-            xbest=list(best["x"]) if best.get("x") is not None else None,
-            fbest=best.get("f"),
-            best_generation=best.get("generation"),
-            evaluations=s.get("evaluations", 0),
-            generation=s.get("generation", 0),
-            mean=list(s.get("mean") or []),
-            sigma=s.get("sigma"),
-            stop=self.stop(),
-            status=s.get("status", ""),
-            session_id=s.get("id", ""),
-        )
-
-    @property
-    def hyperparameters(self):
-        """The learning rates the next update uses, c1, cmu and cc (adapted
-        by self-CMA-ES), and the fixed c_sigma, d_sigma and mu_w."""
-        return dict(self._state.get("hyperparameters") or {})
-
-    id = property(lambda self: self._state["id"], doc="The session's id (pass it to Client.session to resume).")
-    name = property(lambda self: self._state.get("name", ""), doc="The session's name.")
-    algorithm = property(lambda self: self._state.get("algorithm"), doc='"self-cma-es" or "cma-es".')
-    dimension = property(lambda self: self._state.get("dimension"), doc="n.")
-    population_size = property(
-        lambda self: self._state.get("population_size"), doc="λ of the pending generation (IPOP doubles it)."
-    )
-    popsize = population_size
-    seed = property(lambda self: self._state.get("seed"), doc="The seed of the run.")
-    status = property(lambda self: self._state.get("status"), doc='"running" or "stopped".')
-    generation = property(lambda self: self._state.get("generation"), doc="Generations told (the pending one).")
-    evaluations = property(lambda self: self._state.get("evaluations"), doc="Values told.")
-    sigma = property(lambda self: self._state.get("sigma"), doc="The step size σ.")
-    mean = property(lambda self: list(self._state.get("mean") or []), doc="The mean of the distribution.")
-
-    def history(self, start=0, limit=None):
-        """One record per told generation, from generation ``start``, at most
-        ``limit`` (None = all): dicts with generation, run, lambda,
-        evaluations, best, median, best_so_far, sigma, c1, cmu, cc,
-        axis_ratio, restarted (and for self-CMA-ES aux_mean, aux_sigma,
-        aux_feasible)."""
-        q = {"from": conv.integer(start, "start") if start else None}
-        if limit is not None:
-            q["limit"] = conv.integer(limit, "limit")
-        return self._client._t.request("GET", self._path + "/history", query=q)["records"]
-
-    def end(self):
-        """Ends the session on the server, keeping it and its history: its
-        status becomes stopped, ``stop()`` then gives ``{"requested": g}``
-        (g generations told), and ask and tell raise Stopped. Ending an
-        ended session changes nothing."""
-        self._state = self._client._t.request("POST", self._path + "/stop")
-        self._next = None  # a batch a tell carried is not to be asked any more
-        return self
-
-    def delete(self):
-        """Deletes the session and its history on the server."""
-        self._client.delete(self.id)
-
-    PROGRESS_HEADER = "  gen    evals       best f      sigma        c1       cmu        cc"
-
-    def progress_line(self):
-        """One line: generation, evaluations, best f, σ, c1, cmu, cc."""
-        s = self._state
-        hp = s.get("hyperparameters") or {}
-        best = (s.get("best") or {}).get("f")
-        return "{:5d} {:8d} {:>12} {:>10} {:>9} {:>9} {:>9}".format(
-            s.get("generation", 0),
-            s.get("evaluations", 0),
-            _fmt(best, ".5e"),
-            _fmt(s.get("sigma"), ".3e"),
-            _fmt(hp.get("c1"), ".3g"),
-            _fmt(hp.get("cmu"), ".3g"),
-            _fmt(hp.get("cc"), ".3g"),
-        )
-
-    def disp(self, header=False, file=None):
-        """Prints progress_line() (after PROGRESS_HEADER if header)."""
-        out = file or sys.stdout
-        if header:
-            print(self.PROGRESS_HEADER, file=out)
-        print(self.progress_line(), file=out, flush=True)
-
-
-def _fmt(v, spec):
-    return "-" if v is None else format(v, spec)
-
-
-class _Call:
-    """f wrapped so that its exceptions come back as data: whatever else a
-    future raises is a fault of the executor, not a failed evaluation.
-    Module level, so that it pickles for process pools."""
-
-    def __init__(self, f):
-        self.f = f
-
-    def __call__(self, x):
-        try:
-            return True, self.f(x)
-        except Exception as e:  # a failed evaluation; KeyboardInterrupt passes
-            return False, f"{type(e).__name__}: {e}"
 
 
 class Client:
@@ -557,6 +93,8 @@ class Client:
         self,
         x0,
         sigma0,
+        inopts=None,
+        *,
         population_size=None,
         algorithm="self-cma-es",
         seed=None,
@@ -567,12 +105,25 @@ class Client:
         metadata=None,
         hyperparameters=None,
         idempotency_key=None,
+        numpy=None,
+        warm_start=None,
     ):
-        """Creates a session and returns it (a Session).
+        """Creates a session and returns it (a Session), as pycma's
+        ``CMAEvolutionStrategy(x0, sigma0, inopts)``.
 
         Args:
             x0: the initial mean, n finite numbers (a list or an array).
             sigma0: the initial step size, > 0.
+            inopts: pycma's options dict, with pycma's names:
+                ``{'popsize': 20, 'seed': 3, 'bounds': [0, None],
+                'maxfevals': 1e4, 'maxiter': 500, 'ftarget': 1e-8,
+                'tolfun': 1e-11, 'tolx': 1e-11, 'tolconditioncov': 1e14,
+                'tolupsigma': 1e20, 'verb_disp': 100, 'verbose': 3}``
+                (``selfcma.options.SUPPORTED`` says what each does here).
+                An option without a counterpart in the service raises
+                ValueError listing those supported. They are kept in the
+                session's metadata (``es.opts``, also when attached from
+                another process).
             population_size: λ; None for the server's default
                 (self-cma-es: max(100, 4 + ⌊3 ln n⌋); cma-es: 4 + ⌊3 ln n⌋).
             algorithm: ``"self-cma-es"`` (default) or ``"cma-es"``.
@@ -597,13 +148,27 @@ class Client:
                 your own to make a create that a crashed script runs again
                 find the session of its first run (with the same
                 arguments; others raise OutOfRange).
+            numpy: whether ask and result give numpy arrays; None: when x0
+                is a numpy array (numpy is imported only then).
+            warm_start: another session (a Session or its id) to start
+                from: the server takes its mean as x0 and injects its best
+                point into the first batch (servers with injected points).
 
         Raises OutOfRange (a ValueError) or InvalidRequest for values the
         server refuses; TypeError or ValueError before sending for values
-        that are not numbers.
+        that are not numbers, and for options given twice (``popsize`` and
+        population_size, ``ftarget`` and termination's target_fitness).
         """
+        if numpy is None:
+            numpy = conv.uses_numpy(x0)
+        if inopts is not None and not isinstance(inopts, dict):
+            if population_size is None and not isinstance(inopts, (str, bytes, list, tuple)):
+                population_size, inopts = inopts, None  # create(x0, sigma0, λ): the earlier signature
+            else:
+                raise TypeError(f"inopts is {type(inopts).__name__}, want a dict of pycma's options")
         x0 = conv.vector(x0, "x0")
         body = {"x0": x0, "sigma0": conv.number(sigma0, "sigma0")}
+        from_opts, _ = to_create(inopts, len(x0))
         if population_size is not None:
             body["population_size"] = conv.integer(population_size, "population_size")
         if algorithm is not None:
@@ -620,10 +185,28 @@ class Client:
             body["restarts"] = conv.plain_json(restarts)
         if termination is not None:
             body["termination"] = conv.plain_json(termination)
+        for k, v in from_opts.items():
+            if k == "termination" and "termination" in body:
+                twice = sorted(set(v) & set(body["termination"]))
+                if twice:
+                    raise ValueError(f"termination {twice} given both as pycma options and in termination=")
+                body["termination"] = dict(body["termination"], **v)
+            elif k in body:
+                raise ValueError(f"{k} given both in the pycma options and as {k}=")
+            else:
+                body[k] = v
+        if warm_start is not None:
+            ws = warm_start.id if isinstance(warm_start, Session) else warm_start
+            if not isinstance(ws, str) or not ws:
+                raise TypeError(f"warm_start is {warm_start!r}: want a Session or a session id")
+            body["warm_start"] = {"session": ws}
         if name is not None:
             body["name"] = name
-        if metadata is not None:
-            body["metadata"] = conv.plain_json(metadata)
+        if metadata is not None or inopts:
+            metadata = conv.plain_json(dict(metadata or {}))
+            if inopts:
+                metadata.setdefault(OPTIONS_KEY, conv.storable(inopts))
+            body["metadata"] = metadata
         if hyperparameters is not None:
             if isinstance(hyperparameters, str):
                 hyperparameters = {"init": hyperparameters}
@@ -631,15 +214,16 @@ class Client:
         if idempotency_key is None:
             idempotency_key = str(uuid.uuid4())
         state = self._t.request("POST", "/v1/sessions", body, headers={"Idempotency-Key": idempotency_key})
-        return Session(self, state)
+        return Session(self, state, numpy=numpy, bounds=body.get("bounds"))
 
-    def session(self, session_id):
+    def session(self, session_id, *, numpy=False):
         """Attaches to an existing session (to resume it, from any process):
-        its state is read now, and ``ask`` hands out its pending batch.
-        Raises NotFound when there is none with that id."""
+        its state is read now, and ``ask`` hands out its pending batch (as
+        numpy arrays with ``numpy=True``). Raises NotFound when there is
+        none with that id."""
         if not isinstance(session_id, str) or not session_id or "/" in session_id:
             raise ValueError(f"session id {session_id!r}: want the id string of a session")
-        return Session(self, self._t.request("GET", "/v1/sessions/" + session_id))
+        return Session(self, self._t.request("GET", "/v1/sessions/" + session_id), numpy=numpy)
 
     def sessions(self, limit=None):
         """Summaries of the sessions, oldest first (all of them, or the
@@ -655,48 +239,6 @@ class Client:
             if not after or not ans["sessions"]:
                 break
         return out
-
-    def work(self, f, session_id, *, lease=None, poll=1.0, max_evaluations=None, worker=None):
-        """Runs one worker of session ``session_id`` until it stops: claims
-        a point (``Session.claim``), evaluates f on it in this thread and
-        tells the value, again and again. Start as many workers as you
-        like, anywhere (one per node of a cluster, say): each point is
-        evaluated by one of them, and a worker that dies leaves its point
-        to another once its lease runs out.
-
-        An evaluation that raises, or returns None, NaN or something that
-        is not a number, is told as a failed evaluation (None) with a
-        warning. When no point is free the worker sleeps ``poll`` seconds.
-        ``worker`` names it to the server (default: a random id), which
-        makes its claims safe to send again. While f runs, the worker renews
-        its lease every half lease (``lease`` seconds, None = the server's
-        default of an hour), so an evaluation may take longer than the
-        lease: the point goes to another worker only when this one has
-        stopped renewing. Returns the number of evaluations it made (at
-        most ``max_evaluations``, None = no limit).
-        """
-        if not callable(f):
-            raise TypeError(f"f is {type(f).__name__}, want a callable")
-        worker = worker or "worker-" + uuid.uuid4().hex
-        es = self.session(session_id)
-        call, done = _Call(f), 0
-        while max_evaluations is None or done < max_evaluations:
-            try:
-                c = es.claim(lease, worker)
-                if c is None:
-                    time.sleep(poll)
-                    continue
-                v, why = _told_value(*_renewing(es, c, lease, worker, lambda: call(c.x)), "f(x)")
-                done += 1
-                if why is not None:
-                    log.warning("selfcma: generation %d: the evaluation of candidate %d failed: %s; told as None",
-                                c.generation, c.index, why)
-                es.tell_claim(c, v)
-            except Stopped:
-                break
-            except Conflict as e:
-                log.warning("selfcma: session %s: %s; claiming again", es.id, e.message)
-        return done
 
     def delete(self, session_id):
         """Deletes a session and its history."""
@@ -717,11 +259,34 @@ class Client:
         os.replace(part, path)
         return len(data)
 
+    def work(self, f, session_id, *, lease=None, poll=1.0, max_evaluations=None, worker=None):
+        """Runs one worker of session ``session_id`` until it stops: claims
+        a point (``Session.claim``), evaluates f on it in this thread and
+        tells the value, again and again. Start as many workers as you
+        like, anywhere (one per node of a cluster, say): each point is
+        evaluated by one of them, and a worker that dies leaves its point
+        to another once its lease runs out.
+
+        An evaluation that raises, or returns None, NaN or something that
+        is not a number, is told as a failed evaluation (None) with a
+        warning. When no point is free the worker sleeps ``poll`` seconds.
+        ``worker`` names it to the server (default: a random id), which
+        makes its claims safe to send again. While f runs, the worker renews
+        its lease every half lease (``lease`` seconds, None = the server's
+        default of an hour), so an evaluation may take longer than the
+        lease: the point goes to another worker only when this one has
+        stopped renewing. Returns the number of evaluations it made (at
+        most ``max_evaluations``, None = no limit).
+        """
+        return runner.work(self, f, session_id, lease=lease, poll=poll, max_evaluations=max_evaluations,
+                           worker=worker)
+
     def optimize(
         self,
         f: Callable[[List[float]], Optional[float]],
         x0=None,
         sigma0=None,
+        options=None,
         *,
         workers=4,
         session_id=None,
@@ -729,7 +294,8 @@ class Client:
         save_interval=10.0,
         verbose=False,
         callback=None,
-        **options,
+        max_failed_generations=runner.MAX_FAILED_GENERATIONS,
+        **kw,
     ):
         """Minimizes f until the session stops; returns the Session.
 
@@ -742,9 +308,10 @@ class Client:
         Args:
             f: the objective; picklable (a module-level function) for
                 processes.
-            x0, sigma0, **options: a new session, as for ``create``
-                (population_size, algorithm, seed, bounds, restarts,
-                termination, name, metadata, hyperparameters).
+            x0, sigma0, options, **kw: a new session, as for ``create``
+                (options: pycma's options dict; kw: population_size,
+                algorithm, seed, bounds, restarts, termination, name,
+                metadata, hyperparameters).
             session_id: resume this session instead (x0, sigma0 and the
                 options are then ignored): the points of the pending batch
                 whose values the server does not hold are evaluated again,
@@ -767,6 +334,10 @@ class Client:
                 best f, σ, c1, cmu, cc); an int k prints every k-th.
             callback: called as callback(session) after every generation;
                 returning True ends the loop (the session stays running).
+            max_failed_generations: when every evaluation of this many
+                generations in a row failed, optimize stops and raises the
+                objective's last exception (EvaluationError when it raised
+                none but returned None or NaN); None never gives up.
 
         Several processes may run optimize on the same session: a
         generation another one told first is skipped (a warning), and the
@@ -777,179 +348,33 @@ class Client:
         ``client.optimize(f, session_id=...)``; then the KeyboardInterrupt is
         raised again.
         """
-        if not callable(f):
-            raise TypeError(f"f is {type(f).__name__}, want a callable")
-        if not (executor in (None, "threads", "processes") or hasattr(executor, "submit")):
-            raise ValueError(f"executor {executor!r}: want None, 'threads', 'processes' or an Executor")
+        runner.check(f, executor, max_failed_generations)
         if session_id is not None:
             es = self.session(session_id)
         else:
             if x0 is None or sigma0 is None:
                 raise TypeError("optimize needs x0 and sigma0, or the session_id of a session to resume")
-            es = self.create(x0, sigma0, **options)
+            es = self.create(x0, sigma0, options, **kw)
+        return runner.optimize(self, f, es, resumed=session_id is not None, workers=workers, executor=executor,
+                               save_interval=save_interval, verbose=verbose, callback=callback,
+                               max_failed_generations=max_failed_generations)
 
-        every = int(verbose) if verbose else 0
-        own = pool = None
-        if executor == "processes":
-            own = pool = concurrent.futures.ProcessPoolExecutor(workers)
-        elif executor not in (None, "threads"):
-            pool = executor
-        elif workers > 1:
-            own = pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="selfcma-eval")
+    def fmin2(self, f, x0, sigma0, options=None, args=(), restarts=0, incpopsize=2, **kw):
+        """Minimizes f like pycma's ``cma.fmin2`` and returns ``(xbest, es)``:
+        the best point (a numpy array when x0 is one) and the Session.
 
-        call = _Call(f)
-        try:
-            if every:
-                resumed = "resumed" if session_id is not None else "created"
-                print(
-                    f"selfcma: session {es.id} {resumed} ({es.algorithm}, n={es.dimension}, "
-                    f"λ={es.population_size}, seed={es.seed}, generation {es.generation})",
-                    flush=True,
-                )
-                print(Session.PROGRESS_HEADER, flush=True)
-            while not es.stop():
-                try:
-                    X = es.ask()
-                    held = es._held()
-                    teller = _Teller(es, X, held, save_interval)
-                    todo = [i for i in range(len(X)) if i not in held]
-                    _evaluate(call, X, todo, pool, es.generation, teller.add)
-                    teller.finish()
-                except Stopped:
-                    es._refresh_quietly()  # stopped by another client
-                    break
-                except Conflict as e:
-                    # Another client told this generation (or some of its
-                    # points) first: go on from the server's state.
-                    log.warning("selfcma: session %s: %s; asking again", es.id, e.message)
-                    es._refresh_quietly()
-                    continue
-                if every and (es.generation % every == 0 or es.stop()):
-                    es.disp()
-                if callback is not None and callback(es):
-                    break
-        except KeyboardInterrupt:
-            if own is not None:
-                own.shutdown(wait=False, cancel_futures=True)
-                own = None
-            print(
-                f"\nselfcma: interrupted. Session {es.id} is intact on the server "
-                f"(last seen at generation {es.generation}, {es.evaluations} evaluations).\n"
-                f"Resume it with:\n    client.optimize(f, session_id={es.id!r})\n"
-                f"with client = selfcma.Client({self.url!r}), or attach with client.session({es.id!r}).",
-                file=sys.stderr,
-                flush=True,
-            )
-            raise
-        finally:
-            if own is not None:
-                own.shutdown(wait=True)
-        if every and es.stop():
-            reasons = ", ".join(f"{k}={v}" for k, v in es.stop().items())
-            print(f"selfcma: session {es.id} stopped: {reasons}", flush=True)
-        return es
+        Args:
+            f: the objective, called as f(x, *args).
+            x0, sigma0, options: as for ``create`` (options: pycma's dict:
+                popsize, seed, bounds, maxfevals, maxiter, ftarget, tolfun,
+                tolx, tolconditioncov, tolupsigma, verb_disp, verbose).
+            restarts: IPOP restarts, at most this many (λ doubles at each,
+                pycma's incpopsize=2, the only one the service has).
+            **kw: create's keywords (algorithm, name, ...) and optimize's
+                (workers, default 1: f is evaluated in this thread as
+                pycma does; executor; max_failed_generations).
 
-
-def _evaluate(call, X, todo, pool, generation, sink):
-    """Evaluates X[i] for each i in todo and calls sink(i, value) as each
-    value is known (in the order the evaluations finish, with a pool): a
-    float, or None for a failed evaluation."""
-    failures = []
-
-    def outcome(i, ok, v):
-        v, why = _told_value(ok, v, f"f(X[{i}])")
-        if why is not None:
-            failures.append((i, why))
-        sink(i, v)
-
-    if pool is None:
-        for i in todo:
-            outcome(i, *call(X[i]))
-    else:
-        futures = {pool.submit(call, X[i]): i for i in todo}
-        try:
-            for fut in concurrent.futures.as_completed(futures):
-                outcome(futures[fut], *fut.result())
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
-    if failures:
-        i, why = min(failures, key=lambda f: f[0])
-        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        log.warning(
-            "selfcma: generation %d: the evaluation of candidate %d failed: %s%s; told as None",
-            generation,
-            i,
-            why,
-            more,
-        )
-
-
-def _told_value(ok, v, name):
-    """(value, why): what to tell for the outcome (ok, v) of a _Call, and
-    why the evaluation failed (None if it did not)."""
-    if not ok:
-        return None, v
-    try:
-        v = conv.fitness_value(v, name)
-    except (TypeError, ValueError) as e:
-        return None, str(e)
-    return v, ("returned None, NaN or +inf" if v is None else None)
-
-
-def _renewing(es, claim, lease, worker, evaluate):
-    """evaluate(), while a thread renews the worker's lease of the claimed
-    point every half lease (and takes it again after a restart of the
-    server); the renewals stop with the evaluation."""
-    done = threading.Event()
-
-    def renew():
-        while not done.wait((lease or 3600) / 2):
-            try:
-                es.renew(claim, lease, worker)
-            except Exception:  # the tell that follows will say what is wrong
-                return
-
-    t = threading.Thread(target=renew, name="selfcma-lease", daemon=True)
-    t.start()
-    try:
-        return evaluate()
-    finally:
-        done.set()
-        t.join()
-
-
-class _Teller:
-    """Tells the values of one generation as optimize gets them: in parts
-    (Session.tell_partial) once save_interval seconds have passed since the
-    generation's evaluations started or since the last part, so that the
-    server holds what a long generation has finished; all at once (one
-    tell) when the generation ends sooner."""
-
-    def __init__(self, es, X, held, save_interval):
-        self.es, self.X, self.interval = es, X, save_interval
-        self.values = [None] * len(X)
-        self.parted = bool(held)  # some values of the generation are on the server
-        self.points, self.part = [], []  # not yet told
-        self.last = time.monotonic()
-
-    def add(self, i, v):
-        self.values[i] = v
-        self.points.append(self.X[i])
-        self.part.append(v)
-        if self.interval is not None and time.monotonic() - self.last >= self.interval:
-            self.send()
-
-    def send(self):
-        if self.points:
-            self.es.tell_partial(self.points, self.part)
-            self.parted = True
-            self.points, self.part = [], []
-        self.last = time.monotonic()
-
-    def finish(self):
-        if self.parted:
-            self.send()
-        else:
-            self.es.tell(self.X, self.values)
+        Prints a line every ``verb_disp`` iterations (default 100) and
+        ``result_pretty()`` at the end, unless options has verbose < 0.
+        """
+        return runner.fmin2(self, f, x0, sigma0, options, args, restarts, incpopsize, **kw)

@@ -8,12 +8,16 @@ with a status (api/openapi.yaml). The client raises the class of the code::
     │   ├── OutOfRange              422 out_of_range
     │   └── TooLarge                413 too_large
     ├── Unauthorized                401 unauthorized
+    ├── Throttled                   429 (too many requests), after the retries
     ├── NotFound(LookupError)       404 not_found
     ├── Conflict                    409 conflict (.generation: the pending one)
     │   └── Stopped                 409 stopped (.stop_reasons)
-    └── ServerError                 500 internal, any other 5xx
-        └── ServerUnavailable(ConnectionError)
-                                    no answer (or 502/503/504) after the retries
+    ├── ServerError                 500 internal, any other 5xx
+    │   ├── StorageFull             507 storage_full (the server's disk is full), after the retries
+    │   └── ServerUnavailable(ConnectionError)
+    │                               no answer (or 502/503/504) after the retries
+    └── EvaluationError(RuntimeError)
+                                    optimize: every evaluation failed, generations in a row
 
 An answer whose body is not such an error (a proxy's HTML page) is mapped by
 its status alone, with ``code`` None.
@@ -34,6 +38,9 @@ __all__ = [
     "Stopped",
     "ServerError",
     "ServerUnavailable",
+    "StorageFull",
+    "Throttled",
+    "EvaluationError",
     "error_from_answer",
 ]
 
@@ -131,6 +138,24 @@ class ServerError(SelfCMAError):
     """500 ``internal`` or another 5xx: a fault of the server."""
 
 
+class StorageFull(ServerError):
+    """507 ``storage_full``: the server could not write for lack of disk
+    space and changed nothing. The client retries it (honouring
+    Retry-After) within its retry budget before raising this."""
+
+
+class Throttled(SelfCMAError):
+    """429: the server refused the request for now (too many at once, or
+    too many failed logins from this address); retried, honouring
+    Retry-After, before this is raised."""
+
+
+class EvaluationError(SelfCMAError, RuntimeError):
+    """Raised by optimize when every evaluation of several generations in a
+    row failed without an exception of the objective to re-raise (it
+    returned None or NaN every time)."""
+
+
 class ServerUnavailable(ServerError, ConnectionError):
     """No answer (connection refused or reset, timeout) or 502/503/504, still
     after the client's bounded retries. ``status`` is the last status seen,
@@ -147,6 +172,7 @@ _BY_CODE = {
     "conflict": Conflict,
     "stopped": Stopped,
     "internal": ServerError,
+    "storage_full": StorageFull,
 }
 
 _BY_STATUS = {
@@ -158,6 +184,8 @@ _BY_STATUS = {
     409: Conflict,
     413: TooLarge,
     422: OutOfRange,
+    429: Throttled,
+    507: StorageFull,
 }
 
 

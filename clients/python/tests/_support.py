@@ -197,3 +197,100 @@ def child_env(**extra):
     env["PYTHONPATH"] = os.pathsep.join([str(PKG_ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     env.update(extra)
     return env
+
+
+def need(module):
+    """Imports an optional module a test needs (numpy, optuna): skips the
+    test with a visible reason when it is missing, and fails instead when
+    the environment variable CI is set."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        msg = f"{module} is not installed for {sys.executable} ({e}); on Debian: apt-get install python3-{module}"
+        if os.environ.get("CI"):
+            raise AssertionError(f"CI is set and {msg}") from e
+        raise unittest.SkipTest(msg) from None
+
+
+def rosen(x):
+    """Rosenbrock's function, written for numpy arrays (slices and
+    arithmetic on whole arrays): it fails on lists."""
+    return float(sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2))
+
+
+def always_fails(x):
+    raise ZeroDivisionError(f"cannot evaluate {len(x)} coordinates")
+
+
+def returns_none(x):
+    return None
+
+
+def fails_on_first_half(x):
+    """Fails where x[0] < 0 (about half the points near 0)."""
+    if x[0] < 0:
+        raise ValueError("negative x[0]")
+    return sum(v * v for v in x)
+
+
+class FakeTransport:
+    """Answers the requests of one session as the server would, and records
+    them: create, get, claim (the candidates of generation 0 in turn, each
+    the session's x0 shifted by its index), tell, inject."""
+
+    def __init__(self, inject_status=200, population_size=4):
+        self.calls = []
+        self.state = None
+        self.claimed = 0
+        self.inject_status = inject_status
+        self.population_size = population_size
+        self.url = "http://fake"
+
+    def stop(self, best):
+        """The session stops, with best point best."""
+        self.state = dict(self.state, status="stopped", stop_reasons=[{"name": "tol_fun", "value": 1e-12}],
+                          best={"x": best, "f": 0.0, "generation": 0})
+
+    def request(self, method, path, body=None, query=None, idempotent=True, raw=False, headers=None):
+        from selfcma import NotFound, Stopped
+
+        self.calls.append((method, path, body, dict(query or {})))
+        me = "/v1/sessions/" + (self.state or {}).get("id", "")
+        if (method, path) == ("POST", "/v1/sessions"):
+            self.x0 = body["x0"]
+            n = int(self.state["id"][1:]) + 1 if self.state else 1
+            self.claimed = 0
+            self.state = {"id": f"s{n}", "dimension": len(body["x0"]), "population_size": self.population_size,
+                          "status": "running", "generation": 0, "evaluations": 0, "stop_reasons": [],
+                          "metadata": body.get("metadata"), "best": None, "mean": body["x0"], "sigma": body["sigma0"]}
+            return dict(self.state)
+        if (method, path) == ("GET", me):
+            return dict(self.state)
+        if (method, path) == ("POST", me + "/claim"):
+            if self.state["status"] == "stopped":
+                raise Stopped("stopped", code="stopped", status=409, details=self.state)
+            k = self.claimed
+            self.claimed += 1
+            x = [v + 0.01 * k for v in self.x0]
+            return {"generation": 0, "index": k, "x": x, "expires_at": "2026-01-01T00:00:00Z"}
+        if (method, path) == ("POST", me + "/tell"):
+            return dict(self.state)
+        if (method, path) == ("POST", me + "/inject"):
+            if self.inject_status == 404:
+                raise NotFound("no such route", code="not_found", method=method, url=path, status=404)
+            return {"queued": len(body["points"]), "generation": 1}
+        raise AssertionError(f"unexpected request {method} {path}")
+
+    def of(self, method, suffix):
+        return [c for c in self.calls if c[0] == method and c[1].endswith(suffix)]
+
+
+def fake_client(transport):
+    """A Client whose requests go to transport (a FakeTransport)."""
+    from selfcma import Client
+
+    c = Client("http://127.0.0.1:1")
+    c._t = transport
+    return c

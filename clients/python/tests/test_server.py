@@ -650,8 +650,9 @@ class RestartTest(unittest.TestCase):
         self.assertEqual((es.generation, es.result.fbest), (whole.generation, whole.result.fbest))
 
     def test_claims_across_a_restart(self):
-        # A restart forgets the leases, not the values: the points without
-        # a value are claimed again, the same points.
+        # A restart keeps the leases (they are in the store) and the
+        # values: the point still leased is not handed out again, the free
+        # one is.
         client = Client(self.server.url, retries=12, backoff=0.05, max_backoff=0.4)
         es = client.create([1.0, 2.0], 0.5, algorithm="cma-es", population_size=3, seed=16)
         X = es.ask()
@@ -659,18 +660,16 @@ class RestartTest(unittest.TestCase):
         self.assertFalse(es.tell_claim(second, sphere(second.x)))
         self.server.kill()
         self.server.start()
-        again = [es.claim(), es.claim()]
-        self.assertEqual([(c.index, c.x) for c in again], [(0, X[0]), (2, X[2])])
-        self.assertEqual(first.x, again[0].x)
-        self.assertIsNone(es.claim())
-        for c in again:
+        third = es.claim()
+        self.assertEqual((first.index, third.index, third.x), (0, 2, X[2]))
+        self.assertIsNone(es.claim())  # the first point's lease runs on
+        for c in (first, third):
             es.tell_claim(c, sphere(c.x))
         self.assertEqual((es.generation, es.evaluations), (1, 3))
 
     def test_renewals_across_a_restart(self):
-        # Workers renewing by point take their points again after a restart,
-        # so a new claim is handed neither; a claim-style renewal would have
-        # handed worker b worker a's point.
+        # Workers renewing by point keep their points across a restart, so
+        # a new claim is handed neither.
         client = Client(self.server.url, retries=12, backoff=0.05, max_backoff=0.4)
         es = client.create([1.0, 2.0], 0.5, algorithm="cma-es", population_size=4, seed=17)
         a, b = es.claim(60, "a"), es.claim(60, "b")

@@ -3,21 +3,23 @@ mapping and the retries, against a tiny http.server stub."""
 
 from __future__ import annotations
 
+import email.utils
 import http.server
 import json
 import math
 import pickle
 import socket
 import threading
+import time
 import unittest
 import uuid
 
-from _support import FakeArray
+from _support import FakeArray, FakeTransport, fake_client
 
 import selfcma
 from selfcma import _convert as conv
 from selfcma import errors
-from selfcma.client import Session, _permutation
+from selfcma.session import Session, _permutation
 
 
 class ConvertTest(unittest.TestCase):
@@ -166,9 +168,11 @@ class Stub:
                 if step == "drop":
                     self.close_connection = True
                     return
-                status, payload = step
+                status, payload, *extra = step
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
+                for k, v in (extra[0] if extra else {}).items():
+                    self.send_header(k, v)
                 self.send_header("Content-Type", "application/json" if not isinstance(payload, bytes)
                                  else "text/html")
                 self.send_header("Content-Length", str(len(data)))
@@ -342,12 +346,107 @@ class StubTest(unittest.TestCase):
         self.assertIsNone(Session(None, SESSION).result.xbest)
         self.assertEqual(len(es.progress_line().split()), 7)
 
+    def test_storage_full_is_retried_honouring_retry_after(self):
+        # Issue 16: a write the server could not make for lack of disk
+        # space is answered 507 storage_full with Retry-After; it changed
+        # nothing, so the client sends it again, even a request not marked
+        # idempotent, after the time the server asks for.
+        full = (507, {"error": {"code": "storage_full", "message": "no space left on device"}}, {"Retry-After": "2"})
+        s = self.stub(full, full, (200, dict(SESSION, generation=1)))
+        c = self.client(s, retries=3, backoff=0.01, max_backoff=0.02)
+        with self.assertLogs("selfcma", "WARNING") as logs:
+            ans = c.request("POST", "/v1/sessions/abc/tell", {"generation": 0, "fitness": [1, 2]}, idempotent=False)
+        self.assertEqual(ans["generation"], 1)
+        self.assertEqual(self.sleeps, [2.0, 2.0])  # Retry-After, not the backoff
+        self.assertEqual(len(s.requests), 3)
+        self.assertEqual({r[3] for r in s.requests}, {s.requests[0][3]})  # the same body each time
+        self.assertIn("507 no space left on device", logs.output[0])
+
+    def test_storage_full_after_the_retries(self):
+        full = (507, {"error": {"code": "storage_full", "message": "no space left on device"}}, {"Retry-After": "1"})
+        s = self.stub(full)
+        with self.assertLogs("selfcma", "WARNING"), self.assertRaises(selfcma.StorageFull) as cm:
+            self.client(s, retries=2).create([1.0], 0.5)
+        e = cm.exception
+        self.assertEqual((e.status, e.code, len(s.requests)), (507, "storage_full", 3))
+        self.assertIn("after 3 tries", str(e))
+        self.assertIsInstance(e, selfcma.ServerError)
+        # Without a code (a proxy), the status alone says it.
+        s = self.stub((507, b"Insufficient Storage"))
+        with self.assertLogs("selfcma", "WARNING"), self.assertRaises(selfcma.StorageFull):
+            self.client(s, retries=1).session("abc")
+
+    def test_throttled_and_unavailable_honour_retry_after(self):
+        date = email.utils.formatdate(time.time() + 30, usegmt=True)
+        s = self.stub((429, {"error": {"code": "too_many_requests", "message": "slow down"}}, {"Retry-After": date}),
+                      (503, {"error": {"code": "unavailable", "message": "busy"}}, {"Retry-After": "1.5"}),
+                      (503, {"error": {"code": "unavailable", "message": "busy"}}, {"Retry-After": "600"}),
+                      (503, {"error": {"code": "unavailable", "message": "busy"}}, {"Retry-After": "soon"}),
+                      (200, SESSION))
+        c = self.client(s, retries=5, backoff=0.25, max_backoff=0.25)
+        with self.assertLogs("selfcma", "WARNING"):
+            c.session("abc")
+        self.assertEqual(len(self.sleeps), 4)
+        self.assertTrue(27 <= self.sleeps[0] <= 30, self.sleeps)  # an HTTP-date, seconds from now
+        self.assertEqual(self.sleeps[1:3], [1.5, 60.0])  # capped at MAX_RETRY_AFTER
+        self.assertTrue(0.125 <= self.sleeps[3] <= 0.25, self.sleeps)  # unreadable: the backoff
+        s = self.stub((429, {"error": {"code": "too_many_requests", "message": "slow down"}}, {"Retry-After": "1"}))
+        with self.assertLogs("selfcma", "WARNING"), self.assertRaises(selfcma.Throttled) as cm:
+            self.client(s, retries=1).session("abc")
+        self.assertEqual(cm.exception.status, 429)
+        # A 503 is not retried for a request that may not be sent twice.
+        s = self.stub(UNAVAILABLE, (200, SESSION))
+        with self.assertRaises(selfcma.ServerUnavailable):
+            self.client(s).request("POST", "/v1/x", {}, idempotent=False)
+        self.assertEqual(len(s.requests), 1)
+
+    def test_retry_after_parsing(self):
+        from selfcma._http import retry_after
+
+        now = 1_000_000_000.0
+        self.assertEqual(retry_after("3", now), 3.0)
+        self.assertEqual(retry_after("-3", now), 0.0)
+        self.assertEqual(retry_after(email.utils.formatdate(now + 10, usegmt=True), now), 10.0)
+        for v in (None, "", "soon", "nan"):
+            self.assertIsNone(retry_after(v, now), v)
+
     def test_bad_url(self):
         with self.assertRaises(ValueError):
             selfcma.Client("ftp://example")
         self.assertEqual(selfcma.Client("127.0.0.1:1/").url, "http://127.0.0.1:1")
         with self.assertRaises(ValueError):
             selfcma.Client("http://127.0.0.1:1").session("a/b")
+
+
+class InjectTest(unittest.TestCase):
+    """What Session.inject and create's warm_start send (POST
+    /v1/sessions/{id}/inject, the create's warm_start)."""
+
+    def test_session_inject(self):
+        t = FakeTransport()
+        es = fake_client(t).create([0.0, 0.0], 0.5)
+        self.assertEqual(es.inject([[1, 2]]), 1)
+        self.assertEqual(es.inject([[0.5, 0.25], [0.0, 1.0]], clip=False), 1)
+        self.assertEqual([c[2] for c in t.of("POST", "/inject")],
+                         [{"points": [[1.0, 2.0]], "clip": True}, {"points": [[0.5, 0.25], [0.0, 1.0]], "clip": False}])
+        with self.assertRaisesRegex(ValueError, r"points\[0\] has 3 values, want 2"):
+            es.inject([[1, 2, 3]])
+        with self.assertRaisesRegex(ValueError, "empty"):
+            es.inject([None])
+        self.assertEqual(len(t.of("POST", "/inject")), 2)  # refused before sending
+        es.inject([None, (3, 4)], force=True)  # pycma's signature: None skipped
+        self.assertEqual(t.of("POST", "/inject")[-1][2], {"points": [[3.0, 4.0]], "clip": True})
+
+    def test_warm_start(self):
+        t = FakeTransport()
+        c = fake_client(t)
+        first = c.create([0.0, 0.0], 0.5)
+        c.create([0.0, 0.0], 0.5, warm_start=first)
+        c.create([0.0, 0.0], 0.5, warm_start="abc")
+        self.assertEqual([b[2].get("warm_start") for b in t.of("POST", "/v1/sessions")],
+                         [None, {"session": "s1"}, {"session": "abc"}])
+        with self.assertRaisesRegex(TypeError, "warm_start"):
+            c.create([0.0], 0.5, warm_start=3)
 
 
 if __name__ == "__main__":

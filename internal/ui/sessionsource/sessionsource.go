@@ -106,6 +106,8 @@ func (s *Source) Session(ctx context.Context, id string) (ui.Detail, error) {
 		Defaults: defaults(ss.Dimension, ss.PopulationSize),
 		Restarts: ss.Restarts.Count,
 		Held:     len(ss.Partial.Indices),
+
+		CoordinateLimit: session.HistoryMaxCoordinates,
 	}
 	if b := ss.Best; b != nil {
 		f := b.F
@@ -174,6 +176,7 @@ func (s *Source) History(ctx context.Context, id string) ([]ui.Point, error) {
 				Generation: r.Generation, Run: r.Run, Lambda: r.Lambda, Evaluations: r.Evaluations,
 				Best: r.Best, Median: r.Median, BestSoFar: r.BestSoFar,
 				Sigma: r.Sigma, AxisRatio: r.AxisRatio, C1: r.C1, CMu: r.CMu, Cc: r.Cc,
+				OverallStep: r.OverallStep, AxisLengths: r.AxisLengths, Stds: r.Stds, Mean: r.Mean,
 			})
 			last = r.Generation
 		}

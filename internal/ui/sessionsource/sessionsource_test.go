@@ -11,13 +11,13 @@ import (
 
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store"
+	"github.com/selfcma/selfcma/internal/store/bolt"
 	"github.com/selfcma/selfcma/internal/ui"
 )
 
 func newManager(t *testing.T) *session.Manager {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "s.db"), &store.Options{NoSync: true})
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

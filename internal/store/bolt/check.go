@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -6,11 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // Check reads the whole file, as a restart on it would, and returns what is
-// wrong with it (nil when nothing is):
+// wrong with it (nil when nothing is). Open has walked the pages already
+// (pages.go: a file whose pages bbolt cannot read safely is not opened);
+// Check goes on with
 //   - bbolt's check of the pages: every page reachable once, none both free
 //     and in use, keys in order;
 //   - every session is a bucket whose record splits into version, meta and
@@ -26,7 +28,7 @@ func (s *Store) Check(ctx context.Context) []error {
 	report := func(format string, args ...any) {
 		probs = append(probs, fmt.Errorf(format, args...))
 	}
-	err := s.db.View(func(tx *bolt.Tx) (err error) {
+	err := s.db.View(func(tx *bbolt.Tx) (err error) {
 		defer func() {
 			if r := recover(); r != nil { // bbolt panics on pages it cannot read
 				err = fmt.Errorf("reading the file: %v", r)

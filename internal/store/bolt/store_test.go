@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 func open(t *testing.T, path string) *Store {
@@ -91,9 +91,9 @@ func TestConflicts(t *testing.T) {
 		rec  session.Record
 		want error
 	}{
-		{"create existing", session.Record{ID: "a"}, session.ErrVersion},
-		{"stale version", session.Record{ID: "a", Version: 7}, session.ErrVersion},
-		{"unknown id", session.Record{ID: "zz", Version: 1}, session.ErrNoRecord},
+		{"create existing", session.Record{ID: "a", State: []byte{}}, session.ErrVersion},
+		{"stale version", session.Record{ID: "a", Version: 7, State: []byte{}}, session.ErrVersion},
+		{"unknown id", session.Record{ID: "zz", Version: 1, State: []byte{}}, session.ErrNoRecord},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,11 +149,11 @@ func TestSchemaVersion(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.db")
 	s := open(t, path)
 	s.Close()
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("99")) }); err != nil {
+	if err := db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("99")) }); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -356,7 +356,7 @@ func TestOnCommit(t *testing.T) {
 			var v uint64
 			for range gens {
 				var err error
-				if v, err = s.Put(context.Background(), session.Record{ID: id, Version: v}, nil); err != nil {
+				if v, err = s.Put(context.Background(), session.Record{ID: id, Version: v, State: []byte{}}, nil); err != nil {
 					t.Error(err)
 					return
 				}
@@ -391,8 +391,8 @@ func waitQueue(s *Store, leading bool, n int) {
 func TestBatchFailure(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
 	defer s.Close()
-	put := func(key string, fail bool) func(*bolt.Tx) error {
-		return func(tx *bolt.Tx) error {
+	put := func(key string, fail bool) func(*bbolt.Tx) error {
+		return func(tx *bbolt.Tx) error {
 			if err := tx.Bucket(bucketMeta).Put([]byte(key), []byte("v")); err != nil {
 				return err
 			}
@@ -405,7 +405,7 @@ func TestBatchFailure(t *testing.T) {
 	release := make(chan struct{})
 	first := make(chan error, 1)
 	go func() { // holds the lead until the others have queued
-		first <- s.write(func(tx *bolt.Tx) error { <-release; return put("first", false)(tx) })
+		first <- s.write(func(tx *bbolt.Tx) error { <-release; return put("first", false)(tx) })
 	}()
 	waitQueue(s, true, 0)
 	errs := make(chan error, 3)
@@ -429,7 +429,7 @@ func TestBatchFailure(t *testing.T) {
 	if failed != 1 {
 		t.Errorf("%d writes failed, want 1", failed)
 	}
-	s.db.View(func(tx *bolt.Tx) error {
+	s.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketMeta)
 		for _, k := range []string{"first", "a", "b"} {
 			if b.Get([]byte(k)) == nil {
@@ -448,14 +448,14 @@ func TestBatchFailure(t *testing.T) {
 // on, and the store goes on: later writes commit and Close returns.
 func TestCommitPanic(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
-	put := func(key string) func(*bolt.Tx) error {
-		return func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put([]byte(key), []byte("v")) }
+	put := func(key string) func(*bbolt.Tx) error {
+		return func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put([]byte(key), []byte("v")) }
 	}
 	release := make(chan struct{})
-	go s.write(func(tx *bolt.Tx) error { <-release; return put("first")(tx) })
+	go s.write(func(tx *bbolt.Tx) error { <-release; return put("first")(tx) })
 	waitQueue(s, true, 0)
 	outcomes := make(chan string, 3)
-	for _, fn := range []func(*bolt.Tx) error{put("a"), func(*bolt.Tx) error { panic("broken page") }, put("b")} {
+	for _, fn := range []func(*bbolt.Tx) error{put("a"), func(*bbolt.Tx) error { panic("broken page") }, put("b")} {
 		go func() {
 			defer func() {
 				if p := recover(); p != nil {
@@ -489,7 +489,7 @@ func TestCommitPanic(t *testing.T) {
 func TestClosed(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
 	s.Close()
-	if _, err := s.Put(context.Background(), session.Record{ID: "a"}, nil); !errors.Is(err, ErrClosed) {
+	if _, err := s.Put(context.Background(), session.Record{ID: "a", State: []byte{}}, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Put after Close: %v, want ErrClosed", err)
 	}
 }
@@ -501,11 +501,11 @@ func TestMigrateLayout1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
 	u64 := func(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 	writeV1 := func(withStates bool) {
-		db, err := bolt.Open(path, 0o600, nil)
+		db, err := bbolt.Open(path, 0o600, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.Update(func(tx *bolt.Tx) error {
+		err = db.Update(func(tx *bbolt.Tx) error {
 			for _, name := range []string{"meta", "sessions", "states", "history"} {
 				if name == "states" && !withStates {
 					continue
@@ -542,11 +542,11 @@ func TestMigrateLayout1(t *testing.T) {
 		s.Close()
 		t.Fatal("Open migrated a layout-1 file without its states bucket")
 	}
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.View(func(tx *bolt.Tx) error {
+	db.View(func(tx *bbolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != "1" || tx.Bucket([]byte("history")) == nil {
 			t.Errorf("the failed migration changed the file: schema %q", v)
 		}
@@ -584,16 +584,16 @@ func TestMigrateLayout1(t *testing.T) {
 // with its buckets and without the buckets named gone.
 func wantCurrentLayout(t *testing.T, path string, gone ...string) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
+	db.View(func(tx *bbolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != strconv.Itoa(SchemaVersion) {
 			t.Errorf("layout after migration %q, want %d", v, SchemaVersion)
 		}
-		for _, b := range [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf} {
+		for _, b := range dataBuckets {
 			if tx.Bucket(b) == nil {
 				t.Errorf("no bucket %s after migration", b)
 			}
@@ -620,11 +620,11 @@ func TestHistoryPrefixIDs(t *testing.T) {
 	ids := []string{"a", "a\x00", "a\x00\x00\x00\x00\x00\x00\x00\x01", "aa", "b"}
 	vs := map[string]uint64{}
 	for _, id := range ids {
-		vs[id] = put(t, s, session.Record{ID: id}, nil)
+		vs[id] = put(t, s, session.Record{ID: id, State: []byte{}}, nil)
 	}
 	for g := range uint64(3) {
 		for _, id := range ids {
-			vs[id] = put(t, s, session.Record{ID: id, Version: vs[id]}, &session.HistoryEntry{Generation: g, Data: []byte(id)})
+			vs[id] = put(t, s, session.Record{ID: id, Version: vs[id], State: []byte{}}, &session.HistoryEntry{Generation: g, Data: []byte(id)})
 		}
 	}
 	for _, id := range ids {
@@ -659,10 +659,10 @@ func TestIdempotencyKeys(t *testing.T) {
 	if _, _, err := s.Key(ctx, "k1"); !errors.Is(err, session.ErrNoRecord) {
 		t.Fatalf("Key of an unknown key: %v", err)
 	}
-	put(t, s, session.Record{ID: "a", Meta: []byte("m"), Key: "k1", KeyData: []byte("fingerprint")}, nil)
-	put(t, s, session.Record{ID: "b", Key: "k2"}, nil) // no data
-	put(t, s, session.Record{ID: "c"}, nil)            // no key
-	if _, err := s.Put(ctx, session.Record{ID: "d", Key: "k1", KeyData: []byte("other")}, nil); !errors.Is(err, session.ErrKeyTaken) {
+	put(t, s, session.Record{ID: "a", Meta: []byte("m"), Key: "k1", KeyData: []byte("fingerprint"), State: []byte{}}, nil)
+	put(t, s, session.Record{ID: "b", Key: "k2", State: []byte{}}, nil) // no data
+	put(t, s, session.Record{ID: "c", State: []byte{}}, nil)            // no key
+	if _, err := s.Put(ctx, session.Record{ID: "d", Key: "k1", KeyData: []byte("other"), State: []byte{}}, nil); !errors.Is(err, session.ErrKeyTaken) {
 		t.Fatalf("a second record with key k1: %v, want ErrKeyTaken", err)
 	}
 	if _, err := s.Get(ctx, "d"); !errors.Is(err, session.ErrNoRecord) {
@@ -673,7 +673,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = s.Put(ctx, session.Record{ID: fmt.Sprint("e", i), Key: "k-race", KeyData: []byte{byte(i)}}, nil)
+			_, errs[i] = s.Put(ctx, session.Record{ID: fmt.Sprint("e", i), Key: "k-race", KeyData: []byte{byte(i)}, State: []byte{}}, nil)
 		})
 	}
 	wg.Wait()
@@ -692,7 +692,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		t.Fatalf("Key(k-race) = %q, %v, %v; e%d took it", id, data, err, won)
 	}
 	// A write of the stored record keeps its key, whatever it carries.
-	put(t, s, session.Record{ID: "a", Version: 1, Meta: []byte("m2"), Key: "k3"}, nil)
+	put(t, s, session.Record{ID: "a", Version: 1, Meta: []byte("m2"), Key: "k3", State: []byte{}}, nil)
 	s.Close()
 
 	s = open(t, path)
@@ -711,7 +711,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	if _, _, err := s.Key(ctx, "k1"); !errors.Is(err, session.ErrNoRecord) {
 		t.Fatal("the key of a deleted record is still there")
 	}
-	if v := put(t, s, session.Record{ID: "a2", Key: "k1"}, nil); v != 1 {
+	if v := put(t, s, session.Record{ID: "a2", Key: "k1", State: []byte{}}, nil); v != 1 {
 		t.Fatal("the key of a deleted record cannot be used again")
 	}
 	if err := s.Delete(ctx, "c", 1); err != nil { // a record without a key
@@ -724,12 +724,12 @@ func TestIdempotencyKeys(t *testing.T) {
 // "key-a" in layout 3) and b, each with two history entries.
 func writeFlat(t *testing.T, path string, layout int) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		names := [][]byte{bucketMeta, bucketSessions, bucketHist}
 		if layout >= 3 {
 			names = append(names, bucketKeys, bucketKeyOf)
@@ -770,12 +770,12 @@ func wantKept(t *testing.T, path string, layout int) {
 	if m, _ := filepath.Glob(path + ".*"); len(m) != 1 || m[0] != kept {
 		t.Errorf("files beside the migrated one: %q, want %s", m, kept)
 	}
-	db, err := bolt.Open(kept, 0o600, &bolt.Options{ReadOnly: true})
+	db, err := bbolt.Open(kept, 0o600, &bbolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
+	db.View(func(tx *bbolt.Tx) error {
 		if v := tx.Bucket(bucketMeta).Get(keySchema); string(v) != strconv.Itoa(layout) {
 			t.Errorf("the kept file is of layout %q", v)
 		}
@@ -820,7 +820,7 @@ func TestMigrateLayouts2And3(t *testing.T) {
 					put(t, s, session.Record{ID: "b", Version: 8, Meta: []byte("meta-b2"), State: []byte("state-b2")}, &session.HistoryEntry{Generation: 2})
 				}
 				wantKept(t, path, layout)
-				put(t, s, session.Record{ID: fmt.Sprint("k", i), Key: fmt.Sprint("key", i)}, nil)
+				put(t, s, session.Record{ID: fmt.Sprint("k", i), Key: fmt.Sprint("key", i), State: []byte{}}, nil)
 				if probs := s.Check(ctx); probs != nil {
 					t.Errorf("Check: %v", probs)
 				}

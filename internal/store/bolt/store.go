@@ -1,22 +1,31 @@
-// Package store is the bbolt implementation of session.Store.
+// Package bolt is the bbolt implementation of session.Store.
 //
-// Layout of the file (bbolt buckets), version 4:
+// Layout of the file (bbolt buckets), version 5:
 //
 //	meta      "schema" -> the layout's version, decimal
 //	sessions  id -> a bucket: "r" -> version (8 bytes) ‖ len(meta) (4 bytes) ‖ meta ‖ state
 //	hist      len(id) (2 bytes) ‖ id ‖ generation (8 bytes) -> entry
 //	keys      idempotency key -> len(id) (2 bytes) ‖ id ‖ key data
 //	keyof     id -> idempotency key (the sessions created with one)
+//	metas     id -> version (8 bytes) ‖ meta: the record's version and meta
+//	          when its last write was of the meta only (a partial tell, a
+//	          stop); they override those of "r", whose state stays
+//	leases    id -> generation (8 bytes) ‖ the leases of that generation,
+//	          each index (4) ‖ expiry in Unix nanoseconds (8) ‖ len(worker) (1) ‖ worker
 //
-// Integers are big endian. A write puts two values: the record and the
-// generation's history entry, whose key sorts after the session's earlier
+// Integers are big endian. A write of the meta only puts one small value
+// in metas, apart from the state's pages (bbolt rewrites a leaf whole: a
+// meta beside the state in the session's bucket would rewrite the state
+// too). A tell puts two values: the record (removing the meta of metas)
+// and the generation's history entry, whose key sorts after the session's earlier
 // ones, so a tell dirties the record's pages and a few small ones. Each
 // record has a bucket of its own because bbolt splits no leaf of four
 // values or fewer, however large they are: when layout 3 kept the records
 // as values of one bucket, a tell rewrote two to four sessions' records,
 // a megabyte or two at n = 100. (Layout 1 kept the meta, the state and a
-// history bucket per session apart; layout 2 had no keys and keyof. Open
-// migrates a file of an earlier layout in one transaction.)
+// history bucket per session apart; layout 2 had no keys and keyof;
+// layout 4 no metas and leases, which are all layout 5 adds. Open migrates a file of an earlier layout in one
+// transaction.)
 //
 // Writes are group committed: a write that finds no commit under way
 // commits itself, on its own goroutine (a lone tell hands nothing to another
@@ -30,7 +39,7 @@
 // The store stores bytes and decodes nothing. Check reads a whole file for
 // what a restart on it could trip on (the server's -check, with a read-only
 // Open).
-package store
+package bolt
 
 import (
 	"bytes"
@@ -39,21 +48,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // SchemaVersion is the version of the file's layout, kept in the meta
 // bucket. Bump it with any change of the layout, and migrate.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 var (
 	bucketMeta     = []byte("meta")
@@ -61,11 +67,13 @@ var (
 	bucketHist     = []byte("hist")
 	bucketKeys     = []byte("keys")
 	bucketKeyOf    = []byte("keyof")
+	bucketMetas    = []byte("metas")
+	bucketLeases   = []byte("leases")
 	keySchema      = []byte("schema")
 	keyRecord      = []byte("r") // the one key of a session's bucket
 
 	// dataBuckets are the buckets of the layout besides meta.
-	dataBuckets = [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf}
+	dataBuckets = [][]byte{bucketSessions, bucketHist, bucketKeys, bucketKeyOf, bucketMetas, bucketLeases}
 
 	// Layout 1's buckets, read by the migration only.
 	bucketStatesV1  = []byte("states")
@@ -84,7 +92,7 @@ var ErrEarlierLayout = fmt.Errorf("an earlier layout than %d, which a read-only 
 
 // Store is a session.Store in a bbolt file. It is safe for concurrent use.
 type Store struct {
-	db *bolt.DB
+	db *bbolt.DB
 
 	mu      sync.Mutex // guards closed, queue and leading
 	closed  bool
@@ -94,25 +102,10 @@ type Store struct {
 
 	commits  atomic.Int64 // write transactions committed
 	onCommit func(writes int, took time.Duration)
+	now      func() time.Time // the store's clock, which times the leases
 }
 
 var _ session.Store = (*Store)(nil)
-
-// op is one write: fn runs inside a read-write transaction. An fn returns
-// an error wrapping session.ErrNoRecord or session.ErrVersion only before it
-// wrote anything, so the transaction can go on with the other writes; any
-// other error rolls the whole transaction back.
-type op struct {
-	fn   func(*bolt.Tx) error
-	done chan result
-}
-
-// result is what a queued write receives: its outcome, or lead (the
-// committing writer hands on to it, and it commits the queue).
-type result struct {
-	err  error
-	lead bool
-}
 
 // Options tune Open.
 type Options struct {
@@ -127,24 +120,28 @@ type Options struct {
 	// -check): it shares the file with other readers, never creates or
 	// migrates it, and every write fails.
 	ReadOnly bool
+	// Now is the clock that times the leases; nil = time.Now. Servers
+	// sharing a file share its clock: tests set it to move time on.
+	Now func() time.Time
 }
 
 // Open opens or creates the file at path. It fails if another process holds
-// the file (after a second) or if the file's layout is later than
-// SchemaVersion. A file of an earlier layout is copied to path.layoutN,
+// the file (after a second: ErrInUse), if its pages are damaged (a
+// *DamagedError), or if the file's layout is later than SchemaVersion. A file of an earlier layout is copied to path.layoutN,
 // then migrated in one transaction.
 func Open(path string, opt *Options) (*Store, error) {
-	bo := &bolt.Options{Timeout: time.Second}
+	bo := &bbolt.Options{Timeout: time.Second}
+	bo.OpenFile = openChecked(bo.Timeout) // the lock, and the pages checked before bbolt maps them
 	if opt != nil {
 		bo.NoSync, bo.ReadOnly = opt.NoSync, opt.ReadOnly
 	}
-	db, err := bolt.Open(path, 0o600, bo)
+	db, err := bbolt.Open(path, 0o600, bo)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	init := db.Update
-	if bo.ReadOnly {
-		init = db.View
+	if bo.ReadOnly || db.View(initSchema) == nil {
+		init = db.View // nothing to write: a file of this layout is left as it is until a write
 	} else if err := keepEarlierLayout(db, path); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -153,206 +150,15 @@ func Open(path string, opt *Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{db: db}
+	s := &Store{db: db, now: time.Now}
 	if opt != nil {
 		s.onCommit = opt.OnCommit
+		if opt.Now != nil {
+			s.now = opt.Now
+		}
 	}
 	s.idle = sync.NewCond(&s.mu)
 	return s, nil
-}
-
-// keepEarlierLayout copies a file of an earlier layout, before Open migrates
-// it, to path.layoutN beside it (N its layout): a server of that layout,
-// after a rollback, opens the copy; so does anyone if a migration went
-// wrong. The copy is written whole, synced and then renamed, so that
-// path.layoutN is whole if it exists; an existing one is left as it is
-// (the first is the file as the earlier server left it).
-func keepEarlierLayout(db *bolt.DB, path string) error {
-	return db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if meta == nil {
-			return nil // a new file
-		}
-		v := string(meta.Get(keySchema))
-		if v != "1" && v != "2" && v != "3" {
-			return nil // this layout, or one initSchema refuses
-		}
-		final := path + ".layout" + v
-		if _, err := os.Stat(final); err == nil {
-			return nil
-		}
-		tmp := final + ".partial"
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			return fmt.Errorf("keep the file of layout %s: %w", v, err)
-		}
-		_, err = tx.WriteTo(f)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp, final)
-		}
-		if err == nil {
-			err = syncDir(filepath.Dir(path))
-		}
-		if err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("keep the file of layout %s: %w", v, err)
-		}
-		return nil
-	})
-}
-
-// syncDir makes the entries of directory dir (a rename in it) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// initSchema creates the buckets of a new file and migrates those of an
-// earlier layout; in a read-only transaction it only checks that the file
-// is of this layout.
-func initSchema(tx *bolt.Tx) error {
-	if !tx.Writable() {
-		meta := tx.Bucket(bucketMeta)
-		if meta == nil {
-			return errors.New("not a selfcma file (no meta bucket)")
-		}
-		switch v := string(meta.Get(keySchema)); v {
-		case strconv.Itoa(SchemaVersion):
-		case "1", "2", "3":
-			return fmt.Errorf("file layout version %s: %w", v, ErrEarlierLayout)
-		default:
-			return fmt.Errorf("file layout version %q, this server reads %d", v, SchemaVersion)
-		}
-		for _, name := range dataBuckets {
-			if tx.Bucket(name) == nil {
-				return fmt.Errorf("bucket %s is missing", name)
-			}
-		}
-		return nil
-	}
-	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
-	if err != nil {
-		return err
-	}
-	current := strconv.Itoa(SchemaVersion)
-	v := string(meta.Get(keySchema))
-	switch v {
-	case "", current:
-	case "1":
-		if err := migrateV1(tx); err != nil {
-			return fmt.Errorf("migrate layout 1 to %d: %w", SchemaVersion, err)
-		}
-	case "2", "3": // 3 adds the buckets of the keys, below
-	default:
-		return fmt.Errorf("file layout version %q, this server reads %d (and migrates 1 to 3)", v, SchemaVersion)
-	}
-	for _, name := range dataBuckets {
-		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-			return err
-		}
-	}
-	if v != current {
-		if v != "" {
-			if err := nestRecords(tx); err != nil {
-				return fmt.Errorf("migrate layout %s to %d: %w", v, SchemaVersion, err)
-			}
-		}
-		return meta.Put(keySchema, []byte(current))
-	}
-	return nil
-}
-
-// nestRecords moves each record that is a value of the sessions bucket
-// (layouts 1 to 3) into a bucket of its own (layout 4), in the caller's
-// transaction.
-func nestRecords(tx *bolt.Tx) error {
-	sess := tx.Bucket(bucketSessions)
-	var ids [][]byte
-	if err := sess.ForEach(func(id, v []byte) error {
-		if v != nil {
-			ids = append(ids, bytes.Clone(id))
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		v := bytes.Clone(sess.Get(id))
-		if err := sess.Delete(id); err != nil {
-			return err
-		}
-		b, err := sess.CreateBucket(id)
-		if err != nil {
-			return err
-		}
-		if err := b.Put(keyRecord, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// migrateV1 rewrites layout 1 (sessions: id -> version ‖ meta; states:
-// id -> state; history: id -> bucket of generation -> entry) as layout 2,
-// in the caller's transaction: all of it or nothing. (initSchema goes on
-// to layout 4.)
-func migrateV1(tx *bolt.Tx) error {
-	sess, states, hist := tx.Bucket(bucketSessions), tx.Bucket(bucketStatesV1), tx.Bucket(bucketHistoryV1)
-	if sess == nil || states == nil || hist == nil {
-		return errors.New("a bucket of layout 1 is missing")
-	}
-	type rec struct{ id, val []byte }
-	var recs []rec
-	err := sess.ForEach(func(id, v []byte) error {
-		if len(v) < 8 {
-			return fmt.Errorf("record %s of %d bytes", id, len(v))
-		}
-		recs = append(recs, rec{bytes.Clone(id), recordValue(nil, binary.BigEndian.Uint64(v), v[8:], states.Get(id))})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if err := sess.Put(r.id, r.val); err != nil {
-			return err
-		}
-	}
-	nh, err := tx.CreateBucketIfNotExists(bucketHist)
-	if err != nil {
-		return err
-	}
-	err = hist.ForEachBucket(func(id []byte) error {
-		if len(id) > maxIDLen {
-			return fmt.Errorf("id of %d bytes", len(id))
-		}
-		return hist.Bucket(id).ForEach(func(g, e []byte) error {
-			if len(g) != 8 {
-				return fmt.Errorf("history %s: key of %d bytes", id, len(g))
-			}
-			return nh.Put(histKey(string(id), binary.BigEndian.Uint64(g)), e)
-		})
-	})
-	if err != nil {
-		return err
-	}
-	if err := tx.DeleteBucket(bucketStatesV1); err != nil {
-		return err
-	}
-	return tx.DeleteBucket(bucketHistoryV1)
 }
 
 // maxIDLen is the longest id the history keys can hold.
@@ -413,104 +219,8 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// write queues fn and returns when its transaction is committed (or
-// failed). The writer that finds no commit under way leads: it commits
-// up to maxBatch queued writes, its own first, and hands the lead to the
-// first write still queued, or lets it go.
-func (s *Store) write(fn func(*bolt.Tx) error) error {
-	o := &op{fn: fn, done: make(chan result, 1)}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	s.queue = append(s.queue, o)
-	if s.leading {
-		s.mu.Unlock()
-		r := <-o.done
-		if !r.lead {
-			return r.err
-		}
-		s.mu.Lock() // handed the lead: o is queue[0]
-	}
-	s.leading = true
-	batch := slices.Clone(s.queue[:min(len(s.queue), maxBatch)])
-	s.queue = slices.Delete(s.queue, 0, len(batch))
-	s.mu.Unlock()
-
-	s.lead(batch)
-	return (<-o.done).err
-}
-
-// lead commits batch and hands the lead on. If the commit panics (bbolt
-// panics on a corrupted file), the writes of the batch that have no answer
-// get an error and the lead is handed on before the panic goes on up, so
-// that no write waits for ever.
-func (s *Store) lead(batch []*op) {
-	defer func() {
-		p := recover()
-		if p != nil {
-			for _, o := range batch {
-				select {
-				case o.done <- result{err: fmt.Errorf("store: commit panicked: %v", p)}:
-				default: // answered already
-				}
-			}
-		}
-		s.mu.Lock()
-		if len(s.queue) > 0 {
-			s.queue[0].done <- result{lead: true}
-		} else {
-			s.leading = false
-			s.idle.Broadcast()
-		}
-		s.mu.Unlock()
-		if p != nil {
-			panic(p)
-		}
-	}()
-	s.commit(batch)
-}
-
-// commit runs the batch in one transaction. If an fn fails unexpectedly,
-// the transaction is rolled back and every fn runs again on its own.
-func (s *Store) commit(batch []*op) {
-	errs := make([]error, len(batch))
-	start := time.Now()
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		for i, o := range batch {
-			errs[i] = o.fn(tx)
-			if errs[i] != nil && !expected(errs[i]) {
-				return errs[i]
-			}
-		}
-		return nil
-	})
-	if err == nil {
-		s.commits.Add(1)
-		if s.onCommit != nil {
-			s.onCommit(len(batch), time.Since(start))
-		}
-		for i, o := range batch {
-			o.done <- result{err: errs[i]}
-		}
-		return
-	}
-	if len(batch) == 1 {
-		batch[0].done <- result{err: err}
-		return
-	}
-	for _, o := range batch {
-		o.done <- result{err: s.db.Update(o.fn)}
-	}
-}
-
-func expected(err error) bool {
-	return errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion) || errors.Is(err, session.ErrKeyTaken)
-}
-
 // record returns the stored record of id, nil if there is none.
-func record(tx *bolt.Tx, id []byte) []byte {
+func record(tx *bbolt.Tx, id []byte) []byte {
 	b := tx.Bucket(bucketSessions).Bucket(id)
 	if b == nil {
 		return nil
@@ -519,12 +229,33 @@ func record(tx *bolt.Tx, id []byte) []byte {
 }
 
 // storedVersion returns the version of id, 0 if there is none.
-func storedVersion(tx *bolt.Tx, id []byte) uint64 {
+func storedVersion(tx *bbolt.Tx, id []byte) uint64 {
 	v := record(tx, id)
 	if len(v) < 8 {
 		return 0
 	}
+	if m := tx.Bucket(bucketMetas).Get(id); len(m) >= 8 {
+		return binary.BigEndian.Uint64(m)
+	}
 	return binary.BigEndian.Uint64(v)
+}
+
+// current returns the parts of id's stored record (aliasing bbolt's
+// pages): those of its value, the version and meta of metas overriding
+// them. v is the session's value, nil if there is none.
+func current(tx *bbolt.Tx, id []byte) (v []byte, version uint64, meta, state []byte, err error) {
+	v = record(tx, id)
+	if v == nil {
+		return nil, 0, nil, nil, nil
+	}
+	version, meta, state, err = splitRecord(id, v)
+	if m := tx.Bucket(bucketMetas).Get(id); m != nil && err == nil {
+		if len(m) < 8 {
+			return v, 0, nil, nil, fmt.Errorf("store: meta of %s: %d bytes", id, len(m))
+		}
+		version, meta = binary.BigEndian.Uint64(m), m[8:]
+	}
+	return v, version, meta, state, err
 }
 
 // Put implements session.Store.
@@ -537,8 +268,17 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	}
 	id := []byte(rec.ID)
 	next := rec.Version + 1
+	keepState := rec.State == nil // the meta only: the stored state stays
+	if keepState && rec.Version == 0 {
+		return 0, fmt.Errorf("store: put %s: a new record without a state", rec.ID)
+	}
 	buf := values.Get().(*[]byte)
-	val := recordValue((*buf)[:0], next, rec.Meta, rec.State)
+	var val []byte
+	if keepState {
+		val = append(binary.BigEndian.AppendUint64((*buf)[:0], next), rec.Meta...)
+	} else {
+		val = recordValue((*buf)[:0], next, rec.Meta, rec.State)
+	}
 	defer func() {
 		*buf = val
 		values.Put(buf)
@@ -549,13 +289,13 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	}
 	var key, keyVal []byte
 	if rec.Version == 0 && rec.Key != "" {
-		if len(rec.Key) > bolt.MaxKeySize {
+		if len(rec.Key) > bbolt.MaxKeySize {
 			return 0, fmt.Errorf("store: put %s: idempotency key of %d bytes", rec.ID, len(rec.Key))
 		}
 		// len(id) ‖ id, as histPrefix writes it, then the data.
 		key, keyVal = []byte(rec.Key), append(histPrefix(rec.ID), rec.KeyData...)
 	}
-	err := s.write(func(tx *bolt.Tx) error {
+	err := s.write(func(tx *bbolt.Tx) error {
 		if got := storedVersion(tx, id); got != rec.Version {
 			if got == 0 {
 				return fmt.Errorf("store: put %s: %w", rec.ID, session.ErrNoRecord)
@@ -565,12 +305,21 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		if key != nil && tx.Bucket(bucketKeys).Get(key) != nil {
 			return fmt.Errorf("store: put %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
 		}
-		b, err := tx.Bucket(bucketSessions).CreateBucketIfNotExists(id)
-		if err != nil {
-			return err
-		}
-		if err := b.Put(keyRecord, val); err != nil {
-			return err
+		if keepState {
+			if err := tx.Bucket(bucketMetas).Put(id, val); err != nil {
+				return err
+			}
+		} else {
+			b, err := tx.Bucket(bucketSessions).CreateBucketIfNotExists(id)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(keyRecord, val); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketMetas).Delete(id); err != nil {
+				return err
+			}
 		}
 		if key != nil {
 			if err := tx.Bucket(bucketKeys).Put(key, keyVal); err != nil {
@@ -583,6 +332,9 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		if hist == nil {
 			return nil
 		}
+		if err := dropLeasesTo(tx, id, hist.Generation); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketHist).Put(hk, hist.Data)
 	})
 	if err != nil {
@@ -594,13 +346,14 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	return next, nil
 }
 
-// Delete implements session.Store.
+// Delete implements session.Store: the record (its meta in metas too), its
+// history, its idempotency key and its leases go.
 func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	key := []byte(id)
-	err := s.write(func(tx *bolt.Tx) error {
+	err := s.write(func(tx *bbolt.Tx) error {
 		got := storedVersion(tx, key)
 		switch {
 		case got == 0:
@@ -619,6 +372,12 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 			if err := tx.Bucket(bucketKeyOf).Delete(key); err != nil {
 				return err
 			}
+		}
+		if err := tx.Bucket(bucketLeases).Delete(key); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketMetas).Delete(key); err != nil {
+			return err
 		}
 		c := tx.Bucket(bucketHist).Cursor()
 		prefix := histPrefix(id)
@@ -661,18 +420,33 @@ func (s *Store) Snapshot() (io.ReadCloser, int64, error) {
 	return pr, size, nil
 }
 
+// Version implements session.Store.
+func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var v uint64
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		v = storedVersion(tx, []byte(id))
+		if v == 0 {
+			return fmt.Errorf("store: version %s: %w", id, session.ErrNoRecord)
+		}
+		return nil
+	})
+	return v, err
+}
+
 // Get implements session.Store.
 func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return session.Record{}, err
 	}
 	var rec session.Record
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := record(tx, []byte(id))
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		v, version, meta, state, err := current(tx, []byte(id))
 		if v == nil {
 			return fmt.Errorf("store: get %s: %w", id, session.ErrNoRecord)
 		}
-		version, meta, state, err := splitRecord([]byte(id), v)
 		if err != nil {
 			return err
 		}
@@ -691,7 +465,7 @@ func (s *Store) Key(ctx context.Context, key string) (string, []byte, error) {
 		id   string
 		data []byte
 	)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bucketKeys).Get([]byte(key))
 		if v == nil {
 			return fmt.Errorf("store: key %q: %w", key, session.ErrNoRecord)
@@ -712,14 +486,14 @@ func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Re
 		return nil, err
 	}
 	var out []session.Record
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucketSessions).Cursor()
 		k, _ := c.Seek([]byte(after))
 		if k != nil && string(k) == after {
 			k, _ = c.Next()
 		}
 		for ; k != nil && (limit <= 0 || len(out) < limit); k, _ = c.Next() {
-			version, meta, _, err := splitRecord(k, record(tx, k))
+			_, version, meta, _, err := current(tx, k)
 			if err != nil {
 				return err
 			}
@@ -736,7 +510,7 @@ func (s *Store) History(ctx context.Context, id string, from uint64, limit int) 
 		return nil, err
 	}
 	var out []session.HistoryEntry
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(func(tx *bbolt.Tx) error {
 		prefix := histPrefix(id)
 		c := tx.Bucket(bucketHist).Cursor()
 		for k, v := c.Seek(histKey(id, from)); k != nil && bytes.HasPrefix(k, prefix) && (limit <= 0 || len(out) < limit); k, v = c.Next() {
@@ -748,4 +522,57 @@ func (s *Store) History(ctx context.Context, id string, from uint64, limit int) 
 		return nil
 	})
 	return out, err
+}
+
+// The optional interfaces of session's stores that bbolt has.
+var (
+	_ session.Snapshotter = (*Store)(nil)
+	_ session.Checker     = (*Store)(nil)
+	_ session.Importer    = (*Store)(nil)
+)
+
+// Import implements session.Importer: rec as it was (its version too, at
+// least 1) and its history, in one transaction.
+func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.HistoryEntry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if rec.ID == "" || len(rec.ID) > maxIDLen || len(rec.Key) > bbolt.MaxKeySize {
+		return fmt.Errorf("store: import: id of %d bytes, key of %d", len(rec.ID), len(rec.Key))
+	}
+	id := []byte(rec.ID)
+	version := max(rec.Version, 1)
+	err := s.write(func(tx *bbolt.Tx) error {
+		if got := storedVersion(tx, id); got != 0 {
+			return fmt.Errorf("store: import %s: stored already (version %d): %w", rec.ID, got, session.ErrVersion)
+		}
+		if rec.Key != "" && tx.Bucket(bucketKeys).Get([]byte(rec.Key)) != nil {
+			return fmt.Errorf("store: import %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
+		}
+		b, err := tx.Bucket(bucketSessions).CreateBucket(id)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(keyRecord, recordValue(nil, version, rec.Meta, rec.State)); err != nil {
+			return err
+		}
+		if rec.Key != "" {
+			if err := tx.Bucket(bucketKeys).Put([]byte(rec.Key), append(histPrefix(rec.ID), rec.KeyData...)); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bucketKeyOf).Put(id, []byte(rec.Key)); err != nil {
+				return err
+			}
+		}
+		for _, h := range hist {
+			if err := tx.Bucket(bucketHist).Put(histKey(rec.ID, h.Generation), h.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !expected(err) {
+		return fmt.Errorf("store: import %s: %w", rec.ID, err)
+	}
+	return err
 }

@@ -1,0 +1,403 @@
+"""An Optuna sampler that runs the study's CMA-ES or self-CMA-ES in the
+selfcma service: ``SelfCmaSampler``.
+
+Needs Optuna (3.1 or later; Debian's ``python3-optuna``); the rest of the
+package does not. A study that runs as written against a server
+(``go run ./cmd/server``; SELFCMA_URL points elsewhere)::
+
+    import math
+    import os
+    import optuna
+    from selfcma.optuna import SelfCmaSampler
+
+    def objective(trial):
+        x = trial.suggest_float("x", -5, 5)
+        y = trial.suggest_float("y", -5, 5)
+        lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
+        return (x - 1) ** 2 + (y + 2) ** 2 + (math.log10(lr) + 3) ** 2
+
+    sampler = SelfCmaSampler(os.environ.get("SELFCMA_URL", "http://127.0.0.1:8080"), seed=1)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(objective, n_trials=200, n_jobs=3)
+
+How it maps a study onto a session:
+
+- The float parameters of the study's search space (the intersection of the
+  completed trials', as Optuna's CmaEsSampler infers it) are the session's
+  coordinates, in sorted order, boxed by their ranges; a log-scaled one is
+  searched in log space (its coordinate is ln(value)); one with a step is
+  rounded to the step (the candidate, unrounded, is what the ES learns from).
+  Integer and categorical parameters, and every parameter of the first
+  trials (before a trial has completed, the search space is unknown), are
+  sampled by an independent sampler (RandomSampler by default), as Optuna's
+  CmaEsSampler does.
+- The session is found through the study's system attributes
+  (``selfcma:session:<hash of the search space>``), so every worker of the
+  study (threads of ``n_jobs``, processes on one RDB storage, a study
+  resumed in another process) drives the same session. Workers that start
+  it at the same moment create it with the same Idempotency-Key, so the
+  server makes one.
+- Each trial claims one candidate under a lease (``lease`` seconds) and
+  tells its value as a partial tell when the trial ends (``after_trial``):
+  a completed trial its value (negated for a maximized study), a failed or
+  pruned trial None (a failed evaluation, ranked worst). When every
+  candidate of the pending generation is claimed, a new trial waits
+  (polling every ``poll`` seconds) until the generation completes; while it
+  waits it tells again the values of finished trials of the generation,
+  which takes the candidates of trials that Optuna failed as stale
+  (heartbeat) without telling the sampler. A trial that dies without
+  ending (its process killed) leaves its candidate to another trial once
+  the lease runs out.
+- A trial enqueued with all the float parameters (``study.enqueue_trial``),
+  once the search space is known (after the first completed trial), is
+  injected into the session (``Session.inject``): the point becomes a
+  candidate of the next batch sampled, which a later trial evaluates. The
+  enqueued trial itself runs with its parameters as Optuna fixes them.
+- When the session stops (a termination criterion, or its end), the
+  sampler starts a new session for the study, from the best point of the
+  stopped one with the initial σ0 (a restart).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import threading
+import time
+
+try:
+    from optuna.distributions import FloatDistribution
+    from optuna.samplers import BaseSampler, IntersectionSearchSpace, RandomSampler
+    from optuna.study import StudyDirection
+    from optuna.trial import TrialState
+except ImportError as e:  # pragma: no cover - depends on the machine
+    raise ImportError(
+        "selfcma.optuna needs Optuna (pip install optuna, or Debian's python3-optuna)"
+    ) from e
+
+from .client import Client
+from .errors import Conflict, NotFound, OutOfRange, SelfCMAError, Stopped
+from .result import Claim
+
+__all__ = ["SelfCmaSampler"]
+
+log = logging.getLogger("selfcma")
+
+SESSION_ATTR = "selfcma:session:"  # + the search space's hash: {"id": ..., "restarts": k}
+CLAIM_ATTR = "selfcma:claim"  # on a trial: {"session", "generation", "index"}
+INJECT_ATTR = "selfcma:injected"  # on an enqueued trial: {"session", "generation"}
+
+# Seconds between two looks at the finished trials while every candidate is
+# leased (SelfCmaSampler.sample_relative).
+SWEEP_INTERVAL = 5.0
+
+# The most negative finite number: what a value of -inf is told as (the
+# service takes finite numbers, or null for a failed evaluation).
+_MOST_NEGATIVE = -1.7976931348623157e308
+
+
+class _Space:
+    """The float parameters of a search space as a session's coordinates."""
+
+    def __init__(self, search_space):
+        self.names = sorted(n for n, d in search_space.items() if isinstance(d, FloatDistribution))
+        self.dists = [search_space[n] for n in self.names]
+        self.lower, self.upper = [], []
+        for d in self.dists:
+            lo, up = (math.log(d.low), math.log(d.high)) if d.log else (d.low, d.high)
+            self.lower.append(float(lo))
+            self.upper.append(float(up))
+        desc = [[n, d.low, d.high, bool(d.log), d.step] for n, d in zip(self.names, self.dists)]
+        self.key = hashlib.sha256(json.dumps(desc).encode()).hexdigest()[:16]
+
+    def __len__(self):
+        return len(self.names)
+
+    def params(self, x):
+        """The parameter values of the session's point x."""
+        out = {}
+        for n, d, v in zip(self.names, self.dists, x):
+            if d.log:
+                v = math.exp(v)
+            if d.step is not None:
+                v = d.low + round((v - d.low) / d.step) * d.step
+            out[n] = min(max(float(v), d.low), d.high)
+        return out
+
+    def point(self, params):
+        """The session's point of parameter values (None if one is missing
+        or outside its range)."""
+        x = []
+        for n, d, lo, up in zip(self.names, self.dists, self.lower, self.upper):
+            if n not in params:
+                return None
+            v = float(params[n])
+            if d.log:
+                if v <= 0:
+                    return None
+                v = math.log(v)
+            if not lo <= v <= up:
+                return None
+            x.append(v)
+        return x
+
+
+class SelfCmaSampler(BaseSampler):
+    """An ``optuna.samplers.BaseSampler`` whose float parameters come from
+    a CMA-ES or self-CMA-ES session of the selfcma service (see the module's
+    documentation for how a study maps onto a session).
+
+    Args:
+        url_or_client: the server's URL, or a ``selfcma.Client``.
+        algorithm: ``"cma-es"`` (default: suits the few hundred trials of a
+            study) or ``"self-cma-es"`` (its default λ is 100).
+        sigma0: the initial step size in the coordinates (log space for a
+            log parameter); default: the smallest range / 6, as Optuna's
+            CmaEsSampler.
+        seed: the session's seed (None: the server draws one) and the
+            independent sampler's.
+        population_size: λ; None for the server's default.
+        token, cafile: as for ``selfcma.Client`` (with a URL).
+        restarts, termination: the session's (as for ``Client.create``).
+        lease: seconds a trial holds its candidate (default an hour): a
+            trial running longer may see it handed to another trial.
+        poll: seconds between claims while every candidate is taken.
+        independent_sampler: for the other parameters (default
+            RandomSampler(seed)).
+    """
+
+    def __init__(
+        self,
+        url_or_client="http://127.0.0.1:8080",
+        *,
+        algorithm="cma-es",
+        sigma0=None,
+        seed=None,
+        population_size=None,
+        token=None,
+        cafile=None,
+        restarts=None,
+        termination=None,
+        lease=3600,
+        poll=0.1,
+        independent_sampler=None,
+    ):
+        if isinstance(url_or_client, Client):
+            self._client = url_or_client
+        else:
+            self._client = Client(url_or_client, token=token, cafile=cafile)
+        self._algorithm = algorithm
+        self._sigma0 = sigma0
+        self._seed = seed
+        self._population_size = population_size
+        self._restarts = restarts
+        self._termination = termination
+        self._lease = int(lease)
+        self._poll = float(poll)
+        self._independent = independent_sampler or RandomSampler(seed=seed)
+        self._search_space = IntersectionSearchSpace()
+        self._lock = threading.Lock()
+        self._sessions = {}  # session id -> Session
+        self._warned = set()
+
+    @property
+    def client(self):
+        return self._client
+
+    def reseed_rng(self):
+        self._independent.reseed_rng()
+
+    def infer_relative_search_space(self, study, trial):
+        space = {}
+        for name, d in self._search_space.calculate(study).items():
+            if d.single() or not isinstance(d, FloatDistribution):
+                continue
+            space[name] = d
+        return space
+
+    def sample_relative(self, study, trial, search_space):
+        self._raise_error_if_multi_objective(study)
+        space = _Space(search_space)
+        if not len(space):
+            return {}
+        fixed = trial.system_attrs.get("fixed_params")
+        if fixed:
+            self._inject(study, trial, space, fixed)
+            return {}
+        worker = f"optuna-trial-{trial._trial_id}"
+        swept = None
+        while True:
+            es = self._session(study, space)
+            try:
+                c = es.claim(self._lease, worker)
+            except Stopped:
+                self._restart(study, space, es)
+                continue
+            if c is not None:
+                break
+            # Every candidate is leased. A trial that ended without telling
+            # (failed as stale by Optuna's heartbeat, or its process killed
+            # after Optuna stored its state) holds one until its lease runs
+            # out: tell what the finished trials hold, again (a value told
+            # twice counts once).
+            now = time.monotonic()
+            if swept is None or now - swept >= SWEEP_INTERVAL:
+                swept = now
+                self._tell_finished(study, es)
+            time.sleep(self._poll)
+        study._storage.set_trial_system_attr(
+            trial._trial_id, CLAIM_ATTR, {"session": es.id, "generation": c.generation, "index": c.index}
+        )
+        return space.params(c.x)
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        self._raise_error_if_multi_objective(study)
+        return self._independent.sample_independent(study, trial, param_name, param_distribution)
+
+    def after_trial(self, study, trial, state, values):
+        claim = trial.system_attrs.get(CLAIM_ATTR)
+        if claim is not None:
+            self._tell(study, trial, claim, state, values)
+        self._independent.after_trial(study, trial, state, values)
+
+    def _tell(self, study, trial, claim, state, values):
+        """Tells the value of the trial's claimed candidate: its value
+        (negated when maximizing) if it completed, else None."""
+        v = None
+        if state == TrialState.COMPLETE and values:
+            v = float(values[0])
+            if study.direction == StudyDirection.MAXIMIZE:
+                v = -v
+            if v == -math.inf:
+                v = _MOST_NEGATIVE
+        try:
+            es = self._attach(claim["session"])
+            return es.tell_claim(Claim(claim["generation"], claim["index"], [], ""), v)
+        except Stopped:
+            log.debug("selfcma: trial %d: session %s has stopped; value not told", trial.number, claim["session"])
+        except Conflict as e:
+            log.warning("selfcma: trial %d: its value was not taken: %s", trial.number, e.message)
+        return False
+
+    def _tell_finished(self, study, es):
+        """Tells again the values of the finished trials that claimed
+        candidates of the session's pending generation."""
+        es.refresh()
+        g = es.generation
+        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)):
+            claim = t.system_attrs.get(CLAIM_ATTR)
+            if claim is None or claim["session"] != es.id or claim["generation"] != g:
+                continue
+            values = t.values if t.state == TrialState.COMPLETE else None
+            if self._tell(study, t, claim, t.state, values):
+                return  # the generation is complete: claims will succeed
+
+    # The study's session.
+
+    def _attach(self, session_id):
+        with self._lock:
+            es = self._sessions.get(session_id)
+        if es is None:
+            es = self._client.session(session_id)
+            with self._lock:
+                es = self._sessions.setdefault(session_id, es)
+        return es
+
+    def _session(self, study, space):
+        """The study's session of this search space: found in the study's
+        system attributes, or created (once, whichever worker comes first)."""
+        key = SESSION_ATTR + space.key
+        for _ in range(50):
+            attr = study._storage.get_study_system_attrs(study._study_id).get(key)
+            if attr is not None:
+                return self._attach(attr["id"])
+            try:
+                es = self._create(study, space, restarts=0, x0=None)
+            except OutOfRange:
+                # Another worker made it with another body (another seed):
+                # its attribute appears shortly.
+                time.sleep(self._poll)
+                continue
+            study._storage.set_study_system_attr(study._study_id, key, {"id": es.id, "restarts": 0})
+            with self._lock:
+                self._sessions.setdefault(es.id, es)
+            return es
+        raise RuntimeError(f"selfcma: no session for study {study.study_name!r} after 50 tries")
+
+    def _create(self, study, space, restarts, x0):
+        lower, upper = space.lower, space.upper
+        if x0 is None:
+            x0 = [(lo + up) / 2 for lo, up in zip(lower, upper)]
+        sigma0 = self._sigma0
+        if sigma0 is None:
+            sigma0 = min(up - lo for lo, up in zip(lower, upper)) / 6
+        kw = {}
+        if self._population_size is not None:
+            kw["population_size"] = self._population_size
+        if self._restarts is not None:
+            kw["restarts"] = self._restarts
+        if self._termination is not None:
+            kw["termination"] = self._termination
+        seed = None if self._seed is None else (self._seed + restarts) % 2**64
+        return self._client.create(
+            x0,
+            sigma0,
+            algorithm=self._algorithm,
+            seed=seed,
+            bounds={"lower": lower, "upper": upper},
+            name=f"optuna {study.study_name}"[:256],
+            metadata={"optuna": {"study": study.study_name, "params": space.names, "restart": restarts}},
+            idempotency_key=self._idempotency_key(study, space, restarts),
+            **kw,
+        )
+
+    def _idempotency_key(self, study, space, restarts):
+        """The same for every worker of the study: its name, the search
+        space, the restart, and when its first trial started (which tells
+        two studies of one name in different storages apart)."""
+        first = None
+        for t in study.get_trials(deepcopy=False):
+            if t.number == 0:
+                first = t.datetime_start
+                break
+        stamp = first.isoformat() if first is not None else ""
+        h = hashlib.sha256(f"{study.study_name}\x00{stamp}".encode()).hexdigest()[:24]
+        return f"optuna-{h}-{space.key}-{restarts}"
+
+    def _restart(self, study, space, stopped):
+        """Replaces the study's stopped session by a new one from its best
+        point (once, whichever worker comes first)."""
+        key = SESSION_ATTR + space.key
+        attr = study._storage.get_study_system_attrs(study._study_id).get(key)
+        if attr is None or attr["id"] != stopped.id:
+            return  # another worker restarted it
+        stopped.refresh()
+        k = attr.get("restarts", 0) + 1
+        best = (stopped.info.get("best") or {}).get("x")
+        x0 = best if best is not None and all(v is not None for v in best) else None
+        log.info("selfcma: study %s: session %s stopped (%s); restart %d",
+                 study.study_name, stopped.id, dict(stopped.stop()), k)
+        es = self._create(study, space, restarts=k, x0=x0)
+        study._storage.set_study_system_attr(study._study_id, key, {"id": es.id, "restarts": k})
+
+    def _inject(self, study, trial, space, fixed):
+        x = space.point(fixed)
+        if x is None:
+            return  # not every float parameter fixed (or one out of range): nothing to inject
+        es = self._session(study, space)
+        try:
+            g = es.inject([x])
+        except Stopped:
+            return
+        except NotFound as e:
+            if "inject" not in self._warned:
+                self._warned.add("inject")
+                log.warning("selfcma: the server cannot inject points (%s); enqueued trials are evaluated only "
+                            "as Optuna fixes them", e.message)
+            return
+        except SelfCMAError as e:
+            log.warning("selfcma: trial %d: its point was not injected: %s", trial.number, e)
+            return
+        study._storage.set_trial_system_attr(trial._trial_id, INJECT_ATTR, {"session": es.id, "generation": g})

@@ -1,0 +1,105 @@
+"""The values a session reports: Result (pycma's result tuple and more),
+Claim, and the stop dict."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, NamedTuple, Optional
+
+__all__ = ["Result", "Claim", "StopDict", "PYCMA_STOP_NAMES"]
+
+# The server's name of each termination criterion, by the name pycma's
+# CMAEvolutionStrategy.stop() gives the same criterion.
+PYCMA_STOP_NAMES = {
+    "maxfevals": "max_evaluations",
+    "ftarget": "target_fitness",
+    "tolfun": "tol_fun",
+    "tolx": "tol_x",
+    "tolconditioncov": "condition_cov",
+    "tolupsigma": "tol_up_sigma",
+    "noeffectaxis": "no_effect_axis",
+    "noeffectcoord": "no_effect_coord",
+    "tolstagnation": "stagnation",
+    "tolflatfitness": "equal_fun_values",
+}
+
+
+class StopDict(dict):
+    """{criterion: value} as the server names the criteria (``tol_fun``,
+    ``target_fitness``, ...), that also answers pycma's names:
+    ``'ftarget' in es.stop()`` and ``es.stop()['tolfun']`` work as with
+    pycma. Empty (falsy) while the session runs."""
+
+    def _key(self, k):
+        if not dict.__contains__(self, k):
+            return PYCMA_STOP_NAMES.get(k, k)
+        return k
+
+    def __contains__(self, k):
+        return dict.__contains__(self, self._key(k))
+
+    def __getitem__(self, k):
+        return dict.__getitem__(self, self._key(k))
+
+    def get(self, k, default=None):
+        return dict.get(self, self._key(k), default)
+
+
+class Result(NamedTuple):
+    """The state of a session at a glance (``Session.result``): pycma's
+    ``CMAEvolutionStrategyResult`` (the first eight fields, in its order, so
+    ``es.result[0]`` is xbest as with pycma) and the service's own.
+
+    Attributes:
+        xbest: the best point told so far (None before the first number).
+        fbest: its fitness value (None before the first number).
+        evals_best: evaluations told when xbest was told (the end of its
+            generation, as pycma counts).
+        evaluations: values told so far (failed ones included).
+        iterations: generations told so far (pycma's countiter).
+        xfavorite: the mean of the distribution, mapped into the bounds as
+            the candidates are: the best estimate of the optimum.
+        stds: σ·√C_ii per coordinate when the server reports them, else
+            None (a server without the field).
+        stop: {criterion: value} once stopped, {} while running.
+        best_generation: the generation that told xbest.
+        generation: the pending generation (= iterations).
+        mean: the mean of the search distribution, unmapped.
+        sigma: the step size σ.
+        status: ``"running"`` or ``"stopped"``.
+        session_id: the session's id.
+
+    With a numpy x0 (or ``Session(..., numpy=True)``), xbest, xfavorite,
+    stds and mean are numpy arrays.
+    """
+
+    xbest: Optional[List[float]]
+    fbest: Optional[float]
+    evals_best: Optional[int]
+    evaluations: int
+    iterations: int
+    xfavorite: List[Optional[float]]
+    stds: Optional[List[float]]
+    stop: Dict[str, Any]
+    best_generation: Optional[int]
+    generation: int
+    mean: List[Optional[float]]
+    sigma: Optional[float]
+    status: str = "running"
+    session_id: str = ""
+
+
+class Claim(NamedTuple):
+    """A candidate leased to this worker (``Session.claim``).
+
+    Attributes:
+        generation: the generation it is of.
+        index: its index in the generation's batch.
+        x: the point, a list of floats.
+        expires_at: when the lease ends (RFC 3339); told later, the value
+            is still taken unless another worker told the point first.
+    """
+
+    generation: int
+    index: int
+    x: List[float]
+    expires_at: str

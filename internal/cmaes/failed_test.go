@@ -1,0 +1,162 @@
+package cmaes
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/binenc"
+)
+
+// tellFailed tells a generation whose every evaluation failed.
+func tellFailed(tb testing.TB, e *ES) Record {
+	tb.Helper()
+	v := make([]float64, e.Params().Lambda)
+	for k := range v {
+		v[k] = math.NaN()
+	}
+	rec, err := e.Tell(v)
+	if err != nil {
+		tb.Fatalf("generation %d: %v", e.Generation(), err)
+	}
+	return rec
+}
+
+// tellPartlyFailed tells a generation with one finite value.
+func tellPartlyFailed(tb testing.TB, e *ES) {
+	tb.Helper()
+	v := make([]float64, e.Params().Lambda)
+	for k := range v {
+		v[k] = math.NaN()
+	}
+	v[1] = sphere(e.Ask()[1])
+	if _, err := e.Tell(v); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestFailedEvaluationsStopTheRun(t *testing.T) {
+	tests := []struct {
+		name string
+		term Termination
+		ipop bool
+		want int // generations all failed until the stop; 0 = never
+	}{
+		{"default", Termination{}, false, DefaultMaxFailedGenerations},
+		{"three", Termination{MaxFailedGenerations: 3}, false, 3},
+		{"one", Termination{MaxFailedGenerations: 1}, false, 1},
+		{"ipop stops, no restart", Termination{}, true, DefaultMaxFailedGenerations},
+		{"disabled", Termination{MaxFailedGenerations: -1}, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := mustNew(t, Config{X0: constVec(4, 1), Sigma0: 0.5, Seed: 2, Termination: tt.term, Restarts: Restarts{IPOP: tt.ipop}})
+			step(t, e, sphere)
+			// Failures broken by a generation with one value do not add up.
+			pre := tt.want - 1
+			if tt.want == 0 {
+				pre = 30
+			}
+			for range pre {
+				tellFailed(t, e)
+			}
+			tellPartlyFailed(t, e)
+			if why := e.Stopped(); why != nil {
+				t.Fatalf("stopped by %v after failures broken by a partial generation", reasonNames(why))
+			}
+			for g := 1; g <= 200; g++ {
+				rec := tellFailed(t, e)
+				if e.Stopped() == nil {
+					continue
+				}
+				if g != tt.want {
+					t.Fatalf("stopped by %v after %d failed generations, want %d", reasonNames(e.Stopped()), g, tt.want)
+				}
+				r, ok := hasReason(rec.Stop, StopFailedEvaluations)
+				if !ok || r.Value != float64(tt.want) || len(rec.Stop) != 1 {
+					t.Fatalf("stop reasons %v, want %s with value %d", rec.Stop, StopFailedEvaluations, tt.want)
+				}
+				if rec.Restarted || e.Run() != 0 {
+					t.Fatal("failed evaluations restarted the run")
+				}
+				if _, err := e.Tell(make([]float64, e.Params().Lambda)); err != ErrStopped {
+					t.Fatalf("tell after the stop: %v, want ErrStopped", err)
+				}
+				return
+			}
+			if tt.want != 0 {
+				t.Fatal("200 failed generations did not stop the run")
+			}
+		})
+	}
+}
+
+// The count of failed generations is part of the state.
+func TestFailedGenerationsSurviveMarshal(t *testing.T) {
+	e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 0.5, Seed: 3})
+	for range 6 {
+		tellFailed(t, e)
+	}
+	blob, _ := e.MarshalBinary()
+	r, err := Unmarshal(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := 7; g <= DefaultMaxFailedGenerations; g++ {
+		if r.Stopped() != nil {
+			t.Fatalf("restored run stopped after %d failed generations", g-1)
+		}
+		tellFailed(t, r)
+	}
+	if _, ok := hasReason(r.Stopped(), StopFailedEvaluations); !ok {
+		t.Fatalf("restored run: stopped by %v, want %s", reasonNames(r.Stopped()), StopFailedEvaluations)
+	}
+}
+
+// asVersion1 rewrites a version-2 blob of a state with no injected point,
+// no failed generation counted and MaxFailedGenerations 0 in the layout of
+// version 1: the same bytes without the block at the end.
+func asVersion1(tb testing.TB, blob []byte) []byte {
+	tb.Helper()
+	const tail = 4 * 8 // MaxFailedGenerations, the count, two empty lists
+	body := bytes.Clone(blob[:len(blob)-4])
+	at := 8 + len(stateMagic)
+	if binary.LittleEndian.Uint32(body[at:]) != versionInject {
+		tb.Fatal("not a version-2 blob")
+	}
+	for _, b := range body[len(body)-tail:] {
+		if b != 0 {
+			tb.Fatal("the state has a non-empty version-2 block")
+		}
+	}
+	binary.LittleEndian.PutUint32(body[at:], 1)
+	return binenc.Reseal(append(body[:len(body)-tail], 0, 0, 0, 0))
+}
+
+// A version-1 state decodes with MaxFailedGenerations at its default and
+// continues as the version-2 state it equals.
+func TestVersion1StateDecodes(t *testing.T) {
+	e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 0.5, Seed: 4, Bounds: &Bounds{Lower: constVec(3, -2), Upper: constVec(3, 2)}})
+	for range 5 {
+		step(t, e, rosenbrock)
+	}
+	blob, _ := e.MarshalBinary()
+	old, err := Unmarshal(asVersion1(t, blob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := old.MarshalBinary(); !bytes.Equal(again, blob) {
+		t.Fatal("the version-1 state does not encode as the version-2 one")
+	}
+	for range DefaultMaxFailedGenerations - 1 {
+		tellFailed(t, old)
+	}
+	if old.Stopped() != nil {
+		t.Fatal("stopped early")
+	}
+	tellFailed(t, old)
+	if _, ok := hasReason(old.Stopped(), StopFailedEvaluations); !ok {
+		t.Fatalf("version-1 state: stopped by %v, want %s at its default", reasonNames(old.Stopped()), StopFailedEvaluations)
+	}
+}

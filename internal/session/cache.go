@@ -1,0 +1,150 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+)
+
+// cache holds a lock for each session in use and the decoded sessions
+// recently used, the least recently used forgotten past its capacity.
+type cache struct {
+	mu       sync.Mutex
+	entries  map[string]*entry
+	tick     uint64
+	cacheCap int
+}
+
+// entry serializes the operations on one session and caches it.
+type entry struct {
+	mu sync.Mutex
+	l  *loaded // under mu; nil = not cached
+
+	refs int    // under cache.mu: holders and waiters of mu
+	used uint64 // under cache.mu: last use, for eviction
+}
+
+// loaded is a session decoded from its record.
+type loaded struct {
+	version uint64
+	meta    *meta
+	opt     optimizer
+	cand    [][]float64 // the pending batch's candidates, handed out shared; nil = not yet
+}
+
+func (c *cache) init(capacity int) {
+	c.entries = map[string]*entry{}
+	c.cacheCap = capacity
+	if c.cacheCap <= 0 {
+		c.cacheCap = 256
+	}
+}
+
+// acquire returns the entry of id, locked.
+func (c *cache) acquire(id string) *entry {
+	c.mu.Lock()
+	e := c.entries[id]
+	if e == nil {
+		e = new(entry)
+		c.entries[id] = e
+	}
+	e.refs++
+	c.tick++
+	e.used = c.tick
+	c.mu.Unlock()
+	e.mu.Lock()
+	return e
+}
+
+func (c *cache) release(e *entry) {
+	e.mu.Unlock()
+	c.mu.Lock()
+	e.refs--
+	if len(c.entries) > c.cacheCap {
+		c.evict()
+	}
+	c.mu.Unlock()
+}
+
+// evict forgets the least recently used idle entries, down to 3/4 of the
+// cache's capacity. c.mu is held.
+func (c *cache) evict() {
+	type idle struct {
+		id   string
+		used uint64
+	}
+	var cand []idle
+	for id, e := range c.entries {
+		if e.refs == 0 {
+			cand = append(cand, idle{id, e.used})
+		}
+	}
+	slices.SortFunc(cand, func(a, b idle) int { return int64Cmp(a.used, b.used) })
+	for _, x := range cand {
+		if len(c.entries) <= c.cacheCap*3/4 {
+			break
+		}
+		delete(c.entries, x.id)
+	}
+}
+
+func int64Cmp(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// load returns session id, held in e: the cached one if the store's
+// version is still its version (one cheap read: another server may have
+// written since), else decoded from the store. e.mu is held.
+func (m *Manager) load(ctx context.Context, e *entry, id string) (*loaded, error) {
+	if e.l != nil {
+		v, err := m.store.Version(ctx, id)
+		switch {
+		case errors.Is(err, ErrNoRecord):
+			e.l = nil
+			return nil, errorf(CodeNotFound, "no session %q", id)
+		case err != nil:
+			return nil, internal("load session", err)
+		case v == e.l.version:
+			return e.l, nil
+		}
+		e.l = nil // written by another Manager
+	}
+	rec, err := m.store.Get(ctx, id)
+	if errors.Is(err, ErrNoRecord) {
+		return nil, errorf(CodeNotFound, "no session %q", id)
+	}
+	if err != nil {
+		return nil, internal("load session", err)
+	}
+	l, err := decodeLoaded(rec)
+	if err != nil {
+		return nil, internal("load session", err)
+	}
+	e.l = l
+	return l, nil
+}
+
+// decodeLoaded decodes a stored record. A stop written as the meta only
+// (meta.StopRequested) is applied to the optimizer decoded, as the write
+// of the whole state would have stored it.
+func decodeLoaded(rec Record) (*loaded, error) {
+	md, err := decodeMeta(rec.Meta)
+	if err != nil {
+		return nil, err
+	}
+	o, err := decodeOptimizer(md.Algorithm, rec.State)
+	if err != nil {
+		return nil, err
+	}
+	if md.StopRequested {
+		o.StopNow()
+	}
+	return &loaded{version: rec.Version, meta: md, opt: o}, nil
+}

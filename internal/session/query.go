@@ -1,0 +1,141 @@
+package session
+
+import (
+	"context"
+	"slices"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+)
+
+// Get returns the session id, as the store holds it now.
+func (m *Manager) Get(ctx context.Context, id string) (Session, error) {
+	e := m.acquire(id)
+	defer m.release(e)
+	l, err := m.load(ctx, e, id)
+	if err != nil {
+		return Session{}, err
+	}
+	return view(l), nil
+}
+
+// Ask returns the pending batch of session id: the same points until they
+// are told. A stopped session has none.
+func (m *Manager) Ask(ctx context.Context, id string) (Batch, error) {
+	e := m.acquire(id)
+	defer m.release(e)
+	l, err := m.load(ctx, e, id)
+	if err != nil {
+		return Batch{}, err
+	}
+	if err := stoppedError(l.opt); err != nil {
+		return Batch{}, err
+	}
+	return pending(l), nil
+}
+
+// pending returns the pending batch of l, whose session is held and not
+// stopped.
+func pending(l *loaded) Batch {
+	if l.cand == nil {
+		l.cand = l.opt.Ask()
+	}
+	return Batch{Generation: l.opt.Generation(), Candidates: l.cand}
+}
+
+func stoppedError(o optimizer) *Error {
+	why := o.Stopped()
+	if len(why) == 0 {
+		return nil
+	}
+	e := errorf(CodeStopped, "the session has stopped: %s", why[0].Name)
+	e.Generation = o.Generation()
+	e.StopReasons = stopReasons(why)
+	return e
+}
+
+// List returns up to limit sessions with ids after after, oldest first.
+func (m *Manager) List(ctx context.Context, after string, limit int) ([]Summary, error) {
+	recs, err := m.store.List(ctx, after, limit)
+	if err != nil {
+		return nil, internal("list sessions", err)
+	}
+	out := make([]Summary, 0, len(recs))
+	for _, r := range recs {
+		md, err := decodeMeta(r.Meta)
+		if err != nil {
+			return nil, internal("list sessions", err)
+		}
+		out = append(out, Summary{
+			ID: md.ID, Name: md.Name, Algorithm: md.Algorithm, Dimension: md.Dimension,
+			PopulationSize: md.PopulationSize, Status: md.Status, Generation: md.Generation,
+			Evaluations: md.Evaluations, BestF: md.BestF, CreatedAt: md.CreatedAt, UpdatedAt: md.UpdatedAt,
+		})
+	}
+	return out, nil
+}
+
+// History returns up to limit (≤ 0: all) records of the generations ≥ from
+// of session id.
+func (m *Manager) History(ctx context.Context, id string, from, limit int) ([]HistoryRecord, error) {
+	if from < 0 {
+		return nil, errorf(CodeOutOfRange, "from %d, want at least 0", from)
+	}
+	// The session must exist (its history may be empty).
+	if _, err := m.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	ents, err := m.store.History(ctx, id, uint64(from), limit)
+	if err != nil {
+		return nil, internal("read history", err)
+	}
+	out := make([]HistoryRecord, len(ents))
+	for i, en := range ents {
+		if out[i], err = decodeHistory(en.Data); err != nil {
+			return nil, internal("read history", err)
+		}
+	}
+	return out, nil
+}
+
+func stopReasons(rs []cmaes.StopReason) []StopReason {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]StopReason, len(rs))
+	for i, r := range rs {
+		out[i] = StopReason{Name: r.Name, Value: r.Value}
+	}
+	return out
+}
+
+func view(l *loaded) Session {
+	o, md := l.opt, l.meta
+	p, h, cfg := o.Params(), o.Hyper(), o.Config()
+	s := Session{
+		ID: md.ID, Name: md.Name, Algorithm: md.Algorithm,
+		Dimension: o.Dim(), PopulationSize: p.Lambda, Seed: cfg.Seed,
+		Status: StatusRunning, StopReasons: stopReasons(o.Stopped()),
+		Generation: o.Generation(), Evaluations: o.Evaluations(),
+		Mean: o.Mean(), Sigma: o.Sigma(),
+		Hyper:     Hyper{C1: h.C1, CMu: h.CMu, Cc: h.Cc, CSigma: p.CSigma, DSigma: p.DSigma, MuW: p.MuW, Init: initOf(o)},
+		Restarts:  RestartsView{Strategy: "none", Count: o.Run()},
+		Metadata:  md.Metadata,
+		CreatedAt: md.CreatedAt, UpdatedAt: md.UpdatedAt,
+	}
+	if len(s.StopReasons) > 0 {
+		s.Status = StatusStopped
+	}
+	if b, ok := o.Best(); ok {
+		s.Best = &Best{X: b.X, F: b.F, Generation: b.Generation}
+	}
+	if p := md.Partial; p != nil && p.Generation == s.Generation {
+		s.Partial = Partial{Indices: slices.Clone(p.Indices), Fitness: slices.Clone(p.Fitness)}
+	}
+	if cfg.Restarts.IPOP {
+		s.Restarts.Strategy, s.Restarts.Max = "ipop", cfg.Restarts.Max
+	}
+	for _, r := range o.RunEnds() {
+		s.Restarts.Runs = append(s.Restarts.Runs, RunEnd{Generation: r.Generation, PopulationSize: r.Lambda, StopReasons: stopReasons(r.Reasons)})
+	}
+	return s
+}
