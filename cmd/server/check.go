@@ -11,6 +11,7 @@ import (
 
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store/bolt"
+	"github.com/selfcma/selfcma/internal/store/postgres"
 )
 
 // check reads the file at path as a server starting on it would (-check):
@@ -23,6 +24,9 @@ import (
 // whose pages are damaged is read without bbolt (bolt.OpenDamaged), for
 // every session it can tell damaged.
 func check(ctx context.Context, path string, out io.Writer) error {
+	if postgres.IsURL(path) {
+		return checkPostgres(ctx, path, out)
+	}
 	st, err := bolt.Open(path, &bolt.Options{ReadOnly: true})
 	if errors.Is(err, bolt.ErrEarlierLayout) {
 		var cleanup func()

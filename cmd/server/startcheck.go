@@ -9,14 +9,20 @@ import (
 	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
-// startCheck reads the whole file as -check does before the server serves
-// it (bolt.Open has walked its pages already): a damaged file is refused
-// with what is wrong and what to do, so that a server never serves, nor
-// writes into, a file that -check rejects. It returns what it read, for
-// the log.
-func startCheck(ctx context.Context, st *bolt.Store, path string) (session.CheckCounts, error) {
+// startCheck reads the whole bbolt file as -check does before the server
+// serves it (bolt.Open has walked its pages already): a damaged file is
+// refused with what is wrong and what to do, so that a server never serves,
+// nor writes into, a file that -check rejects. It returns what it read, for
+// the log. A PostgreSQL database is not read whole at every start (several
+// servers share it, and restart one by one): -check reads
+// it on demand.
+func startCheck(ctx context.Context, st session.Store, path string) (session.CheckCounts, error) {
 	var n session.CheckCounts
-	if probs := checkStore(ctx, st, &n); len(probs) > 0 {
+	bs, ok := st.(*bolt.Store)
+	if !ok {
+		return n, nil
+	}
+	if probs := checkStore(ctx, bs, &n); len(probs) > 0 {
 		return n, damagedFile(path, len(probs), probs[0])
 	}
 	return n, nil

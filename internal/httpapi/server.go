@@ -147,7 +147,13 @@ const (
 	codeMediaType        = "unsupported_media_type"
 	codeTooManyRequests  = "too_many_requests"
 	codeOverloaded       = "overloaded"
+	codeNoBackup         = "backup_unsupported"
 )
+
+// BackupUnsupported is the error that a Config.Backup of a store that
+// makes no copies of itself returns (PostgreSQL: pg_dump's job): 501 with
+// code backup_unsupported and msg, which says what to use instead.
+func BackupUnsupported(msg string) error { return &apiError{code: codeNoBackup, msg: msg} }
 
 // statuses maps every error code to its status.
 var statuses = map[string]int{
@@ -162,6 +168,7 @@ var statuses = map[string]int{
 	codeMediaType:                  http.StatusUnsupportedMediaType,
 	codeTooManyRequests:            http.StatusTooManyRequests,
 	codeOverloaded:                 http.StatusServiceUnavailable,
+	codeNoBackup:                   http.StatusNotImplemented,
 	string(session.CodeInternal):   http.StatusInternalServerError,
 
 	// Nothing was written: the same request, sent after Retry-After, applies once.
