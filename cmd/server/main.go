@@ -31,11 +31,13 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/httpapi"
+	"github.com/selfcma/selfcma/internal/httpapi/throttle"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/ui"
 	"github.com/selfcma/selfcma/internal/ui/sessionsource"
@@ -60,6 +62,9 @@ type Config struct {
 	TLSCert, TLSKey string // PEM files; both empty: plain HTTP
 	Limits          session.Limits
 	MaxBodyBytes    int64
+	MaxInflight     int64 // bytes of the bodies under way together
+	LogLevel        slog.Level
+	IdleAfter       time.Duration // a running session not told for longer counts as idle in /metrics
 	ShutdownTimeout time.Duration
 	PrintVersion    bool // -version: print the build's version and exit
 	Check           bool // -check: check the file or database of -db and exit
@@ -102,7 +107,13 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	num(&c.Limits.MaxBatch, "max-batch", "SELFCMA_MAX_BATCH", c.Limits.MaxBatch, "largest λ·n of a batch")
 	body := httpapi.DefaultMaxBodyBytes
 	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
+	inflight := httpapi.DefaultMaxInflightBytes
+	num(&inflight, "max-inflight-bytes", "SELFCMA_MAX_INFLIGHT_BYTES", inflight, "most bytes of request bodies under way together (each counted by its Content-Length, before it is read); beyond, 503 with Retry-After")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
+	var level string
+	str(&level, "log-level", "SELFCMA_LOG_LEVEL", "info", "least level logged: debug (every request), info (sessions created, restarted, stopped, deleted; refused requests with their error code), warn, error")
+	idle := "24h"
+	str(&idle, "idle-after", "SELFCMA_IDLE_AFTER", idle, "a running session not told anything for longer counts in /metrics' selfcma_sessions_idle")
 	fs.BoolVar(&c.PrintVersion, "version", false, "print the version of this build and exit")
 	fs.BoolVar(&c.Check, "check", false, "check the file or database of -db (a backup, say) as a start on it would read it, print what is wrong, and exit; status 1 if anything is")
 	fs.BoolVar(&c.Salvage, "salvage", false, "write every session of the damaged file of -db that reads soundly, byte for byte, to the new file of -out, list those it could not, and exit")
@@ -117,15 +128,23 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
+		return c, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)
+	}
+	if d, err := time.ParseDuration(idle); err != nil || d <= 0 {
+		return c, fmt.Errorf("-idle-after %q: want a positive duration (90m, 24h)", idle)
+	} else {
+		c.IdleAfter = d
+	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("-tls-cert and -tls-key go together")
 	}
-	for _, v := range []int{c.Limits.MaxDimension, c.Limits.MaxPopulation, c.Limits.MaxBatch, body} {
+	for _, v := range []int{c.Limits.MaxDimension, c.Limits.MaxPopulation, c.Limits.MaxBatch, body, inflight} {
 		if v < 1 {
 			return c, fmt.Errorf("limits must be positive")
 		}
 	}
-	c.MaxBodyBytes = int64(body)
+	c.MaxBodyBytes, c.MaxInflight = int64(body), int64(inflight)
 	return c, nil
 }
 
@@ -149,7 +168,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.CopyFrom != "" {
 		return copySessions(ctx, cfg.CopyFrom, cfg.DB, stdout)
 	}
-	log := slog.New(slog.NewTextHandler(stdout, nil))
+	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
 	// The certificate first, then listen, so that a bad certificate or a
 	// bad or taken address fails before anything else; then open the file.
@@ -187,14 +206,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Help:        "The store this server keeps its sessions in (kind: bbolt or postgres); always 1.",
 		ConstLabels: prometheus.Labels{"kind": kind},
 	}, func() float64 { return 1 }))
-	m := session.NewManager(st, session.Options{Limits: cfg.Limits})
+	if kind == kindBolt {
+		reg.MustRegister(fileSize(cfg.DB))
+	}
+	life := httpapi.NewLifecycle(log, reg)
+	m := session.NewManager(st, session.Options{Limits: cfg.Limits, OnEvent: life.OnEvent})
+	var scans sync.WaitGroup
+	scanCtx, stopScans := context.WithCancel(ctx)
+	life.Watch(scanCtx, &scans, m, scanPeriod, cfg.IdleAfter)
+	// The pages' logins and the throttle of wrong tokens are shared by
+	// the API and the pages.
+	logins, guesses := ui.NewLogins(cfg.Token), throttle.New()
 	h := httpapi.New(httpapi.Config{
-		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
-		ReadAccess: ui.LoggedIn(cfg.Token), // the pages' links open in a logged-in browser
+		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, MaxInflightBytes: cfg.MaxInflight, Logger: log,
+		ReadAccess: logins.LoggedIn, // the pages' links open in a logged-in browser
+		Throttle:   guesses,
 		Backup:     backupOf(st, cfg.DB),
 		Metrics:    reg,
 	})
-	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logger: log}))
+	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logins: logins, Throttle: guesses, Logger: log}))
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -224,11 +254,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		err = srv.Shutdown(sctx)
 		cancel()
+		if err != nil {
+			// Past the deadline, cut what is still under way (a slow
+			// backup holds a read transaction that closing the file
+			// would wait for).
+			srv.Close()
+		}
 		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
 			err = serr
 		}
 	}
-	// The store last, after every request has finished.
+	// The store last, after every request and scan has finished.
+	stopScans()
+	scans.Wait()
 	if cerr := closeStore(); cerr != nil && err == nil {
 		err = cerr
 	}

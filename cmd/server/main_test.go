@@ -95,7 +95,7 @@ func request(t *testing.T, method, url, token, body string) (int, []byte) {
 // down on cancel and serves the same sessions after a restart on its file.
 func TestRunRestart(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
-	env := map[string]string{"SELFCMA_DB": db, "SELFCMA_ADDR": "127.0.0.1:0", "SELFCMA_TOKEN": "tok"}
+	env := map[string]string{"SELFCMA_DB": db, "SELFCMA_ADDR": "127.0.0.1:0", "SELFCMA_TOKEN": "tok", "SELFCMA_LOG_LEVEL": "debug"}
 	base, log, stop := startRun(t, nil, env)
 
 	if code, _ := request(t, "GET", base+"/healthz", "", ""); code != 200 {
@@ -117,7 +117,8 @@ func TestRunRestart(t *testing.T) {
 	code, metrics := request(t, "GET", base+"/metrics", "tok", "")
 	for _, want := range []string{"\nselfcma_store_writes_total 1\n", "\nselfcma_store_commit_duration_seconds_count 1\n",
 		`selfcma_http_requests_total{method="POST",route="/v1/sessions",status="201"} 1`, "\ngo_goroutines ", "\nprocess_resident_memory_bytes ",
-		"\ngo_build_info{"} {
+		"\ngo_build_info{", "\nselfcma_sessions_created_total 1\n", "\nselfcma_store_file_size_bytes ", `selfcma_sessions{status="running"} `,
+		`selfcma_write_errors_total{kind="no_space"} 0`} {
 		if code != 200 || !strings.Contains(string(metrics), want) {
 			t.Errorf("GET /metrics: %d, lacks %q:\n%s", code, want, metrics)
 		}
@@ -129,7 +130,8 @@ func TestRunRestart(t *testing.T) {
 		t.Fatalf("run after cancel: %v", err)
 	}
 	out := log.String()
-	for _, want := range []string{"version=", "request_id=", "session_id=" + s.ID, "status=201", "duration=", "msg=stopped"} {
+	for _, want := range []string{"version=", "request_id=", "session_id=" + s.ID, "status=201", "duration=", "msg=stopped",
+		`msg="session created" session_id=` + s.ID, "status=401 ", "error_code=unauthorized"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
@@ -184,6 +186,10 @@ func TestRunErrors(t *testing.T) {
 		{"stray argument", []string{"-db", db, "extra"}, nil, "unexpected"},
 		{"tls cert without key", []string{"-db", db, "-tls-cert", "c.pem"}, nil, "-tls-cert and -tls-key go together"},
 		{"tls files missing", []string{"-addr", "127.0.0.1:0", "-db", db, "-tls-cert", "nope.pem", "-tls-key", "nope.key"}, nil, "tls: "},
+		{"bad log level", []string{"-db", db, "-log-level", "loud"}, nil, "-log-level"},
+		{"bad env log level", []string{"-db", db}, map[string]string{"SELFCMA_LOG_LEVEL": "verbose"}, "-log-level"},
+		{"bad idle-after", []string{"-db", db, "-idle-after", "-1h"}, nil, "-idle-after"},
+		{"bad inflight", []string{"-db", db, "-max-inflight-bytes", "0"}, nil, "positive"},
 		{"db in a missing directory", []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(db, "no", "s.db")}, nil, "store"},
 	}
 	for _, tc := range tests {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,4 +30,23 @@ func newMetrics() (*prometheus.Registry, func(writes int, took time.Duration)) {
 		commit.Observe(took.Seconds())
 		writes.Add(float64(n))
 	}
+}
+
+// scanPeriod is how often the gauges of the sessions by status are
+// recounted (httpapi.Lifecycle.Watch).
+const scanPeriod = 30 * time.Second
+
+// fileSize is the gauge of the database file's size, read on each scrape
+// (a stat).
+func fileSize(path string) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "selfcma_store_file_size_bytes",
+		Help: "Size of the database file (bbolt's, free pages included).",
+	}, func() float64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return math.NaN()
+		}
+		return float64(fi.Size())
+	})
 }

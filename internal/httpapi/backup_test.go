@@ -120,3 +120,93 @@ func TestBackupSlowDownload(t *testing.T) {
 		t.Fatalf("read %d bytes of %d: %v", len(b), n, err)
 	}
 }
+
+// TestBackupStreams: a snapshot writes nothing beside the database while
+// it is open, and is the file's bytes.
+func TestBackupStreams(t *testing.T) {
+	dir := t.TempDir()
+	st, err := bolt.Open(filepath.Join(dir, "t.db"), &bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r, n, err := st.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Errorf("files beside the database during a snapshot: %v", es)
+	}
+	b, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || int64(len(b)) != n {
+		t.Fatalf("read %d bytes of %d: %v", len(b), n, err)
+	}
+	// A snapshot closed unread ends its read transaction: Close returns.
+	r, _, err = st.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+}
+
+// TestBackupsAtOnce: a third backup while two are under way is 429 with
+// Retry-After; once one ends, the next one runs.
+func TestBackupsAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 4)
+	backup := func() (io.ReadCloser, int64, error) {
+		pr, pw := io.Pipe()
+		go func() {
+			started <- struct{}{}
+			<-release
+			pw.Write([]byte("db"))
+			pw.Close()
+		}()
+		return pr, 2, nil
+	}
+	mux := New(Config{Manager: session.NewManager(nil, session.Options{}), Backup: backup})
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	type result struct {
+		status int
+		body   string
+	}
+	results := make(chan result, 2)
+	for range 2 {
+		go func() {
+			resp, err := hs.Client().Get(hs.URL + "/v1/backup")
+			if err != nil {
+				results <- result{}
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			results <- result{resp.StatusCode, string(b)}
+		}()
+	}
+	<-started
+	<-started
+	resp, err := hs.Client().Get(hs.URL + "/v1/backup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("third backup: %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(release)
+	for range 2 {
+		if r := <-results; r.status != 200 || r.body != "db" {
+			t.Errorf("backup: %d %q", r.status, r.body)
+		}
+	}
+	resp, err = hs.Client().Get(hs.URL + "/v1/backup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("a backup after the others: %d", resp.StatusCode)
+	}
+}

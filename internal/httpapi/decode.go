@@ -72,20 +72,25 @@ func invalid(format string, args ...any) error {
 // errTooLarge marks a body over the limit.
 var errTooLarge = errors.New("request body too large")
 
-// decodeJSON reads one JSON value into v: unknown fields, trailing data and
-// values of the wrong type are errors with messages for the client.
+// decodeJSON reads one JSON value into v: checkJSON's refusals first
+// (duplicate keys, names in another case, unknown fields, NaN, values of
+// the wrong type, trailing data, each with its path), then encoding/json's.
 func decodeJSON(r io.Reader, v any) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	body, err := io.ReadAll(r)
+	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
 			return errTooLarge
 		}
-		return invalid("the body has data after the JSON object")
+		return invalid("reading the body: %v", err)
+	}
+	if err := checkJSON(body, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -25,6 +26,8 @@ func FuzzDecodeCreate(f *testing.F) {
 		`{"x0": [0.5], "sigma0": 1, "bounds": {"lower": [0], "upper": [1]}, "hyperparameters": {"init": "uniform"}}`,
 		`{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "max": 3}, "termination": {"max_evaluations": 100, "target_fitness": -1, "tol_fun": 0, "stagnation": false}}`,
 		`{"x0": [1], "sigma0": 1, "name": "n", "metadata": {"a": [1, {"b": null}]}}`,
+		`{"x0": [1], "sigma0": 1, "sigma0": 2}`, `{"X0": [1], "sigma0": 1}`, `{"x0": [NaN], "sigma0": 1}`, `{"x0": [-Infinity], "sigma0": 1}`,
+		`{"x0": [1], "sigma0": 1, "termination": {"ftarget": 1}}`, `{"x0": [1], "sigma0": 1, "metadata": {"a": 1, "a": 2}}`, `{"x0": [1], "sigma0": 1, "metadata": [[[[[]]]]]}`,
 		`{"x0": [1e999], "sigma0": 1}`, `{"x0": [null]}`, `{"x0": "x"}`, `[1]`, `null`, ``, `{"a":1}`, `{"x0": [1], "sigma0": 1} x`,
 	} {
 		f.Add([]byte(s))
@@ -36,6 +39,9 @@ func FuzzDecodeCreate(f *testing.F) {
 				t.Fatalf("error %v is not a client error", err)
 			}
 			return
+		}
+		if !strictlyValid(body) {
+			t.Fatalf("accepted %q, with a key twice or in another case", body)
 		}
 		if p.X0 == nil || p.Sigma0 != p.Sigma0 {
 			t.Fatalf("accepted without x0 or with sigma0 NaN: %+v", p)
@@ -65,6 +71,7 @@ func FuzzDecodeTell(f *testing.F) {
 		`{"generation":01,"fitness":[1]}`, `{"generation":1,"fitness":[01]}`, `{"generation":1,"fitness":[1.]}`,
 		`{"Generation":1,"fitness":[1]}`, `{"generation":1,"fitness":[1,]}`, `{"generation":1,"fitness":[1e-400, 4.9e-324]}`,
 		`{"generation":3,"indices":[4,0],"fitness":[1,null]}`, `{"generation":3,"indices":[],"fitness":[]}`,
+		`{"generation":3,"indices":[0],"Fitness":[1]}`, `{"generation":3,"indices":[0],"fitness":[NaN]}`, `{"generation":3,"indices":[0],"indices":[1],"fitness":[1]}`,
 		`{"generation":3,"indices":[null],"fitness":[1]}`, `{"generation":3,"indices":[1.5],"fitness":[1]}`, `{"generation":3,"indices":null,"fitness":[1]}`,
 	} {
 		f.Add([]byte(s))
@@ -92,6 +99,9 @@ func FuzzDecodeTell(f *testing.F) {
 			}
 			return
 		}
+		if !strictlyValid(body) {
+			t.Fatalf("accepted %q, with a key twice or in another case", body)
+		}
 		if p.Generation < 0 || p.Fitness == nil {
 			t.Fatalf("accepted %+v", p)
 		}
@@ -112,4 +122,42 @@ func FuzzDecodeTell(f *testing.F) {
 			}
 		}
 	})
+}
+
+// strictlyValid reports whether body is JSON whose objects have no key
+// twice and whose top-level keys are lower case: what the strict reading
+// lets through. It reads encoding/json's tokens, apart from checkJSON.
+func strictlyValid(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []map[string]bool // nil for an array
+	inObject := func() bool { return len(stack) > 0 && stack[len(stack)-1] != nil }
+	expectKey := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err == io.EOF
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, map[string]bool{})
+			expectKey = true
+		case json.Delim('['):
+			stack = append(stack, nil)
+			expectKey = false
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			expectKey = inObject()
+		default:
+			if k, ok := tok.(string); ok && expectKey {
+				keys := stack[len(stack)-1]
+				if keys[k] || len(stack) == 1 && k != strings.ToLower(k) {
+					return false
+				}
+				keys[k] = true
+				expectKey = false
+				continue
+			}
+			expectKey = inObject()
+		}
+	}
 }

@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -37,13 +40,29 @@ func (s *server) openAPI(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(api.OpenAPI))
 }
 
+// errMediaType answers a body that is not JSON.
+var errMediaType = &apiError{code: codeMediaType, msg: "the body must be JSON: send Content-Type: application/json"}
+
 func (s *server) create(w http.ResponseWriter, r *http.Request) {
+	if !jsonBody(r) {
+		s.writeError(w, r, errMediaType)
+		return
+	}
 	p, err := decodeCreate(r.Body)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	p.IdempotencyKey = idempotencyKey(r.Header.Get("Idempotency-Key"))
+	if n := len(p.X0); n > 0 && n <= s.m.Limits().MaxDimension {
+		release, ok := s.creates.take(r.Context(), createCost(n), createWait)
+		if !ok {
+			w.Header().Set("Retry-After", "5")
+			s.writeError(w, r, &apiError{code: codeOverloaded, msg: "the server is building as many sessions as its memory allows: try again shortly"})
+			return
+		}
+		defer release()
+	}
 	sess, created, err := s.m.CreateIdempotent(r.Context(), p)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -269,6 +288,10 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !jsonBody(r) {
+		s.writeError(w, r, errMediaType)
+		return
+	}
 	p, err := decodeTell(r.Body)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -300,6 +323,49 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 	s.writeBody(w, http.StatusOK, body, EncodeBatch(*batch), []byte("}\n"))
 }
 
+// historyPage is how many records the history reads from the store at a
+// time: the answer is streamed page by page, so that a full history of a
+// long session takes no more memory than one page.
+var historyPage = 500
+
+// historyPager reads the records of a history answer a page at a time.
+type historyPager struct {
+	m           *session.Manager
+	id          string
+	from, limit int // limit 0: all
+	left        int
+	done        bool
+}
+
+func newHistoryPager(m *session.Manager, id string, from, limit int) *historyPager {
+	return &historyPager{m: m, id: id, from: from, limit: limit, left: limit}
+}
+
+// next returns the next page; done is true once it was the last.
+func (p *historyPager) next(ctx context.Context) ([]session.HistoryRecord, error) {
+	n := historyPage
+	if p.limit > 0 {
+		n = min(n, p.left)
+	}
+	recs, err := p.m.History(ctx, p.id, p.from, n)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) > 0 {
+		p.from = recs[len(recs)-1].Generation + 1
+	}
+	p.left -= len(recs)
+	p.done = len(recs) < n || p.limit > 0 && p.left == 0
+	return recs, nil
+}
+
+// history streams the records of the generations from ?from=, at most
+// ?limit= of them (default all), as JSON or CSV. It reads them a page at a
+// time: the first page decides the status; a failure after it (the
+// session deleted meanwhile) cuts the answer, which the client sees as a
+// broken body rather than a short one. The CSV's columns depend on the
+// records (their per-coordinate values), so it reads them twice: once for
+// the header, once for the lines.
 func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	from, err := intParam(q.Get("from"), "from", 0, 0, 1<<62)
@@ -317,37 +383,104 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &session.Error{Code: session.CodeOutOfRange, Message: "format " + strconv.Quote(format) + ", want json or csv"})
 		return
 	}
-	recs, err := s.m.History(r.Context(), chi.URLParam(r, "id"), from, limit)
+	id := chi.URLParam(r, "id")
+	out := &historyWriter{w: w, csv: format == "csv"}
+	if out.csv {
+		width := newHistoryPager(s.m, id, from, limit)
+		for !width.done {
+			recs, err := width.next(r.Context())
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			for _, h := range recs {
+				out.n = max(out.n, len(h.Mean))
+			}
+		}
+	}
+	pages := newHistoryPager(s.m, id, from, limit)
+	recs, err := pages.next(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if format == "csv" {
-		s.writeCSV(w, recs)
+	out.start()
+	for {
+		out.write(recs)
+		if pages.done {
+			break
+		}
+		if recs, err = pages.next(r.Context()); err != nil {
+			s.log.WarnContext(r.Context(), "history cut", "request_id", requestID(r.Context()), "session_id", id, "error", err)
+			panic(http.ErrAbortHandler)
+		}
+	}
+	out.end()
+}
+
+// historyWriter writes the records of a history answer as they come.
+type historyWriter struct {
+	w     http.ResponseWriter
+	csv   bool
+	n     int // CSV: the per-coordinate columns of each kind
+	cw    *csv.Writer
+	row   []string
+	buf   []byte
+	first bool
+}
+
+func (h *historyWriter) start() {
+	if h.csv {
+		h.w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		h.w.WriteHeader(http.StatusOK)
+		h.cw = csv.NewWriter(h.w)
+		h.cw.Write(csvHeaderOf(h.n))
 		return
 	}
-	out := historyJSON{Records: make([]historyRecordJSON, len(recs))}
-	for i, h := range recs {
-		out.Records[i] = toHistoryJSON(h)
+	h.w.Header().Set("Content-Type", "application/json")
+	h.w.WriteHeader(http.StatusOK)
+	h.w.Write([]byte(`{"records":[`))
+	h.first = true
+}
+
+func (h *historyWriter) write(recs []session.HistoryRecord) {
+	if h.csv {
+		for _, rec := range recs {
+			h.row = csvRow(h.row[:0], rec, h.n)
+			h.cw.Write(h.row)
+		}
+		h.cw.Flush()
+		return
 	}
-	s.writeJSON(w, r, http.StatusOK, out)
+	h.buf = h.buf[:0]
+	for _, rec := range recs {
+		if !h.first {
+			h.buf = append(h.buf, ',')
+		}
+		h.first = false
+		b, err := json.Marshal(toHistoryJSON(rec))
+		if err != nil { // numbers are nums, never NaN
+			panic(err)
+		}
+		h.buf = append(h.buf, b...)
+	}
+	h.w.Write(h.buf)
+}
+
+func (h *historyWriter) end() {
+	if !h.csv {
+		h.w.Write([]byte("]}\n"))
+	}
 }
 
 var csvHeader = []string{"generation", "run", "lambda", "evaluations", "best", "median", "best_so_far",
 	"sigma", "c1", "cmu", "cc", "axis_ratio", "restarted", "aux_mean_c1", "aux_mean_cmu", "aux_mean_cc",
 	"aux_sigma", "aux_feasible", "overall_step"}
 
-// writeCSV writes the history as CSV: one header line, one line per
-// generation, empty fields for values that are not finite or absent. When
-// an entry of recs keeps per-coordinate values, n columns of each follow:
+// csvHeaderOf is the CSV's header line: when the records keep
+// per-coordinate values (n of each), n columns of each follow:
 // axis_length_0 … axis_length_{n−1}, std_0 …, mean_0 ….
-func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
-	var buf bytes.Buffer
-	cw := csv.NewWriter(&buf)
-	n := 0
-	for _, h := range recs {
-		n = max(n, len(h.Mean))
-	}
+func csvHeaderOf(n int) []string {
 	header := csvHeader
 	if n > 0 {
 		header = slices.Clip(header)
@@ -357,49 +490,63 @@ func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
 			}
 		}
 	}
-	cw.Write(header)
+	return header
+}
+
+// csvRow appends the CSV fields of h to row: empty for values that are
+// not finite or absent.
+func csvRow(row []string, h session.HistoryRecord, n int) []string {
 	f := func(v float64) string { return string(appendNum(nil, v)) }
-	row := make([]string, len(header))
-	for _, h := range recs {
-		row = append(row[:0], strconv.Itoa(h.Generation), strconv.Itoa(h.Run), strconv.Itoa(h.Lambda),
-			strconv.Itoa(h.Evaluations), f(h.Best), f(h.Median), f(h.BestSoFar), f(h.Sigma),
-			f(h.C1), f(h.CMu), f(h.Cc), f(h.AxisRatio), strconv.FormatBool(h.Restarted))
-		if a := h.Aux; a != nil {
-			row = append(row, f(a.Mean[0]), f(a.Mean[1]), f(a.Mean[2]), f(a.Sigma), strconv.FormatBool(a.Feasible))
-		} else {
-			row = append(row, "", "", "", "", "")
-		}
-		row = append(row, f(h.OverallStep))
-		if n > 0 {
-			for _, v := range [...][]float64{h.AxisLengths, h.Stds, h.Mean} {
-				for i := range n {
-					if i < len(v) {
-						row = append(row, f(v[i]))
-					} else {
-						row = append(row, "")
-					}
+	row = append(row, strconv.Itoa(h.Generation), strconv.Itoa(h.Run), strconv.Itoa(h.Lambda),
+		strconv.Itoa(h.Evaluations), f(h.Best), f(h.Median), f(h.BestSoFar), f(h.Sigma),
+		f(h.C1), f(h.CMu), f(h.Cc), f(h.AxisRatio), strconv.FormatBool(h.Restarted))
+	if a := h.Aux; a != nil {
+		row = append(row, f(a.Mean[0]), f(a.Mean[1]), f(a.Mean[2]), f(a.Sigma), strconv.FormatBool(a.Feasible))
+	} else {
+		row = append(row, "", "", "", "", "")
+	}
+	row = append(row, f(h.OverallStep))
+	if n > 0 {
+		for _, v := range [...][]float64{h.AxisLengths, h.Stds, h.Mean} {
+			for i := range n {
+				if i < len(v) {
+					row = append(row, f(v[i]))
+				} else {
+					row = append(row, "")
 				}
 			}
 		}
-		for i, v := range row {
-			if v == "null" {
-				row[i] = ""
-			}
-		}
-		cw.Write(row)
 	}
-	cw.Flush()
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(http.StatusOK)
-	w.Write(buf.Bytes())
+	for i, v := range row {
+		if v == "null" {
+			row[i] = ""
+		}
+	}
+	return row
 }
 
-// backupDB sends a consistent copy of the database, written to the server's
-// disk first (see store.Snapshot).
+// Backups: at most maxBackups at once; each must go at backupMinRate
+// bytes a second or faster (with backupGrace more), since the read
+// transaction it holds makes a commit that grows the file wait.
+const (
+	maxBackups    = 2
+	backupMinRate = 1 << 20
+	backupGrace   = time.Minute
+)
+
+// backupDB streams a consistent copy of the database (see store.Snapshot),
+// at most maxBackups at once: beyond, 429 with Retry-After.
 func (s *server) backupDB(w http.ResponseWriter, r *http.Request) {
 	if s.backup == nil {
 		s.writeError(w, r, &session.Error{Code: session.CodeNotFound, Message: "this server makes no backups"})
+		return
+	}
+	select {
+	case s.backups <- struct{}{}:
+		defer func() { <-s.backups }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		s.writeError(w, r, &apiError{code: codeTooManyRequests, msg: fmt.Sprintf("%d backups are under way; try again later", maxBackups)})
 		return
 	}
 	f, n, err := s.backup()
@@ -412,10 +559,10 @@ func (s *server) backupDB(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", `attachment; filename="selfcma-backup.db"`)
 	h.Set("Content-Length", strconv.FormatInt(n, 10))
-	// The copy is on the local disk and holds up nothing: let a slow
-	// download take the time it needs (the server's WriteTimeout is for
-	// the JSON answers).
-	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	// The server's WriteTimeout is for the JSON answers: a backup gets
+	// the time it needs at backupMinRate, and no more.
+	took := backupGrace + time.Duration(n/backupMinRate)*time.Second
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(took))
 	w.WriteHeader(http.StatusOK)
 	if _, err := io.Copy(w, f); err != nil {
 		s.log.WarnContext(r.Context(), "backup not sent whole", "request_id", requestID(r.Context()), "error", err)

@@ -63,8 +63,10 @@ type testServer struct {
 type serverOpts struct {
 	token   string
 	maxBody int64
-	limits  session.Limits
-	sync    bool // fsync every commit (as the server does)
+	// maxInflight is Config.MaxInflightBytes.
+	maxInflight int64
+	limits      session.Limits
+	sync        bool // fsync every commit (as the server does)
 
 	noMetrics bool // no Config.Metrics (as cmd/server, the test servers keep metrics)
 
@@ -91,7 +93,7 @@ func newTestServer(tb testing.TB, o serverOpts) *testServer {
 	if o.log != nil {
 		log = slog.New(slog.NewTextHandler(o.log, nil))
 	}
-	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, Backup: st.Snapshot, Metrics: reg, Logger: log})
+	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, Backup: st.Snapshot, Metrics: reg, Logger: log})
 	ts := &testServer{Server: httptest.NewServer(mux), mux: mux, m: m, token: o.token}
 	tb.Cleanup(func() {
 		ts.Close()

@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -14,8 +17,9 @@ import (
 // httpMetrics are the request counts and durations of the service, by
 // route pattern (not by path: one series per route, whatever the session).
 type httpMetrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	writeErrors *prometheus.CounterVec
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
@@ -30,8 +34,30 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
 		}, []string{"method", "route"}),
 	}
-	reg.MustRegister(m.requests, m.duration)
+	m.writeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "selfcma_write_errors_total",
+		Help: "Requests that would change a session and failed on the server's side (5xx), by kind: no_space (the disk is full), io, read_only, timeout, other.",
+	}, []string{"kind"})
+	for _, k := range []string{"no_space", "io", "read_only", "timeout", "other"} {
+		m.writeErrors.WithLabelValues(k)
+	}
+	reg.MustRegister(m.requests, m.duration, m.writeErrors)
 	return m
+}
+
+// writeErrorKind names the kind of a failed write by its cause.
+func writeErrorKind(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "no_space"
+	case errors.Is(err, syscall.EIO):
+		return "io"
+	case errors.Is(err, syscall.EROFS):
+		return "read_only"
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return "timeout"
+	}
+	return "other"
 }
 
 // observe counts a finished request. Paths that match no route count as

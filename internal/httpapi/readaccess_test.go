@@ -19,22 +19,27 @@ func TestReadAccess(t *testing.T) {
 	}
 	defer st.Close()
 	m := session.NewManager(st, session.Options{})
-	mux := New(Config{Manager: m, Token: "secret", ReadAccess: func(r *http.Request) bool {
+	mux := New(Config{Manager: m, Token: "secret", Backup: st.Snapshot, ReadAccess: func(r *http.Request) bool {
 		c, err := r.Cookie("pass")
 		return err == nil && c.Value == "yes"
 	}})
 	tests := []struct {
 		method, cookie string
 		want           int
+		path           string
 	}{
-		{"GET", "yes", http.StatusOK},
-		{"GET", "no", http.StatusUnauthorized},
-		{"GET", "", http.StatusUnauthorized},
-		{"POST", "yes", http.StatusUnauthorized},
-		{"DELETE", "yes", http.StatusUnauthorized},
+		{"GET", "yes", http.StatusOK, ""},
+		{"GET", "no", http.StatusUnauthorized, ""},
+		{"GET", "", http.StatusUnauthorized, ""},
+		{"POST", "yes", http.StatusUnauthorized, ""},
+		{"DELETE", "yes", http.StatusUnauthorized, ""},
+		{"GET", "yes", http.StatusUnauthorized, "/v1/backup"}, // the whole database takes the token
 	}
 	for _, tt := range tests {
-		r := httptest.NewRequest(tt.method, "/v1/sessions", nil)
+		if tt.path == "" {
+			tt.path = "/v1/sessions"
+		}
+		r := httptest.NewRequest(tt.method, tt.path, nil)
 		if tt.cookie != "" {
 			r.AddCookie(&http.Cookie{Name: "pass", Value: tt.cookie})
 		}

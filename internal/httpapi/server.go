@@ -14,37 +14,58 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/selfcma/selfcma/internal/httpapi/throttle"
 	"github.com/selfcma/selfcma/internal/session"
 )
 
 // DefaultMaxBodyBytes limits request bodies when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 8 << 20
 
+// DefaultMaxInflightBytes limits the bodies of the requests under way
+// together when Config.MaxInflightBytes is 0: eight bodies of the largest
+// size, tens of thousands of ordinary tells.
+const DefaultMaxInflightBytes = 64 << 20
+
 // Config configures the handler.
 type Config struct {
 	Manager      *session.Manager
 	Token        string // when not empty, every /v1 request needs "Authorization: Bearer <Token>"
 	MaxBodyBytes int64  // 0 = DefaultMaxBodyBytes
-	Logger       *slog.Logger
+	// MaxInflightBytes bounds the bodies of all requests under way
+	// together, each counted by its Content-Length (or MaxBodyBytes when
+	// it has none) before it is read; beyond, 503 with Retry-After.
+	// 0 = DefaultMaxInflightBytes. Four times as much bounds the state the
+	// creates under way build (about 80·n² bytes each, a create of a
+	// larger state alone): a create waits up to 10 s for its share, then
+	// is 503 too.
+	MaxInflightBytes int64
+	Logger           *slog.Logger
 	// ReadAccess, when not nil, admits a GET without the bearer token if it
 	// returns true: cmd/server passes the web pages' login check, so that
 	// a logged-in browser can open the pages' links to the JSON and CSV.
 	ReadAccess func(*http.Request) bool
 	// Backup, when not nil, returns a consistent copy of the database and
-	// its size for GET /v1/backup (cmd/server passes store.Snapshot);
-	// without it that route answers not_found.
+	// its size for GET /v1/backup (cmd/server passes store.Snapshot), to be
+	// read and closed; without it that route answers not_found.
 	Backup func() (io.ReadCloser, int64, error)
 	// Metrics, when not nil, gets the request metrics of the service and
 	// is served at GET /metrics, with the /v1 routes' authentication
 	// (cmd/server adds the store's, Go's and the process's metrics).
 	Metrics *prometheus.Registry
+	// Throttle counts wrong bearer tokens by address and refuses an
+	// address that sent too many (429); cmd/server shares it with the
+	// web pages' login. nil = one of the handler's own.
+	Throttle *throttle.Throttle
 }
 
 type server struct {
@@ -55,17 +76,30 @@ type server struct {
 	log         *slog.Logger
 	read        func(*http.Request) bool
 	backup      func() (io.ReadCloser, int64, error)
-	metrics     *httpMetrics // nil: none
-	metricsPage http.Handler // GET /metrics; nil: none
+	metrics     *httpMetrics  // nil: none
+	metricsPage http.Handler  // GET /metrics; nil: none
+	backups     chan struct{} // a token per backup under way
+	inflight    inflight
+	creates     *budget
+	throttle    *throttle.Throttle
 }
 
 // New returns the router of the service. Other packages may mount more
 // routes on it (the web pages under /ui).
 func New(cfg Config) *chi.Mux {
-	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup}
+	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup,
+		backups: make(chan struct{}, maxBackups)}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	if s.throttle = cfg.Throttle; s.throttle == nil {
+		s.throttle = throttle.New()
+	}
+	s.inflight.max = cfg.MaxInflightBytes
+	if s.inflight.max <= 0 {
+		s.inflight.max = DefaultMaxInflightBytes
+	}
+	s.creates = newBudget(4 * s.inflight.max)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -74,7 +108,7 @@ func New(cfg Config) *chi.Mux {
 	}
 
 	r := chi.NewRouter()
-	r.Use(s.logRequests, s.recoverPanics, s.limitBody)
+	r.Use(s.logRequests, s.recoverPanics, s.limitBody, s.limitInflight)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &session.Error{Code: session.CodeNotFound, Message: "no such route: " + r.URL.Path})
 	})
@@ -110,6 +144,9 @@ const (
 	codeUnauthorized     = "unauthorized"
 	codeTooLarge         = "too_large"
 	codeMethodNotAllowed = "method_not_allowed"
+	codeMediaType        = "unsupported_media_type"
+	codeTooManyRequests  = "too_many_requests"
+	codeOverloaded       = "overloaded"
 	codeNoBackup         = "backup_unsupported"
 )
 
@@ -128,6 +165,9 @@ var statuses = map[string]int{
 	string(session.CodeConflict):   http.StatusConflict,
 	string(session.CodeStopped):    http.StatusConflict,
 	codeTooLarge:                   http.StatusRequestEntityTooLarge,
+	codeMediaType:                  http.StatusUnsupportedMediaType,
+	codeTooManyRequests:            http.StatusTooManyRequests,
+	codeOverloaded:                 http.StatusServiceUnavailable,
 	codeNoBackup:                   http.StatusNotImplemented,
 	string(session.CodeInternal):   http.StatusInternalServerError,
 
@@ -174,6 +214,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		status = http.StatusInternalServerError
 	}
+	if info, _ := r.Context().Value(keyInfo).(*reqInfo); info != nil {
+		info.code = body.Code
+	}
+	if status >= 500 && r.Method != http.MethodGet && r.Method != http.MethodHead && s.metrics != nil {
+		s.metrics.writeErrors.WithLabelValues(writeErrorKind(err)).Inc()
+	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="selfcma"`)
 	}
@@ -190,7 +236,15 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 type ctxKey int
 
-const keyRequestID ctxKey = iota
+const (
+	keyRequestID ctxKey = iota
+	keyInfo
+)
+
+// reqInfo is what the handlers tell the request's log line.
+type reqInfo struct {
+	code string // the error code answered, if any
+}
 
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(keyRequestID).(string)
@@ -223,7 +277,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // logRequests gives every request an id (the client's X-Request-Id if it is
-// short and plain) and logs it when done.
+// short and plain) and logs it when done: at debug level if it went well,
+// at info level with its error code if it was refused (4xx), at warn level
+// if the server failed (5xx, whose cause writeError logs).
 func (s *server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -234,7 +290,9 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+		info := &reqInfo{}
+		ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, id), keyInfo, info)
+		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		attrs := []any{"request_id", id, "method", r.Method, "path", r.URL.Path,
@@ -244,7 +302,19 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 				attrs = append(attrs, "session_id", sid)
 			}
 		}
-		s.log.InfoContext(r.Context(), "request", attrs...)
+		// A request that went well is a debug line; one answered with an
+		// error says its code.
+		level := slog.LevelDebug
+		switch {
+		case sw.status >= 500:
+			level = slog.LevelWarn
+		case sw.status >= 400:
+			level = slog.LevelInfo
+		}
+		if info.code != "" {
+			attrs = append(attrs, "error_code", info.code)
+		}
+		s.log.Log(r.Context(), level, "request", attrs...)
 		if s.metrics != nil {
 			s.metrics.observe(r, sw.status, time.Since(start))
 		}
@@ -290,12 +360,66 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 	})
 }
 
+// inflight counts the body bytes of the requests under way.
+type inflight struct {
+	max int64
+	n   atomic.Int64
+}
+
+// take counts n more bytes, if they fit.
+func (f *inflight) take(n int64) bool {
+	if f.n.Add(n) > f.max {
+		f.n.Add(-n)
+		return false
+	}
+	return true
+}
+
+// limitInflight answers 503 to a request whose body would take the bytes
+// under way over the limit, before reading it (then discards it). A body without a
+// Content-Length counts as the largest body allowed. The memory the
+// server takes for bodies is so bounded by its configuration, whatever
+// many clients send at once.
+func (s *server) limitInflight(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := r.ContentLength
+		if n < 0 {
+			n = s.maxBody
+		}
+		if n == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !s.inflight.take(n) {
+			// Answer at once, then drain the body into nothing, so that
+			// the client, still sending, reads the 503 rather than a reset
+			// connection; none of it is kept.
+			rc := http.NewResponseController(w)
+			rc.EnableFullDuplex()
+			w.Header().Set("Retry-After", "1")
+			s.writeError(w, r, &apiError{code: codeOverloaded, msg: fmt.Sprintf("the server is reading %d bytes of requests already (its limit is %d): try again shortly", s.inflight.n.Load(), s.inflight.max)})
+			rc.Flush()
+			io.Copy(io.Discard, r.Body)
+			return
+		}
+		defer s.inflight.n.Add(-n)
+		next.ServeHTTP(w, r)
+	})
+}
+
 // authenticate compares the bearer token in constant time (of hashes, so
-// that not even the length leaks).
+// that not even the length leaks). A GET with the pages' login (read) is
+// admitted too, except for the backup: the whole database takes the token.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.auth || (r.Method == http.MethodGet && s.read != nil && s.read(r)) {
+		if !s.auth || (r.Method == http.MethodGet && r.URL.Path != "/v1/backup" && s.read != nil && s.read(r)) {
 			next.ServeHTTP(w, r)
+			return
+		}
+		key := throttle.Key(r)
+		if blocked, wait := s.throttle.Blocked(key); blocked {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			s.writeError(w, r, &apiError{code: codeTooManyRequests, msg: "too many wrong bearer tokens or logins from this address: try again later"})
 			return
 		}
 		h := r.Header.Get("Authorization")
@@ -305,6 +429,12 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			msg := "missing bearer token"
 			if h != "" {
 				msg = "wrong bearer token"
+				// Only a token sent counts as a guess.
+				_, first := s.throttle.Fail(key)
+				s.log.WarnContext(r.Context(), "wrong bearer token", "request_id", requestID(r.Context()), "client", r.RemoteAddr, "path", r.URL.Path)
+				if first {
+					s.log.WarnContext(r.Context(), "client throttled", "client", key.String(), "failures", s.throttle.Max, "window", s.throttle.Window)
+				}
 			}
 			s.writeError(w, r, &apiError{code: codeUnauthorized, msg: msg})
 			return

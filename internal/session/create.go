@@ -72,6 +72,7 @@ func (m *Manager) create(ctx context.Context, p CreateParams, k *idemKey) (Sessi
 	e.l = l
 	s := view(l)
 	m.release(e)
+	m.emit(EventCreated, s, 0)
 	return s, nil
 }
 

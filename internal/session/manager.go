@@ -36,6 +36,8 @@ type Manager struct {
 	now    func() time.Time
 	newID  func() string
 
+	onEvent func(Event)
+
 	cache
 }
 
@@ -44,11 +46,15 @@ type Options struct {
 	Limits   Limits           // zero value = DefaultLimits
 	CacheCap int              // decoded sessions kept in memory; 0 = 256
 	Now      func() time.Time // the time sessions are stamped with, for tests; nil = time.Now (leases are timed by the store)
+
+	// OnEvent, when not nil, is told of each session created, generation
+	// applied, restart, stop and deletion (see Event).
+	OnEvent func(Event)
 }
 
 // NewManager returns a Manager over st.
 func NewManager(st Store, opt Options) *Manager {
-	m := &Manager{store: st, limits: opt.Limits, now: opt.Now}
+	m := &Manager{store: st, limits: opt.Limits, now: opt.Now, onEvent: opt.OnEvent}
 	if m.limits == (Limits{}) {
 		m.limits = DefaultLimits
 	}

@@ -70,7 +70,7 @@ func tellChange(t TellParams) change {
 			return nil, err
 		}
 		md.Partial, md.LastTell = nil, lastTellOf(s.Generation, p.Apply)
-		return &write{meta: md, state: true, hist: &HistoryEntry{Generation: uint64(s.Generation), Data: hist}}, nil
+		return &write{meta: md, state: true, hist: &HistoryEntry{Generation: uint64(s.Generation), Data: hist}, told: &h}, nil
 	}
 }
 
@@ -88,7 +88,7 @@ func (m *Manager) Stop(ctx context.Context, id string) (Session, error) {
 		l.opt.StopNow() // as decodeLoaded will from the flag
 		md := nextMeta(l)
 		md.StopRequested = true
-		return &write{meta: md}, nil
+		return &write{meta: md, stop: true}, nil
 	})
 	if err != nil {
 		return Session{}, err

@@ -35,6 +35,10 @@ type write struct {
 	leaseGen int
 
 	del bool // the session is deleted
+
+	// For Options.OnEvent: the generation applied, if any; a stop request.
+	told *HistoryRecord
+	stop bool
 }
 
 // stateBufs holds the buffers states are encoded in for a write: the store
@@ -93,6 +97,7 @@ func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn chan
 		}
 		err = m.write(ctx, id, l, w)
 		if err == nil {
+			m.written(id, l, w)
 			if w.del {
 				e.l = nil
 				return nil, nil

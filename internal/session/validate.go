@@ -32,41 +32,98 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // config checks p against the limits and returns the algorithm, the
 // auxiliary's initialization and the engine's configuration, without the
-// seed.
+// seed. Each part of the request has its own check, named for the field;
+// every message names the field's path.
 func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
 	var cfg cmaes.Config
 	n := len(p.X0)
-	if n < 1 || n > l.MaxDimension {
-		return "", "", cfg, errorf(CodeOutOfRange, "x0 has %d values, want 1 to %d", n, l.MaxDimension)
+	if err := l.checkX0(p.X0); err != nil {
+		return "", "", cfg, err
 	}
-	for i, v := range p.X0 {
+	if err := checkSigma0(p.Sigma0); err != nil {
+		return "", "", cfg, err
+	}
+	alg, err := checkAlgorithm(p.Algorithm)
+	if err != nil {
+		return "", "", cfg, err
+	}
+	init, err := checkInit(alg, p.Init)
+	if err != nil {
+		return "", "", cfg, err
+	}
+	lambda, err := l.checkPopulationSize(alg, p.PopulationSize, n)
+	if err != nil {
+		return "", "", cfg, err
+	}
+	if cfg.Bounds, err = checkBounds(p.Bounds, p.X0); err != nil {
+		return "", "", cfg, err
+	}
+	if cfg.Restarts, err = l.checkRestarts(p.Restarts, lambda, n); err != nil {
+		return "", "", cfg, err
+	}
+	if cfg.Termination, err = checkTermination(p.Termination); err != nil {
+		return "", "", cfg, err
+	}
+	if err := l.checkName(p.Name); err != nil {
+		return "", "", cfg, err
+	}
+	if err := l.checkMetadata(p.Metadata); err != nil {
+		return "", "", cfg, err
+	}
+	cfg.X0, cfg.Sigma0, cfg.Lambda = p.X0, p.Sigma0, lambda
+	return alg, init, cfg, nil
+}
+
+// checkX0 checks x0: 1 to MaxDimension finite values.
+func (l Limits) checkX0(x0 []float64) error {
+	if n := len(x0); n < 1 || n > l.MaxDimension {
+		return errorf(CodeOutOfRange, "x0 has %d values, want 1 to %d", n, l.MaxDimension)
+	}
+	for i, v := range x0 {
 		if !finite(v) {
-			return "", "", cfg, errorf(CodeOutOfRange, "x0[%d] is not a finite number", i)
+			return errorf(CodeOutOfRange, "x0[%d] is not a finite number", i)
 		}
 	}
-	if !(p.Sigma0 > 0) || !finite(p.Sigma0) {
-		return "", "", cfg, errorf(CodeOutOfRange, "sigma0 is %v, want a finite number > 0", p.Sigma0)
-	}
+	return nil
+}
 
-	alg := p.Algorithm
+// checkSigma0 checks sigma0: finite and positive.
+func checkSigma0(sigma0 float64) error {
+	if !(sigma0 > 0) || !finite(sigma0) {
+		return errorf(CodeOutOfRange, "sigma0 is %v, want a finite number > 0", sigma0)
+	}
+	return nil
+}
+
+// checkAlgorithm checks algorithm and returns it, self-CMA-ES for "".
+func checkAlgorithm(alg string) (string, error) {
 	switch alg {
 	case "":
-		alg = AlgorithmSelfCMAES
+		return AlgorithmSelfCMAES, nil
 	case AlgorithmSelfCMAES, AlgorithmCMAES:
-	default:
-		return "", "", cfg, errorf(CodeOutOfRange, "algorithm %q, want %q or %q", alg, AlgorithmSelfCMAES, AlgorithmCMAES)
+		return alg, nil
 	}
-	init := p.Init
+	return "", errorf(CodeOutOfRange, "algorithm %q, want %q or %q", alg, AlgorithmSelfCMAES, AlgorithmCMAES)
+}
+
+// checkInit checks hyperparameters.init for alg and returns it, with its
+// default for self-CMA-ES.
+func checkInit(alg, init string) (string, error) {
 	switch {
 	case alg == AlgorithmCMAES && init != "":
-		return "", "", cfg, errorf(CodeOutOfRange, "hyperparameters.init applies to %q only", AlgorithmSelfCMAES)
+		return "", errorf(CodeOutOfRange, "hyperparameters.init applies to %q only", AlgorithmSelfCMAES)
 	case alg == AlgorithmSelfCMAES && init == "":
-		init = selfcma.InitDefault
+		return selfcma.InitDefault, nil
 	case alg == AlgorithmSelfCMAES && init != selfcma.InitDefault && init != selfcma.InitUniform:
-		return "", "", cfg, errorf(CodeOutOfRange, "hyperparameters.init %q, want %q or %q", init, selfcma.InitDefault, selfcma.InitUniform)
+		return "", errorf(CodeOutOfRange, "hyperparameters.init %q, want %q or %q", init, selfcma.InitDefault, selfcma.InitUniform)
 	}
+	return init, nil
+}
 
-	lambda := p.PopulationSize
+// checkPopulationSize checks population_size and returns λ, the
+// algorithm's default for 0.
+func (l Limits) checkPopulationSize(alg string, size, n int) (int, error) {
+	lambda := size
 	switch {
 	case lambda != 0:
 	case alg == AlgorithmSelfCMAES:
@@ -75,109 +132,142 @@ func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
 		lambda = cmaes.DefaultLambda(n)
 	}
 	if lambda < 2 || lambda > l.MaxPopulation {
-		return "", "", cfg, errorf(CodeOutOfRange, "population_size %d, want 2 to %d", p.PopulationSize, l.MaxPopulation)
+		return 0, errorf(CodeOutOfRange, "population_size %d, want 2 to %d", size, l.MaxPopulation)
 	}
 	if lambda > l.MaxBatch/n {
-		return "", "", cfg, errorf(CodeOutOfRange, "population_size %d times dimension %d is over the limit of %d numbers per batch", lambda, n, l.MaxBatch)
+		return 0, errorf(CodeOutOfRange, "population_size %d times dimension %d is over the limit of %d numbers per batch", lambda, n, l.MaxBatch)
 	}
+	return lambda, nil
+}
 
-	if b := p.Bounds; b != nil {
-		if len(b.Lower) != n || len(b.Upper) != n {
-			return "", "", cfg, errorf(CodeOutOfRange, "bounds have %d lower and %d upper values, want %d each", len(b.Lower), len(b.Upper), n)
-		}
-		for i := range n {
-			lo, up := b.Lower[i], b.Upper[i]
-			switch {
-			case !finite(lo) || !finite(up):
-				return "", "", cfg, errorf(CodeOutOfRange, "bounds[%d] are not finite", i)
-			case !(lo < up):
-				return "", "", cfg, errorf(CodeOutOfRange, "bounds.lower[%d] = %v is not below bounds.upper[%d] = %v", i, lo, i, up)
-			case p.X0[i] < lo || p.X0[i] > up:
-				return "", "", cfg, errorf(CodeOutOfRange, "x0[%d] = %v is outside the bounds [%v, %v]", i, p.X0[i], lo, up)
-			}
-		}
-		cfg.Bounds = &cmaes.Bounds{Lower: b.Lower, Upper: b.Upper}
+// checkBounds checks bounds against x0 (already checked); nil = none.
+func checkBounds(b *Bounds, x0 []float64) (*cmaes.Bounds, error) {
+	if b == nil {
+		return nil, nil
 	}
+	n := len(x0)
+	if len(b.Lower) != n || len(b.Upper) != n {
+		return nil, errorf(CodeOutOfRange, "bounds have %d lower and %d upper values, want %d each", len(b.Lower), len(b.Upper), n)
+	}
+	for i := range n {
+		lo, up := b.Lower[i], b.Upper[i]
+		switch {
+		case !finite(lo):
+			return nil, errorf(CodeOutOfRange, "bounds.lower[%d] is not finite", i)
+		case !finite(up):
+			return nil, errorf(CodeOutOfRange, "bounds.upper[%d] is not finite", i)
+		case !(lo < up):
+			return nil, errorf(CodeOutOfRange, "bounds.lower[%d] = %v is not below bounds.upper[%d] = %v", i, lo, i, up)
+		case x0[i] < lo || x0[i] > up:
+			return nil, errorf(CodeOutOfRange, "x0[%d] = %v is outside the bounds [%v, %v]", i, x0[i], lo, up)
+		}
+	}
+	return &cmaes.Bounds{Lower: b.Lower, Upper: b.Upper}, nil
+}
 
-	switch p.Restarts.Strategy {
+// checkRestarts checks restarts for a first run of λ = lambda in dimension
+// n: IPOP doubles λ at every restart, within the limits.
+func (l Limits) checkRestarts(r Restarts, lambda, n int) (cmaes.Restarts, error) {
+	switch r.Strategy {
 	case "", "none":
-		if p.Restarts.Max != nil && *p.Restarts.Max != 0 {
-			return "", "", cfg, errorf(CodeOutOfRange, "restarts.max needs restarts.strategy \"ipop\"")
+		if r.Max != nil && *r.Max != 0 {
+			return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts.max needs restarts.strategy \"ipop\"")
 		}
+		return cmaes.Restarts{}, nil
 	case "ipop":
-		fits := func(k int) bool { // λ·2^k within the limits
-			lam := lambda
-			for range k {
-				lam *= 2
-				if lam > l.MaxPopulation || lam > l.MaxBatch/n {
-					return false
-				}
-			}
-			return true
-		}
-		k := defaultMaxRestarts
-		if p.Restarts.Max != nil {
-			k = *p.Restarts.Max
-			if k < 0 || !fits(k) {
-				return "", "", cfg, errorf(CodeOutOfRange, "restarts.max %d: population size %d doubled that often is over the limits (%d, and %d numbers per batch)", k, lambda, l.MaxPopulation, l.MaxBatch)
-			}
-		} else {
-			for k > 0 && !fits(k) {
-				k--
-			}
-		}
-		if k == 0 {
-			return "", "", cfg, errorf(CodeOutOfRange, "restarts: population size %d cannot be doubled within the limits", lambda)
-		}
-		cfg.Restarts = cmaes.Restarts{IPOP: true, Max: k}
 	default:
-		return "", "", cfg, errorf(CodeOutOfRange, "restarts.strategy %q, want \"none\" or \"ipop\"", p.Restarts.Strategy)
+		return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts.strategy %q, want \"none\" or \"ipop\"", r.Strategy)
 	}
+	fits := func(k int) bool { // λ·2^k within the limits
+		lam := lambda
+		for range k {
+			lam *= 2
+			if lam > l.MaxPopulation || lam > l.MaxBatch/n {
+				return false
+			}
+		}
+		return true
+	}
+	k := defaultMaxRestarts
+	if r.Max != nil {
+		k = *r.Max
+		if k < 0 || !fits(k) {
+			return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts.max %d: population size %d doubled that often is over the limits (%d, and %d numbers per batch)", k, lambda, l.MaxPopulation, l.MaxBatch)
+		}
+	} else {
+		for k > 0 && !fits(k) {
+			k--
+		}
+	}
+	if k == 0 {
+		return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts: population size %d cannot be doubled within the limits", lambda)
+	}
+	return cmaes.Restarts{IPOP: true, Max: k}, nil
+}
 
-	t := p.Termination
+// checkTermination checks termination and returns cmaes's criteria.
+func checkTermination(t Termination) (cmaes.Termination, error) {
+	var c cmaes.Termination
 	if t.MaxEvaluations < 0 {
-		return "", "", cfg, errorf(CodeOutOfRange, "termination.max_evaluations %d, want at least 0", t.MaxEvaluations)
+		return c, errorf(CodeOutOfRange, "termination.max_evaluations %d, want at least 0", t.MaxEvaluations)
 	}
-	cfg.Termination.MaxEvaluations = t.MaxEvaluations
+	c.MaxEvaluations = t.MaxEvaluations
 	if t.TargetFitness != nil {
 		if !finite(*t.TargetFitness) {
-			return "", "", cfg, errorf(CodeOutOfRange, "termination.target_fitness is not finite")
+			return c, errorf(CodeOutOfRange, "termination.target_fitness is not finite")
 		}
-		cfg.Termination.HasTarget, cfg.Termination.TargetFitness = true, *t.TargetFitness
+		c.HasTarget, c.TargetFitness = true, *t.TargetFitness
 	}
 	for _, tol := range []struct {
 		name string
 		v    *float64
 		dst  *float64
 	}{
-		{"tol_fun", t.TolFun, &cfg.Termination.TolFun},
-		{"tol_x", t.TolX, &cfg.Termination.TolX},
-		{"condition_cov", t.ConditionCov, &cfg.Termination.ConditionCov},
-		{"tol_up_sigma", t.TolUpSigma, &cfg.Termination.TolUpSigma},
+		{"tol_fun", t.TolFun, &c.TolFun},
+		{"tol_x", t.TolX, &c.TolX},
+		{"condition_cov", t.ConditionCov, &c.ConditionCov},
+		{"tol_up_sigma", t.TolUpSigma, &c.TolUpSigma},
 	} {
-		switch {
-		case tol.v == nil:
-		case !finite(*tol.v) || *tol.v < 0:
-			return "", "", cfg, errorf(CodeOutOfRange, "termination.%s %v, want a finite number ≥ 0 (0 disables it)", tol.name, *tol.v)
-		case *tol.v == 0:
-			*tol.dst = -1 // cmaes: negative disables
-		default:
-			*tol.dst = *tol.v
+		v, err := checkTolerance(tol.name, tol.v)
+		if err != nil {
+			return c, err
 		}
+		*tol.dst = v
 	}
 	off := func(b *bool) bool { return b != nil && !*b }
-	cfg.Termination.NoEffectAxis = off(t.NoEffectAxis)
-	cfg.Termination.NoEffectCoord = off(t.NoEffectCoord)
-	cfg.Termination.NoStagnation = off(t.Stagnation)
-	cfg.Termination.NoEqualFunVal = off(t.EqualFunValues)
+	c.NoEffectAxis = off(t.NoEffectAxis)
+	c.NoEffectCoord = off(t.NoEffectCoord)
+	c.NoStagnation = off(t.Stagnation)
+	c.NoEqualFunVal = off(t.EqualFunValues)
+	return c, nil
+}
 
-	if len(p.Name) > l.MaxNameBytes {
-		return "", "", cfg, errorf(CodeOutOfRange, "name has %d bytes, want at most %d", len(p.Name), l.MaxNameBytes)
+// checkTolerance checks termination.name and returns cmaes's value: 0
+// for nil (its default), -1 for 0 (disabled).
+func checkTolerance(name string, v *float64) (float64, error) {
+	switch {
+	case v == nil:
+		return 0, nil
+	case !finite(*v) || *v < 0:
+		return 0, errorf(CodeOutOfRange, "termination.%s %v, want a finite number ≥ 0 (0 disables it)", name, *v)
+	case *v == 0:
+		return -1, nil // cmaes: negative disables
 	}
-	if len(p.Metadata) > l.MaxMetadataLen {
-		return "", "", cfg, errorf(CodeOutOfRange, "metadata has %d bytes, want at most %d", len(p.Metadata), l.MaxMetadataLen)
-	}
+	return *v, nil
+}
 
-	cfg.X0, cfg.Sigma0, cfg.Lambda = p.X0, p.Sigma0, lambda
-	return alg, init, cfg, nil
+// checkName checks name's length.
+func (l Limits) checkName(name string) error {
+	if len(name) > l.MaxNameBytes {
+		return errorf(CodeOutOfRange, "name has %d bytes, want at most %d", len(name), l.MaxNameBytes)
+	}
+	return nil
+}
+
+// checkMetadata checks metadata's length.
+func (l Limits) checkMetadata(m []byte) error {
+	if len(m) > l.MaxMetadataLen {
+		return errorf(CodeOutOfRange, "metadata has %d bytes, want at most %d", len(m), l.MaxMetadataLen)
+	}
+	return nil
 }

@@ -2,23 +2,23 @@ package ui
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/rand"
 	"embed"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/selfcma/selfcma/internal/httpapi/throttle"
 )
 
 // Prefix is the path the handler must be mounted at; the pages link to
@@ -34,6 +34,12 @@ type Options struct {
 	// ("Authorization: Bearer <Token>") or through the cookie that the login
 	// form at /ui/login sets.
 	Token string
+	// Logins are the logins of the pages, to share with the API's
+	// ReadAccess; nil = NewLogins(Token). Their token must be Token.
+	Logins *Logins
+	// Throttle counts wrong tokens by address, shared with the API; nil =
+	// one of the pages' own.
+	Throttle *throttle.Throttle
 	// Logger receives the errors behind 500 pages; nil = slog.Default().
 	Logger *slog.Logger
 	// PollInterval is how often a running session's page asks for news;
@@ -82,9 +88,15 @@ type handler struct {
 // query's generation is still the current one), GET and POST /login, and
 // POST /logout.
 func Handler(src Source, opt Options) http.Handler {
-	h := &handler{src: src, log: opt.Logger, auth: newAuth(opt.Token), columns: opt.Columns}
+	h := &handler{src: src, log: opt.Logger, auth: auth{Logins: opt.Logins, throttle: opt.Throttle}, columns: opt.Columns}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	if h.auth.Logins == nil {
+		h.auth.Logins = NewLogins(opt.Token)
+	}
+	if h.auth.throttle == nil {
+		h.auth.throttle = throttle.New()
 	}
 	poll := opt.PollInterval
 	if poll <= 0 {
@@ -121,7 +133,7 @@ type page struct {
 func (h *handler) newPage(r *http.Request, title string) page {
 	var b [16]byte
 	rand.Read(b[:])
-	return page{Title: title, Nonce: base64.RawURLEncoding.EncodeToString(b[:]), Logout: h.auth.loggedIn(r)}
+	return page{Title: title, Nonce: base64.RawURLEncoding.EncodeToString(b[:]), Logout: h.auth.LoggedIn(r)}
 }
 
 // render executes t into a buffer, then writes it with status.
@@ -174,7 +186,18 @@ func (h *handler) internalError(w http.ResponseWriter, r *http.Request, step str
 type listData struct {
 	page
 	Sessions []Summary
+	Next     string // the link to the next page; "" on the last
+	// Backup shows the link to /v1/backup: only without a token, since
+	// the login does not read the backup (the whole database takes the
+	// bearer token).
+	Backup bool
 }
+
+// Pages of the list, as GET /v1/sessions has them.
+const (
+	defaultListLimit = 100
+	maxListLimit     = 1000
+)
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == Prefix {
@@ -182,20 +205,32 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"/", http.StatusMovedPermanently)
 		return
 	}
-	ss, err := h.src.ListSessions(r.Context())
+	q := r.URL.Query()
+	limit := defaultListLimit
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxListLimit {
+			h.errorPage(w, r, http.StatusBadRequest, "Bad request", fmt.Sprintf("limit %q: want an integer from 1 to %d.", v, maxListLimit))
+			return
+		}
+		limit = n
+	}
+	ss, err := h.src.ListSessions(r.Context(), q.Get("after"), limit+1)
 	if err != nil {
 		h.internalError(w, r, "list sessions", err)
 		return
 	}
-	// Newest first.
-	slices.SortStableFunc(ss, func(a, b Summary) int {
-		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-			return c
+	d := listData{Sessions: ss, Backup: !h.auth.on}
+	if len(ss) > limit {
+		d.Sessions = ss[:limit]
+		next := url.Values{"after": {ss[limit-1].ID}}
+		if limit != defaultListLimit {
+			next.Set("limit", strconv.Itoa(limit))
 		}
-		return cmp.Compare(b.ID, a.ID)
-	})
-	p := h.newPage(r, "Sessions")
-	h.render(w, r, http.StatusOK, listTmpl, p, listData{page: p, Sessions: ss})
+		d.Next = Prefix + "/?" + next.Encode()
+	}
+	d.page = h.newPage(r, "Sessions")
+	h.render(w, r, http.StatusOK, listTmpl, d.page, d)
 }
 
 // A session's page.

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +39,7 @@ func (f *fakeSource) put(d ui.Detail, pts []ui.Point) {
 	f.sessions[d.ID], f.history[d.ID] = d, pts
 }
 
-func (f *fakeSource) ListSessions(ctx context.Context) ([]ui.Summary, error) {
+func (f *fakeSource) ListSessions(ctx context.Context, after string, limit int) ([]ui.Summary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -45,9 +47,12 @@ func (f *fakeSource) ListSessions(ctx context.Context) ([]ui.Summary, error) {
 	}
 	var out []ui.Summary
 	for _, d := range f.sessions {
-		out = append(out, d.Summary)
+		if d.ID > after {
+			out = append(out, d.Summary)
+		}
 	}
-	return out, nil
+	slices.SortFunc(out, func(a, b ui.Summary) int { return strings.Compare(a.ID, b.ID) })
+	return out[:min(limit, len(out))], nil
 }
 
 func (f *fakeSource) Session(ctx context.Context, id string) (ui.Detail, error) {

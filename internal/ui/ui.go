@@ -43,8 +43,10 @@ var ErrNotFound = errors.New("ui: no such session")
 
 // Source is what the pages read.
 type Source interface {
-	// ListSessions returns every session, in any order.
-	ListSessions(ctx context.Context) ([]Summary, error)
+	// ListSessions returns at most limit sessions, oldest first (in the
+	// order of their ids, as the API lists them), from the one after the
+	// id after ("" = from the first).
+	ListSessions(ctx context.Context, after string, limit int) ([]Summary, error)
 	// Session returns one session; an error satisfying
 	// errors.Is(err, ErrNotFound) if there is none with that id.
 	Session(ctx context.Context, id string) (Detail, error)

@@ -39,7 +39,7 @@ func TestListPage(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 	var order []int
-	for _, id := range []string{"ccc", "bbb", "aaa"} {
+	for _, id := range []string{"aaa", "bbb", "ccc"} {
 		i := strings.Index(body, `<a class="session" href="/ui/sessions/`+id+`">`)
 		if i < 0 {
 			t.Fatalf("no link to session %s in\n%s", id, body)
@@ -47,7 +47,7 @@ func TestListPage(t *testing.T) {
 		order = append(order, i)
 	}
 	if !slices.IsSorted(order) {
-		t.Errorf("sessions not newest first: positions %v of ccc, bbb, aaa", order)
+		t.Errorf("sessions not oldest first: positions %v of aaa, bbb, ccc", order)
 	}
 	for _, want := range []string{"newest", "oldest", "self-cma-es", `<span class="badge stopped">stopped</span>`, "2025-03-01 12:01:00 UTC", `<a href="/v1/backup" download="selfcma-backup.db">`, `<a href="/openapi.yaml">`} {
 		if !strings.Contains(body, want) {
@@ -56,6 +56,27 @@ func TestListPage(t *testing.T) {
 	}
 	if strings.Contains(body, "<script") {
 		t.Error("the list has a script")
+	}
+
+	if strings.Contains(body, `class="next"`) {
+		t.Error("a link to a next page after every session")
+	}
+
+	// Pages of two, by the link.
+	resp, body = get(t, s.URL+"/ui/?limit=2")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, "/ui/sessions/ccc") {
+		t.Fatalf("first page of two: %d\n%s", resp.StatusCode, body)
+	}
+	next := regexp.MustCompile(`<a class="next" href="([^"]+)"`).FindStringSubmatch(body)
+	if next == nil {
+		t.Fatalf("no link to the next page in\n%s", body)
+	}
+	resp, body = get(t, s.URL+html.UnescapeString(next[1]))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/ccc") || strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, `class="next"`) {
+		t.Errorf("second page %s: %d\n%s", next[1], resp.StatusCode, body)
+	}
+	if resp, _ := get(t, s.URL+"/ui/?limit=0"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("limit=0: status %d, want 400", resp.StatusCode)
 	}
 
 	// /ui redirects to /ui/.
@@ -512,7 +533,8 @@ func TestToken(t *testing.T) {
 	src := newFake()
 	pts := history(5)
 	src.put(detail("s1", "", ui.StatusRunning, pts, t0), pts)
-	s := server(t, src, ui.Options{Token: token})
+	logins := ui.NewLogins(token)
+	s := server(t, src, ui.Options{Token: token, Logins: logins})
 
 	t.Run("no token", func(t *testing.T) {
 		resp, _ := get(t, s.URL+"/ui/sessions/s1")
@@ -582,7 +604,7 @@ func TestToken(t *testing.T) {
 			}
 		}
 		// The API's check for the pages' data links accepts this cookie only.
-		check := ui.LoggedIn(token)
+		check := logins.LoggedIn
 		for value, want := range map[string]bool{c.Value: true, c.Value + "x": false, "": false} {
 			r := httptest.NewRequest(http.MethodGet, "/v1/sessions/s1/history", nil)
 			r.AddCookie(&http.Cookie{Name: ui.CookieName, Value: value})
@@ -590,12 +612,17 @@ func TestToken(t *testing.T) {
 				t.Errorf("LoggedIn with cookie %q: %v, want %v", value, got, want)
 			}
 		}
-		if ui.LoggedIn("")(httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)) {
+		if ui.NewLogins("").LoggedIn(httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)) {
 			t.Error("LoggedIn without a token admits a request")
 		}
-		// Logged in, the page offers to log out.
-		if _, body := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); !strings.Contains(body, `action="/ui/logout"`) {
-			t.Error("no log out button")
+		// Logged in, the page offers to log out, and no backup (the
+		// login does not read it).
+		if _, body := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); !strings.Contains(body, `action="/ui/logout"`) || strings.Contains(body, "/v1/backup") {
+			t.Error("no log out button, or a backup link")
+		}
+		// Every login is a cookie of its own.
+		if again := post(token, "/ui/").Cookies(); len(again) != 1 || again[0].Value == c.Value {
+			t.Errorf("a second login: cookies %v, want one other than %q", again, c.Value)
 		}
 		// An open redirect is refused.
 		if resp := post(token, "//evil.example/"); resp.Header.Get("Location") != "/ui/" {
@@ -615,8 +642,18 @@ func TestToken(t *testing.T) {
 		}
 	})
 	t.Run("logout", func(t *testing.T) {
-		resp, err := noRedirects.PostForm(s.URL+"/ui/logout", nil)
+		resp, err := noRedirects.PostForm(s.URL+"/ui/login", url.Values{"token": {token}})
 		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		c := resp.Cookies()[0]
+		if resp, _ := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
+			t.Fatalf("logged in: %d", resp.StatusCode)
+		}
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/ui/logout", nil)
+		req.AddCookie(c)
+		if resp, err = noRedirects.Do(req); err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
@@ -624,7 +661,52 @@ func TestToken(t *testing.T) {
 		if resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || cs[0].MaxAge >= 0 {
 			t.Errorf("logout: status %d cookies %+v, want 303 and an expired cookie", resp.StatusCode, cs)
 		}
+		// The server forgot the login: a copy of the cookie is worth nothing.
+		if resp, _ := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("the cookie after logout: %d, want 303 to the login", resp.StatusCode)
+		}
+		r := httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)
+		r.AddCookie(c)
+		if logins.LoggedIn(r) {
+			t.Error("the API admits the cookie after logout")
+		}
 	})
+}
+
+// TestLoginThrottled: ten wrong tokens from one address, at the login or
+// as bearer tokens, and that address is 429 with Retry-After, the right
+// token too, until the window ends; a login's cookie still works.
+func TestLoginThrottled(t *testing.T) {
+	const token = "s3cret-token"
+	src := newFake()
+	s := server(t, src, ui.Options{Token: token})
+	post := func(tok string) *http.Response {
+		resp, err := noRedirects.PostForm(s.URL+"/ui/login", url.Values{"token": {tok}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	good := post(token).Cookies()[0]
+	for i := range 5 {
+		if resp := post("wrong"); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong login %d: %d", i, resp.StatusCode)
+		}
+		if resp, _ := get(t, s.URL+"/ui/", "Authorization", "Bearer wrong"); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong bearer %d: %d", i, resp.StatusCode)
+		}
+	}
+	resp := post(token)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || len(resp.Cookies()) != 0 {
+		t.Errorf("the right token after 10 wrong ones: %d, Retry-After %q, cookies %v; want 429, no cookie", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Cookies())
+	}
+	if resp, _ := get(t, s.URL+"/ui/", "Authorization", "Bearer "+token); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the right bearer after 10 wrong ones: %d, want 429", resp.StatusCode)
+	}
+	if resp, _ := get(t, s.URL+"/ui/", "Cookie", good.Name+"="+good.Value); resp.StatusCode != http.StatusOK {
+		t.Errorf("a login's cookie from the throttled address: %d, want 200", resp.StatusCode)
+	}
 }
 
 func TestNoTokenNoLogin(t *testing.T) {

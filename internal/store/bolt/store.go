@@ -48,8 +48,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -396,37 +394,30 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 	return err
 }
 
-// Snapshot writes a consistent copy of the whole file, taken while writes go
-// on, to a new file beside it whose name is removed at once, and returns it open
-// at its start, with its size: a file that Open opens, which lives until it
-// is closed (a crash leaves nothing behind). The read transaction that the
-// copy needs is open only while the copy is written to the local disk, not
-// while the caller sends it on: bbolt grows its file only when no read is
-// open, so a slow reader of the backup would hold up the commits.
+// Snapshot returns a consistent copy of the whole file, taken while writes
+// go on, as a stream of its bytes, with its size: a file that Open opens.
+// Nothing is written to disk: one read transaction's WriteTo sends the
+// pages as the caller reads them, and the transaction stays open until
+// the copy is read whole or the reader is closed, which the caller must
+// do. bbolt grows its memory map only when no read is open, so a commit
+// that needs a larger file waits for the copy to end: the caller bounds
+// how long a slow reader may take.
 func (s *Store) Snapshot() (io.ReadCloser, int64, error) {
-	f, err := os.CreateTemp(filepath.Dir(s.db.Path()), ".selfcma-snapshot-*")
+	tx, err := s.db.Begin(false)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
 	}
-	// Nameless from the start: the copy lives only as long as f is open.
-	if err := os.Remove(f.Name()); err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
-	}
-	var n int64
-	err = s.db.View(func(tx *bbolt.Tx) error {
-		var err error
-		n, err = tx.WriteTo(f)
-		return err
-	})
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
-	}
-	return f, n, nil
+	size := tx.Size()
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := tx.WriteTo(pw)
+		tx.Rollback()
+		if err != nil {
+			err = fmt.Errorf("store: snapshot: %w", err)
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr, size, nil
 }
 
 // Version implements session.Store.

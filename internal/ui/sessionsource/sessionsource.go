@@ -14,9 +14,6 @@ import (
 	"github.com/selfcma/selfcma/internal/ui"
 )
 
-// listPage is how many sessions one call of Manager.List returns.
-var listPage = 1000
-
 // cacheCap is how many sessions' histories are kept in memory.
 const cacheCap = 16
 
@@ -54,27 +51,21 @@ func notFound(err error) error {
 	return err
 }
 
-// ListSessions returns every session.
-func (s *Source) ListSessions(ctx context.Context) ([]ui.Summary, error) {
-	var out []ui.Summary
-	after := ""
-	for {
-		page, err := s.m.List(ctx, after, listPage)
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		for _, p := range page {
-			out = append(out, ui.Summary{
-				ID: p.ID, Name: p.Name, Algorithm: p.Algorithm, Status: p.Status,
-				Generation: p.Generation, Evaluations: p.Evaluations, BestF: p.BestF,
-				CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
-			})
-		}
-		if len(page) < listPage {
-			return out, nil
-		}
-		after = page[len(page)-1].ID
+// ListSessions returns a page of the sessions, as Manager.List does.
+func (s *Source) ListSessions(ctx context.Context, after string, limit int) ([]ui.Summary, error) {
+	page, err := s.m.List(ctx, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
 	}
+	out := make([]ui.Summary, len(page))
+	for i, p := range page {
+		out[i] = ui.Summary{
+			ID: p.ID, Name: p.Name, Algorithm: p.Algorithm, Status: p.Status,
+			Generation: p.Generation, Evaluations: p.Evaluations, BestF: p.BestF,
+			CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		}
+	}
+	return out, nil
 }
 
 // defaults returns the default rates of dimension n and population size λ

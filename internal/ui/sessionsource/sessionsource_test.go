@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -181,31 +182,36 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestListSessionsPages(t *testing.T) {
-	defer func(n int) { listPage = n }(listPage)
-	listPage = 3
 	ctx := context.Background()
 	m := newManager(t)
 	src := New(m)
-	want := map[string]bool{}
+	var want []string
 	for range 7 {
 		s, err := m.Create(ctx, session.CreateParams{X0: []float64{1}, Sigma0: 1, Algorithm: session.AlgorithmCMAES})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want[s.ID] = true
+		want = append(want, s.ID)
 	}
-	got, err := src.ListSessions(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d sessions, want %d", len(got), len(want))
-	}
-	for _, s := range got {
-		if !want[s.ID] || s.Algorithm != session.AlgorithmCMAES || s.Status != ui.StatusRunning {
-			t.Errorf("summary %+v", s)
+	var got []string
+	for after := ""; ; {
+		page, err := src.ListSessions(ctx, after, 3)
+		if err != nil {
+			t.Fatal(err)
 		}
-		delete(want, s.ID)
+		for _, s := range page {
+			if s.Algorithm != session.AlgorithmCMAES || s.Status != ui.StatusRunning {
+				t.Errorf("summary %+v", s)
+			}
+			got = append(got, s.ID)
+		}
+		if len(page) < 3 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pages of 3 list %v, want %v", got, want)
 	}
 }
 
