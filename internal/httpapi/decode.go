@@ -30,6 +30,7 @@ type createRequest struct {
 	Termination     *terminationJSON `json:"termination"`
 	Name            string           `json:"name"`
 	Metadata        json.RawMessage  `json:"metadata"`
+	WarmStart       *warmStartJSON   `json:"warm_start"`
 }
 
 type boundsJSON struct {
@@ -57,6 +58,8 @@ type terminationJSON struct {
 	NoEffectCoord  *bool    `json:"no_effect_coord"`
 	Stagnation     *bool    `json:"stagnation"`
 	EqualFunValues *bool    `json:"equal_fun_values"`
+
+	MaxFailedGenerations *int `json:"max_failed_generations"`
 }
 
 type tellRequest struct {
@@ -158,8 +161,12 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return session.CreateParams{}, err
 	}
-	if req.X0 == nil {
-		return session.CreateParams{}, invalid("x0 is required")
+	ws, err := warmStartOf(req.WarmStart)
+	if err != nil {
+		return session.CreateParams{}, err
+	}
+	if req.X0 == nil && ws == "" {
+		return session.CreateParams{}, invalid("x0 is required (unless warm_start gives it)")
 	}
 	if req.Sigma0 == nil {
 		return session.CreateParams{}, invalid("sigma0 is required")
@@ -170,7 +177,7 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 	}
 	p := session.CreateParams{
 		X0: x0, Sigma0: *req.Sigma0, PopulationSize: req.PopulationSize,
-		Algorithm: req.Algorithm, Seed: req.Seed, Name: req.Name,
+		Algorithm: req.Algorithm, Seed: req.Seed, Name: req.Name, WarmStart: ws,
 	}
 	if b := req.Bounds; b != nil {
 		if b.Lower == nil || b.Upper == nil {
@@ -196,6 +203,7 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 			TolFun: t.TolFun, TolX: t.TolX, ConditionCov: t.ConditionCov, TolUpSigma: t.TolUpSigma,
 			NoEffectAxis: t.NoEffectAxis, NoEffectCoord: t.NoEffectCoord,
 			Stagnation: t.Stagnation, EqualFunValues: t.EqualFunValues,
+			MaxFailedGenerations: t.MaxFailedGenerations,
 		}
 	}
 	if m := req.Metadata; m != nil && string(m) != "null" {

@@ -335,7 +335,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 
 var csvHeader = []string{"generation", "run", "lambda", "evaluations", "best", "median", "best_so_far",
 	"sigma", "c1", "cmu", "cc", "axis_ratio", "restarted", "aux_mean_c1", "aux_mean_cmu", "aux_mean_cc",
-	"aux_sigma", "aux_feasible", "overall_step"}
+	"aux_sigma", "aux_feasible", "overall_step", "injected"}
 
 // writeCSV writes the history as CSV: one header line, one line per
 // generation, empty fields for values that are not finite or absent. When
@@ -369,7 +369,7 @@ func (s *server) writeCSV(w http.ResponseWriter, recs []session.HistoryRecord) {
 		} else {
 			row = append(row, "", "", "", "", "")
 		}
-		row = append(row, f(h.OverallStep))
+		row = append(row, f(h.OverallStep), strconv.Itoa(h.Injected))
 		if n > 0 {
 			for _, v := range [...][]float64{h.AxisLengths, h.Stds, h.Mean} {
 				for i := range n {

@@ -170,6 +170,7 @@ func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
 	cfg.Termination.NoEffectCoord = off(t.NoEffectCoord)
 	cfg.Termination.NoStagnation = off(t.Stagnation)
 	cfg.Termination.NoEqualFunVal = off(t.EqualFunValues)
+	cfg.Termination.MaxFailedGenerations = maxFailedGenerations(t.MaxFailedGenerations)
 
 	if len(p.Name) > l.MaxNameBytes {
 		return "", "", cfg, errorf(CodeOutOfRange, "name has %d bytes, want at most %d", len(p.Name), l.MaxNameBytes)
