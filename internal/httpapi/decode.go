@@ -142,9 +142,12 @@ func jsonType(t reflect.Type) string {
 	return "an object"
 }
 
-// numbers turns a JSON array of numbers into a []float64; null elements are
-// an error.
+// numbers turns a JSON array of numbers into a []float64 (nil for nil);
+// null elements are an error.
 func numbers(field string, v []*float64) ([]float64, error) {
+	if v == nil {
+		return nil, nil
+	}
 	out := make([]float64, len(v))
 	for i, p := range v {
 		if p == nil {
