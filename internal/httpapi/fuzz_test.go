@@ -25,6 +25,7 @@ func FuzzDecodeCreate(f *testing.F) {
 		`{"x0": [0.5], "sigma0": 1, "bounds": {"lower": [0], "upper": [1]}, "hyperparameters": {"init": "uniform"}}`,
 		`{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "max": 3}, "termination": {"max_evaluations": 100, "target_fitness": -1, "tol_fun": 0, "stagnation": false}}`,
 		`{"x0": [1], "sigma0": 1, "name": "n", "metadata": {"a": [1, {"b": null}]}}`,
+		`{"sigma0": 1, "warm_start": {"session": "s"}, "termination": {"max_failed_generations": -1}}`, `{"sigma0": 1, "warm_start": {}}`,
 		`{"x0": [1e999], "sigma0": 1}`, `{"x0": [null]}`, `{"x0": "x"}`, `[1]`, `null`, ``, `{"a":1}`, `{"x0": [1], "sigma0": 1} x`,
 	} {
 		f.Add([]byte(s))
@@ -37,8 +38,8 @@ func FuzzDecodeCreate(f *testing.F) {
 			}
 			return
 		}
-		if p.X0 == nil || p.Sigma0 != p.Sigma0 {
-			t.Fatalf("accepted without x0 or with sigma0 NaN: %+v", p)
+		if (p.X0 == nil && p.WarmStart == "") || p.Sigma0 != p.Sigma0 {
+			t.Fatalf("accepted without x0 or warm_start, or with sigma0 NaN: %+v", p)
 		}
 		for _, v := range p.X0 {
 			if math.IsNaN(v) || math.IsInf(v, 0) {

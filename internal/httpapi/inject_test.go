@@ -335,3 +335,32 @@ func TestMaxFailedGenerations(t *testing.T) {
 		})
 	}
 }
+
+func FuzzDecodeInject(f *testing.F) {
+	for _, s := range []string{
+		`{"points": [[1, 2.5], [null, -3e-300]]}`, `{"points": [[1]], "clip": false}`, `{"points": []}`,
+		`{"points": [null]}`, `{"points": [1]}`, `{"points": [[1e999]]}`, `{"clip": true}`, `{"points": [[1]], "x": 0}`,
+		`{"points": [[1]]} x`, `null`, ``, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		points, _, err := decodeInject(bytes.NewReader(body))
+		if err != nil {
+			if !decodeErrorOK(err) {
+				t.Fatalf("error %v is not a client error", err)
+			}
+			return
+		}
+		if points == nil {
+			t.Fatalf("accepted %q without points", body)
+		}
+		for _, x := range points {
+			for _, v := range x {
+				if math.IsInf(v, 0) {
+					t.Fatalf("accepted %q: %v", body, points)
+				}
+			}
+		}
+	})
+}
