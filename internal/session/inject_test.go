@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
 )
@@ -149,5 +150,42 @@ func same(t *testing.T, what string, gotB []session.Batch, gotH []session.Histor
 	wantS.ID = ""
 	if !reflect.DeepEqual(gotS, wantS) {
 		t.Errorf("%s: the sessions differ:\n%+v\n%+v", what, gotS, wantS)
+	}
+}
+
+// An injection keeps what the pending generation holds: its partial tell
+// and its leases.
+func TestInjectKeepsPendingGeneration(t *testing.T) {
+	ctx := context.Background()
+	m, _ := newManager(t)
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 4, Seed: seed(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := m.Ask(ctx, s.ID)
+	c, err := m.Claim(ctx, s.ID, time.Hour, "w1")
+	if err != nil || c.Index != 0 {
+		t.Fatalf("claim: %+v %v", c, err)
+	}
+	f := fitness(b)
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{1}, Fitness: f[1:2]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Inject(ctx, s.ID, [][]float64{{0, 0}}, true); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.Get(ctx, s.ID)
+	if !reflect.DeepEqual(got.Partial.Indices, []int{1}) || got.Injected.Waiting != 1 {
+		t.Fatalf("after the injection: partial %+v, injected %+v", got.Partial, got.Injected)
+	}
+	if c2, err := m.Claim(ctx, s.ID, time.Hour, "w2"); err != nil || c2.Index != 2 {
+		t.Fatalf("a claim after the injection: %+v %v, want candidate 2 (0 leased, 1 told)", c2, err)
+	}
+	// The rest of the generation completes it; the point is next.
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{0, 2, 3}, Fitness: []float64{f[0], f[2], f[3]}}); err != nil {
+		t.Fatal(err)
+	}
+	if b1, _ := m.Ask(ctx, s.ID); !reflect.DeepEqual(b1.Candidates[0], []float64{0, 0}) {
+		t.Fatalf("generation 1 starts with %v", b1.Candidates[0])
 	}
 }
