@@ -10,6 +10,12 @@
 //	go run ./cmd/load -sessions 1 -dim 10 -duration 10s
 //	go run ./cmd/load -sessions 64 -dim 10 -duration 10s
 //	go run ./cmd/load -url https://127.0.0.1:8443 -cacert cert.pem
+//	go run ./cmd/load -url http://127.0.0.1:8081,http://127.0.0.1:8082,http://127.0.0.1:8083 -sessions 64
+//
+// With several servers (-url a comma-separated list, servers sharing one
+// PostgreSQL database) each worker sends its requests to them in turn, as
+// a round-robin load balancer would; with -sticky each worker keeps to one
+// of them, as a balancer with session affinity would.
 //
 // The sessions it creates are deleted at the end unless -keep is set,
 // those too whose create the end of the run cut short: every create
@@ -51,7 +57,9 @@ func main() {
 
 // config is the parsed command line.
 type config struct {
-	url       string
+	url       string   // as given
+	urls      []string // the servers, each without a trailing slash
+	sticky    bool
 	token     string
 	sessions  int
 	dim       int
@@ -67,7 +75,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	var c config
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "the server")
+	fs.StringVar(&c.url, "url", "http://127.0.0.1:8080", "the server, or a comma-separated list of servers that share one database, which each worker takes in turn")
+	fs.BoolVar(&c.sticky, "sticky", false, "with several -url: each worker sends all its requests to one server (worker k to the k-th, in turn) instead of to each in turn")
 	fs.StringVar(&c.token, "token", getenv("SELFCMA_TOKEN"), "bearer token (env SELFCMA_TOKEN)")
 	fs.IntVar(&c.sessions, "sessions", 1, "sessions driven in parallel, one worker each")
 	fs.IntVar(&c.dim, "dim", 10, "dimension n of the sessions")
@@ -94,7 +103,12 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	case c.duration <= 0:
 		return c, fmt.Errorf("-duration %v: want more than 0", c.duration)
 	}
-	c.url = strings.TrimSuffix(c.url, "/")
+	for u := range strings.SplitSeq(c.url, ",") {
+		if u = strings.TrimSuffix(strings.TrimSpace(u), "/"); u == "" {
+			return c, fmt.Errorf("-url %q: an empty server in the list", c.url)
+		}
+		c.urls = append(c.urls, u)
+	}
 	return c, nil
 }
 
@@ -187,7 +201,7 @@ func drive(ctx context.Context, c config, hc *http.Client) (result, error) {
 	start := time.Now()
 	for w := range c.sessions {
 		wg.Go(func() {
-			cl := &client{cfg: c, hc: hc, seed: w + 1, run: hex.EncodeToString(run[:])}
+			cl := &client{cfg: c, hc: hc, seed: w + 1, run: hex.EncodeToString(run[:]), turn: w}
 			times, err := cl.loop(ctx)
 			mu.Lock()
 			defer mu.Unlock()
@@ -212,6 +226,17 @@ type client struct {
 	run     string      // this run's id, in the creates' keys
 	created []string    // the sessions it created
 	cut     []createReq // its creates that ctx's end cut short
+	turn    int         // the server of its next request: cfg.urls[turn % len]
+}
+
+// base is the server of the next request, and moves on to the next
+// (unless cfg.sticky).
+func (cl *client) base() string {
+	u := cl.cfg.urls[cl.turn%len(cl.cfg.urls)]
+	if !cl.cfg.sticky {
+		cl.turn++
+	}
+	return u
 }
 
 // createReq is a create: its body and its Idempotency-Key.
@@ -326,7 +351,7 @@ func (cl *client) send(ctx context.Context, method, path string, body, out any, 
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, cl.cfg.url+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, cl.base()+path, rd)
 	if err != nil {
 		return err
 	}

@@ -180,3 +180,48 @@ func TestLoadOverTLS(t *testing.T) {
 		t.Errorf("without -cacert: %v", err)
 	}
 }
+
+// With a list of servers each worker takes them in turn, or keeps to one
+// with -sticky.
+func TestLoadServerList(t *testing.T) {
+	ts0, _ := server(t, "")
+	var counts [3]atomic.Int64
+	var urls []string
+	for i := range counts {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			counts[i].Add(1)
+			ts0.Config.Handler.ServeHTTP(w, r)
+		}))
+		t.Cleanup(ts.Close)
+		urls = append(urls, ts.URL+"/")
+	}
+	for _, tc := range []struct {
+		sticky bool
+		want   func(n [3]int64) bool
+	}{
+		{false, func(n [3]int64) bool { // in turn: about a third each
+			sum := n[0] + n[1] + n[2]
+			return 4*n[0] > sum && 4*n[1] > sum && 4*n[2] > sum
+		}},
+		{true, func(n [3]int64) bool { return n[0] > 0 && n[1] > 0 && n[2] == 0 }}, // workers 0 and 1
+	} {
+		for i := range counts {
+			counts[i].Store(0)
+		}
+		args := []string{"-url", strings.Join(urls, ","), "-sessions", "2", "-dim", "2", "-duration", "300ms"}
+		if tc.sticky {
+			args = append(args, "-sticky")
+		}
+		var out bytes.Buffer
+		if err := run(context.Background(), args, func(string) string { return "" }, &out); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		n := [3]int64{counts[0].Load(), counts[1].Load(), counts[2].Load()}
+		if !tc.want(n) {
+			t.Errorf("sticky %v: requests per server %v", tc.sticky, n)
+		}
+	}
+	if _, err := parseConfig([]string{"-url", "http://a,,http://b"}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "empty server") {
+		t.Errorf("-url with an empty server: %v", err)
+	}
+}

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/selfcma/selfcma/internal/pgtest"
 )
 
 // buildServer builds this command once per test binary.
@@ -50,7 +52,7 @@ func serverBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m) // m.Run, then the PostgreSQL cluster stopped if one was started
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

@@ -1,15 +1,22 @@
 // Command server runs the selfcma service: ask/tell sessions of CMA-ES and
-// self-CMA-ES over HTTP, persisted in a bbolt file.
+// self-CMA-ES over HTTP, persisted in a bbolt file, or in a PostgreSQL
+// database that several servers share.
 //
-//	go run ./cmd/server [-addr host:port] [-db file] [-token secret] [-tls-cert file -tls-key file] [limits]
-//	go run ./cmd/server -check -db file
+//	go run ./cmd/server [-addr host:port] [-db file|postgres://...] [-token secret] [-tls-cert file -tls-key file] [limits]
+//	go run ./cmd/server -check -db file|postgres://...
+//	go run ./cmd/server -salvage -db damaged -out new
+//	go run ./cmd/server -copy-from file -db postgres://...
 //
 // Every flag falls back to an environment variable (SELFCMA_ADDR,
 // SELFCMA_DB, SELFCMA_TOKEN, SELFCMA_MAX_DIMENSION, ...), then to its
 // default. The first line it logs names the address it listens on. On
 // SIGINT or SIGTERM it stops taking requests, finishes those under way and
-// closes the file. With -check it serves nothing: it reads the file (a
-// backup, say) as a start on it would, says what is wrong and exits.
+// closes the store. It reads the whole bbolt file before it serves it, and
+// refuses a damaged one. With -check it serves nothing: it reads the file
+// (a backup, say) or the database as a start on it would, says what is
+// wrong and exits. With -salvage it writes the sessions of a damaged file
+// that read soundly to a new file. With -copy-from it copies every session
+// of a bbolt file into the PostgreSQL database of -db, exactly, and exits.
 package main
 
 import (
@@ -30,7 +37,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/httpapi"
 	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/store/bolt"
 	"github.com/selfcma/selfcma/internal/ui"
 	"github.com/selfcma/selfcma/internal/ui/sessionsource"
 )
@@ -56,7 +62,10 @@ type Config struct {
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
 	PrintVersion    bool // -version: print the build's version and exit
-	Check           bool // -check: check the file of -db and exit
+	Check           bool // -check: check the file or database of -db and exit
+	Salvage         bool // -salvage: write the sound sessions of -db to -out and exit
+	Out             string
+	CopyFrom        string // -copy-from: copy this bbolt file's sessions into the database of -db and exit
 }
 
 // parseConfig reads flags, falling back to the environment, then to the
@@ -84,7 +93,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		fs.IntVar(p, name, def, usage+" (env "+env+")")
 	}
 	str(&c.Addr, "addr", "SELFCMA_ADDR", "127.0.0.1:8080", "address to listen on; port 0 picks a free one")
-	str(&c.DB, "db", "SELFCMA_DB", "selfcma.db", "bbolt file of the sessions")
+	str(&c.DB, "db", "SELFCMA_DB", "selfcma.db", "the sessions' store: a bbolt file, or a postgres:// URL of a database that several servers share")
 	str(&c.Token, "token", "SELFCMA_TOKEN", "", "bearer token that every /v1 request and the /ui pages (login form or bearer) require; empty = none")
 	str(&c.TLSCert, "tls-cert", "SELFCMA_TLS_CERT", "", "PEM file of the certificate (chain) to serve HTTPS with, read again when it changes; with -tls-key")
 	str(&c.TLSKey, "tls-key", "SELFCMA_TLS_KEY", "", "PEM file of the certificate's private key; with -tls-cert")
@@ -95,7 +104,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
 	fs.BoolVar(&c.PrintVersion, "version", false, "print the version of this build and exit")
-	fs.BoolVar(&c.Check, "check", false, "check the file of -db (a backup, say) as a start on it would read it, print what is wrong, and exit; status 1 if anything is")
+	fs.BoolVar(&c.Check, "check", false, "check the file or database of -db (a backup, say) as a start on it would read it, print what is wrong, and exit; status 1 if anything is")
+	fs.BoolVar(&c.Salvage, "salvage", false, "write every session of the damaged file of -db that reads soundly, byte for byte, to the new file of -out, list those it could not, and exit")
+	fs.StringVar(&c.Out, "out", "", "the new file of -salvage (must not exist)")
+	fs.StringVar(&c.CopyFrom, "copy-from", "", "copy every session of this bbolt file (its server stopped) into the PostgreSQL database of -db, exactly, and exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -131,6 +143,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.Check {
 		return check(ctx, cfg.DB, stdout)
 	}
+	if cfg.Salvage {
+		return salvage(ctx, cfg.DB, cfg.Out, stdout)
+	}
+	if cfg.CopyFrom != "" {
+		return copySessions(ctx, cfg.CopyFrom, cfg.DB, stdout)
+	}
 	log := slog.New(slog.NewTextHandler(stdout, nil))
 
 	// The certificate first, then listen, so that a bad certificate or a
@@ -152,16 +170,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			Help: "When the certificate served runs out (its NotAfter), in Unix seconds.",
 		}, certs.notAfter))
 	}
-	st, err := bolt.Open(cfg.DB, &bolt.Options{OnCommit: onCommit})
+	opened := time.Now()
+	st, closeStore, kind, err := openStore(ctx, cfg.DB, onCommit)
 	if err != nil {
+		ln.Close()
+		return openError(cfg.DB, err)
+	}
+	n, err := startCheck(ctx, st, cfg.DB)
+	if err != nil {
+		closeStore()
 		ln.Close()
 		return err
 	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "selfcma_store_info",
+		Help:        "The store this server keeps its sessions in (kind: bbolt or postgres); always 1.",
+		ConstLabels: prometheus.Labels{"kind": kind},
+	}, func() float64 { return 1 }))
 	m := session.NewManager(st, session.Options{Limits: cfg.Limits})
 	h := httpapi.New(httpapi.Config{
 		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Logger: log,
 		ReadAccess: ui.LoggedIn(cfg.Token), // the pages' links open in a logged-in browser
-		Backup:     st.Snapshot,
+		Backup:     backupOf(st, cfg.DB),
 		Metrics:    reg,
 	})
 	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logger: log}))
@@ -173,7 +203,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.DB, "auth", cfg.Token != "", "tls", certs != nil, "version", version())
+	log.Info("listening", "addr", ln.Addr().String(), "db", redact(cfg.DB), "store", kind, "auth", cfg.Token != "", "tls", certs != nil, "version", version(),
+		"sessions", n.Sessions, "history_entries", n.HistoryEntries, "check_took", time.Since(opened).Round(time.Millisecond).String())
 	if cfg.Token != "" && certs == nil && !loopback(ln.Addr()) {
 		log.Warn("the bearer token crosses the network unencrypted: serve with -tls-cert and -tls-key, or behind a TLS proxy")
 	}
@@ -197,8 +228,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			err = serr
 		}
 	}
-	// bbolt last, after every request has finished.
-	if cerr := st.Close(); cerr != nil && err == nil {
+	// The store last, after every request has finished.
+	if cerr := closeStore(); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err != nil {

@@ -13,18 +13,22 @@ import (
 	"github.com/selfcma/selfcma/internal/session"
 )
 
-// failingStore fails the Puts it is armed for, writing nothing, as a full
-// disk would.
+// failingStore fails the Puts it is armed for with err (errDiskFault if
+// nil), writing nothing, as a failing disk would.
 type failingStore struct {
 	session.Store
 	fail atomic.Int32 // Puts left to fail
+	err  error
 }
 
-var errDiskFull = errors.New("write /data/selfcma.db: no space left on device")
+var errDiskFault = errors.New("write /data/selfcma.db: input/output error")
 
 func (s *failingStore) Put(ctx context.Context, rec session.Record, h *session.HistoryEntry) (uint64, error) {
 	if s.fail.Add(-1) >= 0 {
-		return 0, errDiskFull
+		if s.err != nil {
+			return 0, s.err
+		}
+		return 0, errDiskFault
 	}
 	s.fail.Store(0)
 	return s.Store.Put(ctx, rec, h)
@@ -65,7 +69,7 @@ func TestStoreFault(t *testing.T) {
 		}
 		id := r.header.Get("X-Request-Id")
 		for _, line := range strings.Split(log.String(), "\n") {
-			if strings.Contains(line, "request_id="+id) && strings.Contains(line, errDiskFull.Error()) {
+			if strings.Contains(line, "request_id="+id) && strings.Contains(line, errDiskFault.Error()) {
 				return
 			}
 		}

@@ -111,7 +111,13 @@ const (
 	codeUnauthorized     = "unauthorized"
 	codeTooLarge         = "too_large"
 	codeMethodNotAllowed = "method_not_allowed"
+	codeNoBackup         = "backup_unsupported"
 )
+
+// BackupUnsupported is the error that a Config.Backup of a store that
+// makes no copies of itself returns (PostgreSQL: pg_dump's job): 501 with
+// code backup_unsupported and msg, which says what to use instead.
+func BackupUnsupported(msg string) error { return &apiError{code: codeNoBackup, msg: msg} }
 
 // statuses maps every error code to its status.
 var statuses = map[string]int{
@@ -123,8 +129,15 @@ var statuses = map[string]int{
 	string(session.CodeConflict):   http.StatusConflict,
 	string(session.CodeStopped):    http.StatusConflict,
 	codeTooLarge:                   http.StatusRequestEntityTooLarge,
+	codeNoBackup:                   http.StatusNotImplemented,
 	string(session.CodeInternal):   http.StatusInternalServerError,
+
+	// Nothing was written: the same request, sent after Retry-After, applies once.
+	string(session.CodeStorageFull): http.StatusInsufficientStorage,
 }
+
+// retryAfterFull is the Retry-After, in seconds, of a 507 storage_full.
+const retryAfterFull = "10"
 
 // apiError is an error of the transport.
 type apiError struct {
@@ -164,6 +177,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="selfcma"`)
+	}
+	if status == http.StatusInsufficientStorage {
+		// Nothing was written: the same request, sent again once there is
+		// space, applies once.
+		w.Header().Set("Retry-After", retryAfterFull)
+		s.log.WarnContext(r.Context(), "storage full", "request_id", requestID(r.Context()), "error", err)
 	}
 	s.writeJSON(w, r, status, errorJSON{Error: body})
 }

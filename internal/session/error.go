@@ -16,6 +16,10 @@ const (
 	CodeConflict   Code = "conflict"     // a tell for another generation than the pending one, or of a value told otherwise before
 	CodeStopped    Code = "stopped"      // the session has stopped
 	CodeInternal   Code = "internal"     // anything else; the message is not shown to clients
+
+	// The store's disk is full (or a quota, or a file size limit, is
+	// reached): nothing was written; the same request, later, applies once.
+	CodeStorageFull Code = "storage_full"
 )
 
 // Error is the one error type of the service's domain.
@@ -53,6 +57,12 @@ func errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// internal is the error of a step that failed for a reason not the
+// client's: CodeStorageFull when the store's disk is full, CodeInternal
+// otherwise.
 func internal(step string, err error) *Error {
+	if storageFull(err) {
+		return &Error{Code: CodeStorageFull, Message: "the server's storage is full: nothing was written; retry later", Err: fmt.Errorf("%s: %w", step, err)}
+	}
 	return &Error{Code: CodeInternal, Message: "internal error", Err: fmt.Errorf("%s: %w", step, err)}
 }

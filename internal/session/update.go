@@ -49,13 +49,37 @@ var stateBufs = sync.Pool{New: func() any { return new([]byte) }}
 // it starts over from the store, up to maxAttempts times. It returns the
 // session as written (nil once deleted). what names the operation in
 // errors.
+//
+// A cached session is first tried as it is: a write's compare-and-swap
+// confirms the version as Store.Version would, so a tell on a current cache
+// costs one round trip to the store, not two. An outcome that writes
+// nothing (an error, a retried tell) rests on the cache alone, and a lease
+// is written without a compare-and-swap, so these go ahead only once
+// Store.Version confirms the cache; else the update starts over from the
+// store.
 func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn change) (*loaded, error) {
+	optimistic := e.l != nil
 	for range maxAttempts {
-		l, err := m.load(ctx, e, id)
-		if err != nil {
+		var (
+			l   *loaded
+			err error
+		)
+		if optimistic {
+			l = e.l
+		} else if l, err = m.load(ctx, e, id); err != nil {
 			return nil, err
 		}
 		w, err := fn(l)
+		// Leases are not written with a compare-and-swap of the version:
+		// they too need the check first.
+		if optimistic && (err != nil || w == nil || w.leases != nil) {
+			optimistic = false
+			if v, verr := m.store.Version(ctx, id); verr != nil || v != l.version {
+				e.l = nil // stale (or gone): load from the store and apply fn again
+				continue
+			}
+		}
+		optimistic = false
 		if err != nil {
 			var se *Error
 			if !errors.As(err, &se) {

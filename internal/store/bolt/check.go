@@ -10,7 +10,9 @@ import (
 )
 
 // Check reads the whole file, as a restart on it would, and returns what is
-// wrong with it (nil when nothing is):
+// wrong with it (nil when nothing is). Open has walked the pages already
+// (pages.go: a file whose pages bbolt cannot read safely is not opened);
+// Check goes on with
 //   - bbolt's check of the pages: every page reachable once, none both free
 //     and in use, keys in order;
 //   - every session is a bucket whose record splits into version, meta and

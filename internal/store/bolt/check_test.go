@@ -134,7 +134,8 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestCheckPages: a page that bbolt's own check finds out of place.
+// TestCheckPages: a page out of place (one bbolt's own check finds too) is
+// refused by Open, before bbolt maps the file, naming the page.
 func TestCheckPages(t *testing.T) {
 	path := checkFile(t)
 	db, err := bbolt.Open(path, 0o600, nil)
@@ -174,9 +175,15 @@ func TestCheckPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	probs := checkReadOnly(t, path)
-	if len(probs) == 0 || !strings.HasPrefix(probs[0].Error(), "pages: ") {
-		t.Errorf("got %v, want a problem of the pages", probs)
+	for _, ro := range []bool{true, false} {
+		s, err := Open(path, &Options{ReadOnly: ro})
+		var de *DamagedError
+		if !errors.As(err, &de) || !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "page ") {
+			t.Errorf("read-only %v: got %v, want a damaged file naming a page", ro, err)
+		}
+		if s != nil {
+			s.Close()
+		}
 	}
 }
 

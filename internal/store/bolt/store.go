@@ -128,11 +128,12 @@ type Options struct {
 }
 
 // Open opens or creates the file at path. It fails if another process holds
-// the file (after a second) or if the file's layout is later than
-// SchemaVersion. A file of an earlier layout is copied to path.layoutN,
+// the file (after a second: ErrInUse), if its pages are damaged (a
+// *DamagedError), or if the file's layout is later than SchemaVersion. A file of an earlier layout is copied to path.layoutN,
 // then migrated in one transaction.
 func Open(path string, opt *Options) (*Store, error) {
 	bo := &bbolt.Options{Timeout: time.Second}
+	bo.OpenFile = openChecked(bo.Timeout) // the lock, and the pages checked before bbolt maps them
 	if opt != nil {
 		bo.NoSync, bo.ReadOnly = opt.NoSync, opt.ReadOnly
 	}
@@ -141,8 +142,8 @@ func Open(path string, opt *Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	init := db.Update
-	if bo.ReadOnly {
-		init = db.View
+	if bo.ReadOnly || db.View(initSchema) == nil {
+		init = db.View // nothing to write: a file of this layout is left as it is until a write
 	} else if err := keepEarlierLayout(db, path); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"github.com/selfcma/selfcma/internal/httpapi"
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store/bolt"
+	"github.com/selfcma/selfcma/internal/store/postgres"
+)
+
+// Store kinds, as the log and /metrics name them.
+const (
+	kindBolt     = "bbolt"
+	kindPostgres = "postgres"
+)
+
+// openStore opens the store that db names: a postgres:// (or
+// postgresql://) URL is a PostgreSQL database, which several servers may
+// share; anything else is the path of a bbolt file, which one server holds.
+// It returns the store, its closer and its kind.
+func openStore(ctx context.Context, db string, onCommit func(int, time.Duration)) (session.Store, func() error, string, error) {
+	if postgres.IsURL(db) {
+		st, err := postgres.Open(ctx, db, &postgres.Options{OnCommit: onCommit})
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return st, st.Close, kindPostgres, nil
+	}
+	st, err := bolt.Open(db, &bolt.Options{OnCommit: onCommit})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return st, st.Close, kindBolt, nil
+}
+
+// redact is db as the log may show it: a URL without its password.
+func redact(db string) string {
+	if !postgres.IsURL(db) {
+		return db
+	}
+	u, err := url.Parse(db)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// backupOf is the Backup of httpapi.Config for st: its Snapshot, or an
+// error naming pg_dump.
+func backupOf(st session.Store, db string) func() (io.ReadCloser, int64, error) {
+	if sn, ok := st.(session.Snapshotter); ok {
+		return sn.Snapshot
+	}
+	msg := fmt.Sprintf("this server keeps its sessions in PostgreSQL and makes no copies of it: back the database up with pg_dump, e.g. pg_dump --format=custom --file=selfcma.dump '%s'", redact(db))
+	return func() (io.ReadCloser, int64, error) { return nil, 0, httpapi.BackupUnsupported(msg) }
+}
+
+// checkPostgres is -check of a PostgreSQL database (check reads a bbolt
+// file): the database's own consistency (postgres.Store.Check), then
+// session.Check of every session. It changes nothing, not even the schema.
+func checkPostgres(ctx context.Context, db string, out io.Writer) error {
+	st, err := postgres.Open(ctx, db, &postgres.Options{NoMigrate: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	probs := 0
+	for _, err := range st.Check(ctx) {
+		probs++
+		fmt.Fprintln(out, "database:", err)
+	}
+	n, err := session.Check(ctx, st, func(id string, err error) {
+		probs++
+		fmt.Fprintf(out, "session %s: %v\n", id, err)
+	})
+	if err != nil {
+		probs++
+		fmt.Fprintln(out, "sessions:", err)
+	}
+	fmt.Fprintf(out, "checked %s: sessions %d, history entries %d, problems %d\n", redact(db), n.Sessions, n.HistoryEntries, probs)
+	if probs > 0 {
+		return fmt.Errorf("%s: %d problems", redact(db), probs)
+	}
+	return nil
+}
+
+// keyOwner is a store that tells the idempotency key a record was created
+// with (the bbolt store): the copy carries the keys over.
+type keyOwner interface {
+	KeyOf(ctx context.Context, id string) (key string, data []byte, err error)
+}
+
+// copySessions copies every session of the bbolt file at from into the
+// PostgreSQL database at to (-copy-from FILE -db URL), exactly: each
+// record's meta, state, version and idempotency key, and all its history,
+// one session per transaction. A session already in the database is
+// skipped if its record is the file's, byte for byte (a copy run again
+// after an interruption), and an error otherwise. The file is opened
+// read-only: stop its server first (or copy a backup of it).
+func copySessions(ctx context.Context, from, to string, out io.Writer) error {
+	if !postgres.IsURL(to) {
+		return fmt.Errorf("-copy-from copies into PostgreSQL: -db %q is no postgres:// URL", to)
+	}
+	src, err := bolt.Open(from, &bolt.Options{ReadOnly: true})
+	if errors.Is(err, bolt.ErrEarlierLayout) {
+		var cleanup func()
+		src, cleanup, err = openMigratedCopy(from)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	}
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := postgres.Open(ctx, to, nil)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	var copied, skipped, entries int
+	for after := ""; ; {
+		recs, err := src.List(ctx, after, 100)
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for _, r := range recs {
+			n, fresh, err := copySession(ctx, src, dst, r.ID)
+			if err != nil {
+				return fmt.Errorf("copy of session %s: %w (%d sessions copied before it)", r.ID, err, copied)
+			}
+			if fresh {
+				copied++
+				entries += n
+			} else {
+				skipped++
+			}
+		}
+		after = recs[len(recs)-1].ID
+	}
+	fmt.Fprintf(out, "copied %d sessions (%d history entries) from %s to %s; %d were there already\n", copied, entries, from, redact(to), skipped)
+	return nil
+}
+
+// copySession copies the session id from src to dst, and returns the
+// number of history entries copied, and false if dst held it already.
+func copySession(ctx context.Context, src *bolt.Store, dst *postgres.Store, id string) (int, bool, error) {
+	rec, err := src.Get(ctx, id)
+	if err != nil {
+		return 0, false, err
+	}
+	var ko keyOwner = src
+	switch key, data, err := ko.KeyOf(ctx, id); {
+	case err == nil:
+		rec.Key, rec.KeyData = key, data
+	case !errors.Is(err, session.ErrNoRecord):
+		return 0, false, err
+	}
+	hist, err := src.History(ctx, id, 0, 0)
+	if err != nil {
+		return 0, false, err
+	}
+	err = dst.Import(ctx, rec, hist)
+	if errors.Is(err, session.ErrVersion) {
+		have, gerr := dst.Get(ctx, id)
+		if gerr == nil && have.Version == rec.Version && bytes.Equal(have.Meta, rec.Meta) && bytes.Equal(have.State, rec.State) {
+			return 0, false, nil
+		}
+		return 0, false, fmt.Errorf("the database holds another record of it")
+	}
+	return len(hist), true, err
+}

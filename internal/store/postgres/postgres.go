@@ -1,0 +1,517 @@
+// Package postgres is the PostgreSQL implementation of session.Store: the
+// store that several servers share. It uses pgx (pgxpool).
+//
+// Tables (schema version 1; migrate.go keeps the versions, in the table
+// schema_migrations):
+//
+//	sessions          id, version, meta, state (STORAGE EXTERNAL)
+//	history           session, generation, data
+//	idempotency_keys  key, session, data
+//	leases            session, generation, index, worker, expires_at
+//
+// A Put is one statement, so one round trip and one transaction: a CTE
+// that updates the session row where its version is the one read (or
+// inserts a new one), and, only if it did, inserts the history entry and
+// drops the leases of the told generations. Zero rows is a version
+// conflict; a unique violation on idempotency_keys is a key taken. A Put
+// without a state leaves the state column alone, so a partial tell or a
+// stop rewrites only the small meta.
+//
+// Leases are timed by the database's clock (clock_timestamp()), so that
+// every server judges them alike; an UpdateLeases is a transaction that
+// takes an advisory lock on the session's id (its hash) and commits with
+// synchronous_commit off: a lease lost in a crash of the database costs an
+// evaluation twice, never a value. PostgreSQL groups the WAL flushes of
+// concurrent commits itself, so, unlike the bbolt store, this one has no
+// group commit of its own.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/selfcma/selfcma/internal/session"
+)
+
+// Store is a session.Store in a PostgreSQL database. It is safe for
+// concurrent use, by any number of processes sharing the database.
+type Store struct {
+	pool     *pgxpool.Pool
+	onCommit func(writes int, took time.Duration)
+}
+
+var (
+	_ session.Store    = (*Store)(nil)
+	_ session.Importer = (*Store)(nil)
+	_ session.Checker  = (*Store)(nil)
+)
+
+// Options tune Open.
+type Options struct {
+	// OnCommit, when not nil, is called after every Put and Delete that
+	// committed, with 1 and the time it took (cmd/server makes metrics of
+	// it, as of the bbolt store's commits).
+	OnCommit func(writes int, took time.Duration)
+	// NoMigrate leaves the schema as it is (the server's -check, which
+	// changes nothing): Open fails on a database without the tables, and
+	// Check reports a schema other than SchemaVersion.
+	NoMigrate bool
+}
+
+// DefaultMaxConns is the size of the pool unless the URL says otherwise
+// (pool_max_conns=N): enough concurrent commits for the database to group
+// their WAL flushes, and few enough that several servers stay under
+// PostgreSQL's default max_connections (100) with room for pg_dump and
+// -check.
+const DefaultMaxConns = 16
+
+// IsURL reports whether db names a PostgreSQL database rather than a file.
+func IsURL(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// Open connects to the database at url (postgres://...) and migrates its
+// schema to SchemaVersion, under an advisory lock so that servers starting
+// at once do not race.
+func Open(ctx context.Context, url string, opt *Options) (*Store, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err) // pgx leaves the password out
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "selfcma"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	if !opt.NoMigrate {
+		if err := migrate(ctx, pool); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("postgres: migrate: %w", err)
+		}
+	}
+	return &Store{pool: pool, onCommit: opt.OnCommit}, nil
+}
+
+// Close closes the pool's connections, after the queries under way.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Get implements session.Store.
+func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
+	r := session.Record{ID: id}
+	err := s.pool.QueryRow(ctx, "SELECT version, meta, state FROM sessions WHERE id = $1", []byte(id)).Scan(&r.Version, &r.Meta, &r.State)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
+	}
+	if err != nil {
+		return r, fmt.Errorf("postgres: get %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Version implements session.Store.
+func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
+	var v uint64
+	err := s.pool.QueryRow(ctx, "SELECT version FROM sessions WHERE id = $1", []byte(id)).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("postgres: version of %s: %w", id, session.ErrNoRecord)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("postgres: version of %s: %w", id, err)
+	}
+	return v, nil
+}
+
+// List implements session.Store.
+func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Record, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT id, version, meta FROM sessions WHERE id > $1 ORDER BY id LIMIT $2", []byte(after), limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list: %w", err)
+	}
+	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.Record, error) {
+		var r session.Record
+		var id []byte
+		err := row.Scan(&id, &r.Version, &r.Meta)
+		r.ID = string(id)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list: %w", err)
+	}
+	return recs, nil
+}
+
+// The statements of Put. $1 id, then the record's parts; the history
+// entry's generation and data come last, data NULL for none.
+const (
+	putNew = `WITH s AS (
+	INSERT INTO sessions (id, version, meta, state) VALUES ($1, 1, $2, $3)
+	ON CONFLICT (id) DO NOTHING RETURNING id
+), k AS (
+	INSERT INTO idempotency_keys (key, session, data) SELECT $4, id, $5 FROM s WHERE $4::bytea IS NOT NULL
+), h AS (
+	INSERT INTO history (session, generation, data) SELECT id, $6, $7 FROM s WHERE $7::bytea IS NOT NULL
+	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
+)
+SELECT count(*) FROM s`
+
+	putState = `WITH s AS (
+	UPDATE sessions SET version = version + 1, meta = $3, state = $4
+	WHERE id = $1 AND version = $2 RETURNING id
+), h AS (
+	INSERT INTO history (session, generation, data) SELECT id, $5, $6 FROM s WHERE $6::bytea IS NOT NULL
+	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
+), l AS (
+	DELETE FROM leases WHERE $6::bytea IS NOT NULL AND session = $1 AND generation <= $5 AND EXISTS (SELECT FROM s)
+)
+SELECT count(*) FROM s`
+
+	// putMeta is putState without the state: the row's state stays where
+	// it is, in the TOAST table, unwritten.
+	putMeta = `WITH s AS (
+	UPDATE sessions SET version = version + 1, meta = $3
+	WHERE id = $1 AND version = $2 RETURNING id
+), h AS (
+	INSERT INTO history (session, generation, data) SELECT id, $4, $5 FROM s WHERE $5::bytea IS NOT NULL
+	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
+), l AS (
+	DELETE FROM leases WHERE $5::bytea IS NOT NULL AND session = $1 AND generation <= $4 AND EXISTS (SELECT FROM s)
+)
+SELECT count(*) FROM s`
+)
+
+// Put implements session.Store.
+func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.HistoryEntry) (uint64, error) {
+	if rec.ID == "" {
+		return 0, errors.New("postgres: put: an empty id")
+	}
+	var g int64
+	var data []byte // nil: no history entry (NULL)
+	if hist != nil {
+		if hist.Generation > math.MaxInt64 {
+			return 0, fmt.Errorf("postgres: put %s: generation %d", rec.ID, hist.Generation)
+		}
+		g, data = int64(hist.Generation), hist.Data
+		if data == nil {
+			data = []byte{}
+		}
+	}
+	meta := rec.Meta
+	if meta == nil {
+		meta = []byte{}
+	}
+	start := time.Now()
+	var n int
+	var err error
+	switch {
+	case rec.Version == 0:
+		if rec.State == nil {
+			return 0, fmt.Errorf("postgres: put %s: a new record without a state", rec.ID)
+		}
+		var key []byte // NULL: none
+		if rec.Key != "" {
+			key = []byte(rec.Key)
+		}
+		kd := rec.KeyData
+		if kd == nil {
+			kd = []byte{}
+		}
+		err = s.pool.QueryRow(ctx, putNew, []byte(rec.ID), meta, rec.State, key, kd, g, data).Scan(&n)
+	case rec.State == nil:
+		err = s.pool.QueryRow(ctx, putMeta, []byte(rec.ID), int64(rec.Version), meta, g, data).Scan(&n)
+	default:
+		err = s.pool.QueryRow(ctx, putState, []byte(rec.ID), int64(rec.Version), meta, rec.State, g, data).Scan(&n)
+	}
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "idempotency_keys_pkey" {
+			return 0, fmt.Errorf("postgres: put %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
+		}
+		return 0, fmt.Errorf("postgres: put %s: %w", rec.ID, err)
+	}
+	if n == 0 {
+		return 0, s.conflict(ctx, "put", rec.ID, rec.Version)
+	}
+	if s.onCommit != nil {
+		s.onCommit(1, time.Since(start))
+	}
+	return rec.Version + 1, nil
+}
+
+// conflict is the error of a write of id at version that changed nothing:
+// ErrNoRecord if id is not stored (and version was not 0), else ErrVersion.
+func (s *Store) conflict(ctx context.Context, op, id string, version uint64) error {
+	got, err := s.Version(ctx, id)
+	switch {
+	case errors.Is(err, session.ErrNoRecord) && version != 0:
+		return fmt.Errorf("postgres: %s %s: %w", op, id, session.ErrNoRecord)
+	case errors.Is(err, session.ErrNoRecord):
+		// Written and deleted again meanwhile: still a conflict.
+		return fmt.Errorf("postgres: %s %s: version 0, deleted meanwhile: %w", op, id, session.ErrVersion)
+	case err != nil:
+		return fmt.Errorf("postgres: %s %s: %w", op, id, err)
+	}
+	return fmt.Errorf("postgres: %s %s: version %d, stored %d: %w", op, id, version, got, session.ErrVersion)
+}
+
+// Key implements session.Store.
+func (s *Store) Key(ctx context.Context, key string) (string, []byte, error) {
+	var id, data []byte
+	err := s.pool.QueryRow(ctx, "SELECT session, data FROM idempotency_keys WHERE key = $1", []byte(key)).Scan(&id, &data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil, fmt.Errorf("postgres: key %q: %w", key, session.ErrNoRecord)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("postgres: key %q: %w", key, err)
+	}
+	return string(id), data, nil
+}
+
+// Delete implements session.Store. The session row goes first: its row
+// lock makes a concurrent Put or UpdateLeases of id wait, and the
+// statements after it see what they committed.
+func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
+	start := time.Now()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1 AND version = $2", []byte(id), int64(version))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return errNothing
+		}
+		b := &pgx.Batch{}
+		b.Queue("DELETE FROM history WHERE session = $1", []byte(id))
+		b.Queue("DELETE FROM idempotency_keys WHERE session = $1", []byte(id))
+		b.Queue("DELETE FROM leases WHERE session = $1", []byte(id))
+		return tx.SendBatch(ctx, b).Close()
+	})
+	switch {
+	case errors.Is(err, errNothing):
+		return s.conflict(ctx, "delete", id, max(version, 1))
+	case err != nil:
+		return fmt.Errorf("postgres: delete %s: %w", id, err)
+	}
+	if s.onCommit != nil {
+		s.onCommit(1, time.Since(start))
+	}
+	return nil
+}
+
+var errNothing = errors.New("nothing written")
+
+// History implements session.Store.
+func (s *Store) History(ctx context.Context, id string, from uint64, limit int) ([]session.HistoryEntry, error) {
+	if from > math.MaxInt64 {
+		return nil, nil
+	}
+	var lim *int64 // NULL: no limit
+	if limit > 0 {
+		l := int64(limit)
+		lim = &l
+	}
+	rows, err := s.pool.Query(ctx, "SELECT generation, data FROM history WHERE session = $1 AND generation >= $2 ORDER BY generation LIMIT $3", []byte(id), int64(from), lim)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: history of %s: %w", id, err)
+	}
+	ents, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (session.HistoryEntry, error) {
+		var e session.HistoryEntry
+		err := row.Scan(&e.Generation, &e.Data)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: history of %s: %w", id, err)
+	}
+	return ents, nil
+}
+
+// leaseLockClass is the first key of the advisory locks of UpdateLeases
+// (the second is the hash of the session's id).
+const leaseLockClass = 0x6c65 // "le"
+
+// readLeases is the database's time, whether id is stored, and id's
+// unexpired leases of generation $2 (one row with NULL leases if none).
+const readLeases = `WITH t AS (SELECT clock_timestamp() AS now)
+SELECT t.now, EXISTS (SELECT FROM sessions WHERE id = $1), l.index, l.worker, l.expires_at
+FROM t LEFT JOIN leases l ON l.session = $1 AND l.generation = $2 AND l.expires_at > t.now`
+
+func scanLeases(rows pgx.Rows) (leases []session.Lease, now time.Time, found bool, err error) {
+	defer rows.Close()
+	for rows.Next() {
+		var idx *int32
+		var worker []byte
+		var exp *time.Time
+		if err := rows.Scan(&now, &found, &idx, &worker, &exp); err != nil {
+			return nil, now, false, err
+		}
+		if idx != nil {
+			leases = append(leases, session.Lease{Index: int(*idx), Worker: string(worker), Expires: *exp})
+		}
+	}
+	return leases, now, found, rows.Err()
+}
+
+// idHash is the second key of the advisory lock of id's leases.
+func idHash(id string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int32(h.Sum32())
+}
+
+// UpdateLeases implements session.Store.
+func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(time.Time, []session.Lease) ([]session.Lease, error)) error {
+	if g > math.MaxInt64 {
+		return fmt.Errorf("postgres: leases of %s: generation %d", id, g)
+	}
+	var fnErr error
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue("SET LOCAL synchronous_commit TO off")
+		b.Queue("SELECT pg_advisory_xact_lock($1, $2)", int32(leaseLockClass), idHash(id))
+		br := tx.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+		if err := br.Close(); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, readLeases, []byte(id), int64(g))
+		if err != nil {
+			return err
+		}
+		cur, now, found, err := scanLeases(rows)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("postgres: leases of %s: %w", id, session.ErrNoRecord)
+		}
+		next, err := fn(now, cur)
+		if err != nil {
+			fnErr = err
+			return err
+		}
+		idx := make([]int32, len(next))
+		workers := make([][]byte, len(next))
+		exps := make([]time.Time, len(next))
+		for i, l := range next {
+			idx[i], workers[i], exps[i] = int32(l.Index), []byte(l.Worker), l.Expires
+		}
+		b = &pgx.Batch{}
+		b.Queue("DELETE FROM leases WHERE session = $1", []byte(id))
+		b.Queue(`INSERT INTO leases (session, generation, index, worker, expires_at)
+			SELECT $1, $2, u.i, u.w, u.e FROM unnest($3::integer[], $4::bytea[], $5::timestamptz[]) AS u(i, w, e)`,
+			[]byte(id), int64(g), idx, workers, exps)
+		return tx.SendBatch(ctx, b).Close()
+	})
+	switch {
+	case err == nil:
+		return nil
+	case fnErr != nil && errors.Is(err, fnErr):
+		return fnErr
+	case errors.Is(err, session.ErrNoRecord):
+		return err
+	}
+	return fmt.Errorf("postgres: leases of %s: %w", id, err)
+}
+
+// Leases implements session.Store.
+func (s *Store) Leases(ctx context.Context, id string, g uint64) ([]session.Lease, time.Time, error) {
+	if g > math.MaxInt64 {
+		return nil, time.Time{}, fmt.Errorf("postgres: leases of %s: generation %d", id, g)
+	}
+	rows, err := s.pool.Query(ctx, readLeases, []byte(id), int64(g))
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("postgres: leases of %s: %w", id, err)
+	}
+	leases, now, found, err := scanLeases(rows)
+	switch {
+	case err != nil:
+		return nil, now, fmt.Errorf("postgres: leases of %s: %w", id, err)
+	case !found:
+		return nil, now, fmt.Errorf("postgres: leases of %s: %w", id, session.ErrNoRecord)
+	}
+	return leases, now, nil
+}
+
+// Import implements session.Importer: the record keeps its version (1 if
+// it has none), its idempotency key and all its history.
+func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.HistoryEntry) error {
+	if rec.ID == "" || rec.State == nil {
+		return fmt.Errorf("postgres: import %q: a record needs an id and a state", rec.ID)
+	}
+	v := max(rec.Version, 1)
+	meta := rec.Meta
+	if meta == nil {
+		meta = []byte{}
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "INSERT INTO sessions (id, version, meta, state) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
+			[]byte(rec.ID), int64(v), meta, rec.State)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: import %s: already stored: %w", rec.ID, session.ErrVersion)
+		}
+		if rec.Key != "" {
+			kd := rec.KeyData
+			if kd == nil {
+				kd = []byte{}
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO idempotency_keys (key, session, data) VALUES ($1, $2, $3)", []byte(rec.Key), []byte(rec.ID), kd); err != nil {
+				var pe *pgconn.PgError
+				if errors.As(err, &pe) && pe.Code == "23505" {
+					return fmt.Errorf("postgres: import %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
+				}
+				return err
+			}
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"history"}, []string{"session", "generation", "data"},
+			pgx.CopyFromSlice(len(hist), func(i int) ([]any, error) {
+				if hist[i].Generation > math.MaxInt64 {
+					return nil, fmt.Errorf("generation %d", hist[i].Generation)
+				}
+				d := hist[i].Data
+				if d == nil {
+					d = []byte{}
+				}
+				return []any{[]byte(rec.ID), int64(hist[i].Generation), d}, nil
+			}))
+		return err
+	})
+	if err != nil && !errors.Is(err, session.ErrVersion) && !errors.Is(err, session.ErrKeyTaken) {
+		return fmt.Errorf("postgres: import %s: %w", rec.ID, err)
+	}
+	return err
+}
