@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/selfcma/selfcma/internal/pgtest"
 )
 
 // injections are the points a run injects after the ask of generation g
@@ -35,9 +37,8 @@ func injections(n int) map[int][][][]float64 {
 // restarted on the same file. Every batch, the history and the final
 // session are returned; it checks that the batch after an injection starts
 // with the points injected, bit for bit.
-func injectTrace(t *testing.T, bin, alg string, kill bool) trace {
+func injectTrace(t *testing.T, bin, db, alg string, kill bool) trace {
 	t.Helper()
-	db := filepath.Join(t.TempDir(), "inject.db")
 	p := startServer(t, bin, db)
 	const n, gens = 6, 12
 	body := map[string]any{"x0": []float64{3, 3, 3, 3, 3, 3}, "sigma0": 1, "algorithm": alg, "seed": 1106, "population_size": 8}
@@ -107,14 +108,22 @@ func injectTrace(t *testing.T, bin, alg string, kill bool) trace {
 // Points injected and acknowledged survive a SIGKILL before the next tell:
 // after the restart the next batch starts with them, bit for bit, and the
 // run with the kills equals the run without, batch for batch, in its history
-// and its final state.
+// and its final state. On a bbolt file, and on PostgreSQL (skipped, or
+// failed under CI, without it).
 func TestEndToEndInjectKill(t *testing.T) {
 	bin := serverBinary(t)
-	for _, alg := range []string{"cma-es", "self-cma-es"} {
-		t.Run(alg, func(t *testing.T) {
+	for _, c := range []struct{ alg, store string }{{"cma-es", "bbolt"}, {"self-cma-es", "bbolt"}, {"cma-es", "postgres"}} {
+		t.Run(c.alg+"/"+c.store, func(t *testing.T) {
 			t.Parallel()
-			ref := injectTrace(t, bin, alg, false)
-			got := injectTrace(t, bin, alg, true)
+			db := func() string {
+				if c.store == "postgres" {
+					return pgtest.DB(t)
+				}
+				return filepath.Join(t.TempDir(), "inject.db")
+			}
+			alg := c.alg
+			ref := injectTrace(t, bin, db(), alg, false)
+			got := injectTrace(t, bin, db(), alg, true)
 			for g := range ref.batches {
 				if !sameBits(got.batches[g], ref.batches[g]) {
 					t.Fatalf("generation %d: the batch differs from the run without kills", g)
