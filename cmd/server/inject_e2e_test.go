@@ -40,6 +40,7 @@ func injections(n int) map[int][][][]float64 {
 func injectTrace(t *testing.T, bin, db, alg string, kill bool) trace {
 	t.Helper()
 	p := startServer(t, bin, db)
+	t.Cleanup(func() { p.kill() }) // the server running when a check fails (a no-op once stopped)
 	const n, gens = 6, 12
 	body := map[string]any{"x0": []float64{3, 3, 3, 3, 3, 3}, "sigma0": 1, "algorithm": alg, "seed": 1106, "population_size": 8}
 	var s e2eSession
