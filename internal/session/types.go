@@ -19,7 +19,9 @@ type CreateParams struct {
 
 	// WarmStart, when not empty, is the id of a session to start from: X0
 	// becomes its mean and its best point, if any, is injected into the
-	// first batch (see Manager.Create).
+	// first batch (see Manager.Create). Fields added to CreateParams and
+	// Termination are omitempty: the fingerprint of an idempotent create
+	// (their JSON) must stay that of the keys stored before them.
 	WarmStart string `json:",omitempty"`
 
 	// IdempotencyKey, when not empty, makes the create safe to send again
