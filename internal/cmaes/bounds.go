@@ -49,6 +49,14 @@ func transformInto(dst, x []float64, b *Bounds) {
 	}
 }
 
+// Image returns the point of the box that genotype x is handed out as:
+// its image under the transformation, coordinate by coordinate.
+func (b *Bounds) Image(x []float64) []float64 {
+	dst := make([]float64, len(x))
+	transformInto(dst, x, b)
+	return dst
+}
+
 // inverse1 is the preimage of y ∈ [lo, up] under transform1 in
 // [lo − al, up + au] (pycma's BoxConstraintsLinQuadTransformation._inverse_i):
 // the genotype of an injected point.

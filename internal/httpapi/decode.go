@@ -30,6 +30,7 @@ type createRequest struct {
 	Termination     *terminationJSON `json:"termination"`
 	Name            string           `json:"name"`
 	Metadata        json.RawMessage  `json:"metadata"`
+	WarmStart       *warmStartJSON   `json:"warm_start"`
 }
 
 type boundsJSON struct {
@@ -57,6 +58,8 @@ type terminationJSON struct {
 	NoEffectCoord  *bool    `json:"no_effect_coord"`
 	Stagnation     *bool    `json:"stagnation"`
 	EqualFunValues *bool    `json:"equal_fun_values"`
+
+	MaxFailedGenerations *int `json:"max_failed_generations"`
 }
 
 type tellRequest struct {
@@ -144,9 +147,12 @@ func jsonType(t reflect.Type) string {
 	return "an object"
 }
 
-// numbers turns a JSON array of numbers into a []float64; null elements are
-// an error.
+// numbers turns a JSON array of numbers into a []float64 (nil for nil);
+// null elements are an error.
 func numbers(field string, v []*float64) ([]float64, error) {
+	if v == nil {
+		return nil, nil
+	}
 	out := make([]float64, len(v))
 	for i, p := range v {
 		if p == nil {
@@ -163,8 +169,12 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return session.CreateParams{}, err
 	}
-	if req.X0 == nil {
-		return session.CreateParams{}, invalid("x0 is required")
+	ws, err := warmStartOf(req.WarmStart)
+	if err != nil {
+		return session.CreateParams{}, err
+	}
+	if req.X0 == nil && ws == "" {
+		return session.CreateParams{}, invalid("x0 is required (unless warm_start gives it)")
 	}
 	if req.Sigma0 == nil {
 		return session.CreateParams{}, invalid("sigma0 is required")
@@ -175,7 +185,7 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 	}
 	p := session.CreateParams{
 		X0: x0, Sigma0: *req.Sigma0, PopulationSize: req.PopulationSize,
-		Algorithm: req.Algorithm, Seed: req.Seed, Name: req.Name,
+		Algorithm: req.Algorithm, Seed: req.Seed, Name: req.Name, WarmStart: ws,
 	}
 	if b := req.Bounds; b != nil {
 		if b.Lower == nil || b.Upper == nil {
@@ -201,6 +211,7 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 			TolFun: t.TolFun, TolX: t.TolX, ConditionCov: t.ConditionCov, TolUpSigma: t.TolUpSigma,
 			NoEffectAxis: t.NoEffectAxis, NoEffectCoord: t.NoEffectCoord,
 			Stagnation: t.Stagnation, EqualFunValues: t.EqualFunValues,
+			MaxFailedGenerations: t.MaxFailedGenerations,
 		}
 	}
 	if m := req.Metadata; m != nil && string(m) != "null" {

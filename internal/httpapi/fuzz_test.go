@@ -28,6 +28,7 @@ func FuzzDecodeCreate(f *testing.F) {
 		`{"x0": [1], "sigma0": 1, "name": "n", "metadata": {"a": [1, {"b": null}]}}`,
 		`{"x0": [1], "sigma0": 1, "sigma0": 2}`, `{"X0": [1], "sigma0": 1}`, `{"x0": [NaN], "sigma0": 1}`, `{"x0": [-Infinity], "sigma0": 1}`,
 		`{"x0": [1], "sigma0": 1, "termination": {"ftarget": 1}}`, `{"x0": [1], "sigma0": 1, "metadata": {"a": 1, "a": 2}}`, `{"x0": [1], "sigma0": 1, "metadata": [[[[[]]]]]}`,
+		`{"sigma0": 1, "warm_start": {"session": "s"}, "termination": {"max_failed_generations": -1}}`, `{"sigma0": 1, "warm_start": {}}`,
 		`{"x0": [1e999], "sigma0": 1}`, `{"x0": [null]}`, `{"x0": "x"}`, `[1]`, `null`, ``, `{"a":1}`, `{"x0": [1], "sigma0": 1} x`,
 	} {
 		f.Add([]byte(s))
@@ -43,8 +44,8 @@ func FuzzDecodeCreate(f *testing.F) {
 		if !strictlyValid(body) {
 			t.Fatalf("accepted %q, with a key twice or in another case", body)
 		}
-		if p.X0 == nil || p.Sigma0 != p.Sigma0 {
-			t.Fatalf("accepted without x0 or with sigma0 NaN: %+v", p)
+		if (p.X0 == nil && p.WarmStart == "") || p.Sigma0 != p.Sigma0 {
+			t.Fatalf("accepted without x0 or warm_start, or with sigma0 NaN: %+v", p)
 		}
 		for _, v := range p.X0 {
 			if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -475,7 +475,7 @@ func (h *historyWriter) end() {
 
 var csvHeader = []string{"generation", "run", "lambda", "evaluations", "best", "median", "best_so_far",
 	"sigma", "c1", "cmu", "cc", "axis_ratio", "restarted", "aux_mean_c1", "aux_mean_cmu", "aux_mean_cc",
-	"aux_sigma", "aux_feasible", "overall_step"}
+	"aux_sigma", "aux_feasible", "overall_step", "injected"}
 
 // csvHeaderOf is the CSV's header line: when the records keep
 // per-coordinate values (n of each), n columns of each follow:
@@ -505,7 +505,7 @@ func csvRow(row []string, h session.HistoryRecord, n int) []string {
 	} else {
 		row = append(row, "", "", "", "", "")
 	}
-	row = append(row, f(h.OverallStep))
+	row = append(row, f(h.OverallStep), strconv.Itoa(h.Injected))
 	if n > 0 {
 		for _, v := range [...][]float64{h.AxisLengths, h.Stds, h.Mean} {
 			for i := range n {

@@ -69,7 +69,7 @@ func TestHistoryDistribution(t *testing.T) {
 		if n <= 100 {
 			wantCols += 3 * n
 		}
-		if len(rows[0]) != wantCols || rows[0][len(csvHeader)-1] != "overall_step" {
+		if len(rows[0]) != wantCols || rows[0][len(csvHeader)-2] != "overall_step" || rows[0][len(csvHeader)-1] != "injected" {
 			t.Fatalf("n=%d: csv header %v", n, rows[0])
 		}
 		for k, r := range h.Records {

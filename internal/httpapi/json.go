@@ -227,6 +227,11 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 		b = appendNumsOrNull(b, j.Partial.Fitness)
 		b = append(b, '}')
 	}
+	b = append(b, `,"injected":{"waiting":`...)
+	b = strconv.AppendInt(b, int64(j.Injected.Waiting), 10)
+	b = append(b, `,"in_batch":`...)
+	b = strconv.AppendInt(b, int64(j.Injected.InBatch), 10)
+	b = append(b, '}')
 	if len(j.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
 		var buf bytes.Buffer

@@ -48,6 +48,7 @@ func randomSession(r *rand.Rand) session.Session {
 		Mean: vec(), Sigma: num(),
 		Hyper:     session.Hyper{C1: num(), CMu: num(), Cc: num(), CSigma: num(), DSigma: num(), MuW: num()},
 		Restarts:  session.RestartsView{Strategy: str(), Max: r.IntN(10), Count: r.IntN(10)},
+		Injected:  session.Injected{Waiting: r.IntN(3) * r.IntN(1000), InBatch: r.IntN(3) * r.IntN(1000)},
 		CreatedAt: t0, UpdatedAt: t0.Add(time.Duration(r.IntN(1e15))),
 	}
 	if r.IntN(2) == 0 {

@@ -27,6 +27,7 @@ type sessionJSON struct {
 	Hyperparameters hyperJSON       `json:"hyperparameters"`
 	Restarts        restartsJSON    `json:"restarts"`
 	Partial         *partialJSON    `json:"partial"`
+	Injected        injectedJSON    `json:"injected"`
 	Metadata        json.RawMessage `json:"metadata,omitempty"`
 	CreatedAt       time.Time       `json:"created_at"`
 	UpdatedAt       time.Time       `json:"updated_at"`
@@ -114,6 +115,7 @@ func toSessionJSON(s session.Session) sessionJSON {
 			CSigma: num(s.Hyper.CSigma), DSigma: num(s.Hyper.DSigma), MuW: num(s.Hyper.MuW), Init: s.Hyper.Init,
 		},
 		Restarts:  restartsJSON{Strategy: s.Restarts.Strategy, Max: s.Restarts.Max, Count: s.Restarts.Count, Runs: []runEndJSON{}},
+		Injected:  toInjectedJSON(s.Injected),
 		Metadata:  json.RawMessage(s.Metadata),
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		Links: links(s.ID),
@@ -181,6 +183,7 @@ type historyRecordJSON struct {
 	Cc          num   `json:"cc"`
 	AxisRatio   num   `json:"axis_ratio"`
 	Restarted   bool  `json:"restarted"`
+	Injected    int   `json:"injected,omitempty"`
 	AuxMean     nums  `json:"aux_mean,omitempty"`
 	AuxSigma    *num  `json:"aux_sigma,omitempty"`
 	AuxFeasible *bool `json:"aux_feasible,omitempty"`
@@ -195,6 +198,7 @@ func toHistoryJSON(h session.HistoryRecord) historyRecordJSON {
 		Generation: h.Generation, Run: h.Run, Lambda: h.Lambda, Evaluations: h.Evaluations,
 		Best: num(h.Best), Median: num(h.Median), BestSoFar: num(h.BestSoFar), Sigma: num(h.Sigma),
 		C1: num(h.C1), CMu: num(h.CMu), Cc: num(h.Cc), AxisRatio: num(h.AxisRatio), Restarted: h.Restarted,
+		Injected: h.Injected,
 	}
 	if a := h.Aux; a != nil {
 		s, f := num(a.Sigma), a.Feasible

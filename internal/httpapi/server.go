@@ -133,6 +133,7 @@ func New(cfg Config) *chi.Mux {
 		r.Post("/sessions/{id}/tell", s.tell)
 		r.Post("/sessions/{id}/stop", s.stop)
 		r.Post("/sessions/{id}/claim", s.claim)
+		r.Post("/sessions/{id}/inject", s.inject)
 		r.Get("/sessions/{id}/history", s.history)
 		r.Get("/backup", s.backupDB)
 	})

@@ -38,6 +38,7 @@ func TestStorageFull(t *testing.T) {
 	for _, c := range []call{
 		{method: "POST", path: "/v1/sessions/" + s.ID + "/tell", body: sphereTell(b)},
 		{method: "POST", path: "/v1/sessions/" + s.ID + "/tell?next=true", body: sphereTell(b)},
+		{method: "POST", path: "/v1/sessions/" + s.ID + "/inject", body: map[string]any{"points": [][]float64{{0, 0, 0}}}},
 		{method: "POST", path: "/v1/sessions/" + s.ID + "/stop"},
 	} {
 		fs.fail.Store(1)

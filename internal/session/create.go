@@ -18,6 +18,13 @@ func randomSeed() uint64 {
 // Create validates p, starts the optimizer (which samples the first batch)
 // and persists the session in one write. With p.IdempotencyKey it is
 // CreateIdempotent.
+//
+// With p.WarmStart, the session starts from another: x0 is that session's
+// mean as it is now (with bounds, its image in that session's box), and its
+// best point, if it has one, is injected into the first batch (as
+// candidate 0, its step clipped in the update). p.X0 may then be nil; if
+// given, it must have that session's dimension, and is replaced. Both
+// points must lie within p.Bounds.
 func (m *Manager) Create(ctx context.Context, p CreateParams) (Session, error) {
 	s, _, err := m.CreateIdempotent(ctx, p)
 	return s, err
@@ -25,7 +32,7 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Session, error) {
 
 // create is Create of a new session, stored with key k (nil: none).
 func (m *Manager) create(ctx context.Context, p CreateParams, k *idemKey) (Session, error) {
-	alg, init, cfg, err := m.limits.config(p)
+	alg, init, cfg, err := m.prepare(ctx, p)
 	if err != nil {
 		return Session{}, err
 	}

@@ -32,8 +32,14 @@ func (m *Manager) CreateIdempotent(ctx context.Context, p CreateParams) (s Sessi
 	if err := checkIdempotencyKey(p.IdempotencyKey); err != nil {
 		return Session{}, false, err
 	}
-	if _, _, _, err := m.limits.config(p); err != nil {
-		return Session{}, false, err // before the key is looked at, as without one
+	// The parameters are checked before the key is looked at, as without
+	// one; but a warm start's session may have moved on or gone since the
+	// create that made the key's session: then create checks them, when
+	// the key has none.
+	if p.WarmStart == "" {
+		if _, _, _, err := m.limits.config(p); err != nil {
+			return Session{}, false, err
+		}
 	}
 	k := &idemKey{key: p.IdempotencyKey, fingerprint: fingerprint(p)}
 	for attempt := 0; ; attempt++ {

@@ -12,7 +12,8 @@
 // update primitive every change of a session goes through; create.go makes
 // sessions; tell.go tells and stops them, by the pure protocol of
 // tellproto.go; claim.go leases candidates to workers, by the pure lease
-// functions of leases.go; query.go answers what reads only.
+// functions of leases.go; inject.go queues injected points and resolves
+// the warm starts of creates; query.go answers what reads only.
 package session
 
 import (

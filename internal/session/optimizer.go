@@ -34,6 +34,12 @@ type optimizer interface {
 	Stopped() []cmaes.StopReason
 	StopNow() // the client ends the run
 	AxisRatio() float64
+
+	// Injected points (cmaes.ES.Inject): queue points for the next batch;
+	// how many wait; how many candidates of the pending batch are injected.
+	Inject(points [][]float64, clip bool) error
+	Injected() int
+	InjectedInBatch() int
 }
 
 type plainES struct{ *cmaes.ES }
@@ -58,12 +64,14 @@ func (e selfES) Tell(f []float64) (HistoryRecord, error) {
 	return h, nil
 }
 
+func (e selfES) InjectedInBatch() int { return e.Primary().InjectedInBatch() }
+
 func historyOf(r cmaes.Record) HistoryRecord {
 	return HistoryRecord{
 		Generation: r.Generation, Run: r.Run, Lambda: r.Lambda, Evaluations: r.Evaluations,
 		Best: r.Best, Median: r.Median, BestSoFar: r.BestSoFar, Sigma: r.Sigma,
 		C1: r.Hyper.C1, CMu: r.Hyper.CMu, Cc: r.Hyper.Cc, AxisRatio: r.AxisRatio,
-		Restarted: r.Restarted, OverallStep: r.OverallStep, AxisLengths: r.D, Stds: r.Stds, Mean: r.Mean,
+		Restarted: r.Restarted, Injected: r.Injected, OverallStep: r.OverallStep, AxisLengths: r.D, Stds: r.Stds, Mean: r.Mean,
 	}
 }
 

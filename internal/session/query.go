@@ -119,6 +119,7 @@ func view(l *loaded) Session {
 		Mean: o.Mean(), Sigma: o.Sigma(),
 		Hyper:     Hyper{C1: h.C1, CMu: h.CMu, Cc: h.Cc, CSigma: p.CSigma, DSigma: p.DSigma, MuW: p.MuW, Init: initOf(o)},
 		Restarts:  RestartsView{Strategy: "none", Count: o.Run()},
+		Injected:  Injected{Waiting: o.Injected(), InBatch: o.InjectedInBatch()},
 		Metadata:  md.Metadata,
 		CreatedAt: md.CreatedAt, UpdatedAt: md.UpdatedAt,
 	}

@@ -20,10 +20,12 @@ import (
 // 4 added StopRequested, written only by a stop (a stopped session's record
 // is schema 4, every other as before). History schema 3 added the
 // distribution after the update (HistoryRecord's OverallStep, AxisLengths,
-// Stds, Mean); entries of schema 2 still read.
+// Stds, Mean); entries of schema 2 still read. History schema 4 added the
+// number of injected candidates (HistoryRecord.Injected), written only by a
+// generation that had some (every other entry as before, in schema 3).
 const (
 	recordSchema  = 4
-	historySchema = 3
+	historySchema = 4
 	metaMagic     = "selfcma.session"
 	historyMagic  = "selfcma.history"
 
@@ -300,12 +302,17 @@ func HistoryKeepsCoordinates(g, n int) bool {
 	return g%(1<<(k+1)) == 0
 }
 
-// encodeHistory writes h in schema 3, its per-coordinate values only where
+// encodeHistory writes h in schema 3, or 4 when the generation had
+// injected candidates, its per-coordinate values only where
 // HistoryKeepsCoordinates says so.
 func encodeHistory(h HistoryRecord) ([]byte, error) {
 	n := len(h.Mean)
 	keep := len(h.AxisLengths) == n && len(h.Stds) == n && HistoryKeepsCoordinates(h.Generation, n)
-	w := binenc.NewWriterSize(historyMagic, historySchema, 200+24*n)
+	schema := uint32(3)
+	if h.Injected != 0 {
+		schema = 4
+	}
+	w := binenc.NewWriterSize(historyMagic, schema, 208+24*n)
 	w.Int(h.Generation)
 	w.Int(h.Run)
 	w.Int(h.Lambda)
@@ -328,6 +335,9 @@ func encodeHistory(h HistoryRecord) ([]byte, error) {
 		w.Floats(h.AxisLengths)
 		w.Floats(h.Stds)
 		w.Floats(h.Mean)
+	}
+	if schema >= 4 {
+		w.Int(h.Injected)
 	}
 	return w.Finish(), nil
 }
@@ -360,6 +370,11 @@ func decodeHistory(b []byte) (HistoryRecord, error) {
 			if n := len(h.Mean); n < 1 || n > HistoryMaxCoordinates || len(h.AxisLengths) != n || len(h.Stds) != n {
 				r.Fail("%d axis lengths, %d standard deviations and %d mean coordinates", len(h.AxisLengths), len(h.Stds), n)
 			}
+		}
+	}
+	if schema >= 4 {
+		if h.Injected = r.Int(); h.Injected < 0 || h.Injected > h.Lambda {
+			r.Fail("%d injected candidates of %d", h.Injected, h.Lambda)
 		}
 	}
 	if err := r.Done(); err != nil {

@@ -5,7 +5,7 @@ import "time"
 // CreateParams are the settings of a new session. Pointers and zero values
 // select the documented defaults.
 type CreateParams struct {
-	X0             []float64 // initial mean, 1 ≤ n ≤ Limits.MaxDimension finite values
+	X0             []float64 // initial mean, 1 ≤ n ≤ Limits.MaxDimension finite values; with WarmStart, nil or of the warm start's dimension
 	Sigma0         float64   // initial step size > 0
 	PopulationSize int       // λ ≥ 2; 0 = 4 + ⌊3 ln n⌋
 	Algorithm      string    // AlgorithmSelfCMAES (also "") or AlgorithmCMAES
@@ -16,6 +16,13 @@ type CreateParams struct {
 	Termination    Termination
 	Name           string
 	Metadata       []byte // a JSON object, stored and echoed as is; nil = none
+
+	// WarmStart, when not empty, is the id of a session to start from: X0
+	// becomes its mean and its best point, if any, is injected into the
+	// first batch (see Manager.Create). Fields added to CreateParams and
+	// Termination are omitempty: the fingerprint of an idempotent create
+	// (their JSON) must stay that of the keys stored before them.
+	WarmStart string `json:",omitempty"`
 
 	// IdempotencyKey, when not empty, makes the create safe to send again
 	// (Manager.CreateIdempotent): 1 to 255 visible ASCII characters.
@@ -44,6 +51,10 @@ type Termination struct {
 	TolUpSigma     *float64
 	// Criteria without a value, enabled unless set to false.
 	NoEffectAxis, NoEffectCoord, Stagnation, EqualFunValues *bool
+	// MaxFailedGenerations stops the session (failed_evaluations) after
+	// this many consecutive generations whose every evaluation failed:
+	// nil = cmaes.DefaultMaxFailedGenerations, ≤ 0 = never.
+	MaxFailedGenerations *int `json:",omitempty"`
 }
 
 // Status of a session.
@@ -107,9 +118,16 @@ type Session struct {
 	Hyper          Hyper
 	Restarts       RestartsView
 	Partial        Partial // the pending generation's values told so far, if told in parts
+	Injected       Injected
 	Metadata       []byte
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+}
+
+// Injected counts a session's injected points (Manager.Inject).
+type Injected struct {
+	Waiting int // queued for the next batch sampled
+	InBatch int // candidates 0 to InBatch − 1 of the pending batch are injected points
 }
 
 // Summary is a session in a list: what the record holds without decoding
@@ -170,6 +188,7 @@ type HistoryRecord struct {
 	C1, CMu, Cc float64 // the rates the update used
 	AxisRatio   float64
 	Restarted   bool
+	Injected    int        // candidates 0 to Injected − 1 of the generation were injected points
 	Aux         *AuxRecord // self-CMA-ES only
 
 	// The distribution after the update, for pycma's plots; entries written

@@ -239,6 +239,7 @@ func checkTermination(t Termination) (cmaes.Termination, error) {
 	c.NoEffectCoord = off(t.NoEffectCoord)
 	c.NoStagnation = off(t.Stagnation)
 	c.NoEqualFunVal = off(t.EqualFunValues)
+	c.MaxFailedGenerations = maxFailedGenerations(t.MaxFailedGenerations)
 	return c, nil
 }
 

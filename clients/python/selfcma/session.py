@@ -490,7 +490,10 @@ class Session:
         the update. None entries are skipped, as pycma does. Returns the
         generation whose batch takes the first point. Raises OutOfRange for
         points of the wrong dimension, outside the bounds or too many,
-        Stopped when the session has stopped."""
+        Stopped when the session has stopped. An injection sent twice queues
+        its points twice, so a request that may have reached the server is
+        not retried (ServerUnavailable: see ``info["injected"]`` after a
+        ``refresh()``)."""
         points = [p for p in conv.plain(points) if p is not None]
         if not points:
             raise ValueError("points is empty: inject at least one point")
@@ -499,7 +502,8 @@ class Session:
             if len(x) != self.dimension:
                 raise ValueError(f"points[{i}] has {len(x)} values, want {self.dimension}")
         try:
-            ans = self._client._t.request("POST", self._path + "/inject", {"points": P, "clip": bool(clip)})
+            ans = self._client._t.request("POST", self._path + "/inject", {"points": P, "clip": bool(clip)},
+                                          idempotent=False)
         except Stopped:
             self._refresh_quietly()
             raise

@@ -20,7 +20,7 @@ import unittest
 from _support import TESTS, FakeTransport, Server, child_env, fake_client, need
 
 import selfcma
-from selfcma import Client, NotFound
+from selfcma import Client
 
 N_TRIALS = 400
 
@@ -306,14 +306,6 @@ class LiveTest(unittest.TestCase):
             self.assertEqual([s["id"] for s in mine], [es.id])
 
     def test_enqueued_trials_are_injected(self):
-        probe = self.client.create([0.0, 0.0], 1.0, algorithm="cma-es")
-        try:
-            probe.inject([[0.1, 0.1]])
-        except NotFound:
-            self.skipTest("the server has no POST /v1/sessions/{id}/inject yet (issue 17 item 3): "
-                          "this test runs once it has")
-        finally:
-            probe.delete()
         sampler = sampler_mod.SelfCmaSampler(self.server.url, seed=11)
         study = optuna.create_study(sampler=sampler, study_name="enqueued")
         study.optimize(objective4, n_trials=20)

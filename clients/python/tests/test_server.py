@@ -229,6 +229,31 @@ class LoopTest(ServerTestCase):
         self.assertEqual(es.end().stop(), {"requested": 1})
         self.assertEqual(len(es.history()), 1)
 
+    def test_inject_and_warm_start(self):
+        es = self.client.create([1.0, 2.0, 3.0], 0.5, algorithm="cma-es", seed=12, population_size=6)
+        X = es.ask()
+        p = [0.1 + 0.2, -1 / 3, 5e-324]
+        self.assertEqual(es.inject([p]), 1)  # the generation that takes it
+        self.assertEqual(es.refresh().info["injected"], {"waiting": 1, "in_batch": 0})
+        with self.assertRaisesRegex(OutOfRange, "at most λ = 6"):
+            es.inject([[0.0, 0.0, 0.0]] * 6)
+        self.assertEqual(es.refresh().info["injected"]["waiting"], 1)  # the refused injection queued nothing
+        es.tell(X, [sphere(x) for x in X])
+        X = es.ask()
+        self.assertEqual(X[0], p)  # as injected, bit for bit
+        es.tell(X, [sphere(x) for x in X])
+        self.assertEqual([h.get("injected") for h in es.history()], [None, 1])
+
+        # A warm start: the mean of es, its best point first in the first batch.
+        ws = self.client.create([0.0, 0.0, 0.0], 0.2, warm_start=es, algorithm="cma-es", seed=3)
+        self.assertEqual(ws.mean, es.mean)
+        self.assertEqual(ws.ask()[0], es.result.xbest)
+        with self.assertRaisesRegex(OutOfRange, "warm_start"):
+            self.client.create([0.0], 0.2, warm_start="no-such-session")
+        es.end()
+        with self.assertRaises(Stopped):
+            es.inject([p])
+
     def test_create_with_idempotency_key(self):
         key = "test-%s" % os.getpid()
         es = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", seed=5, idempotency_key=key)

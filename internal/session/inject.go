@@ -1,0 +1,139 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+)
+
+// Injection is the outcome of Manager.Inject.
+type Injection struct {
+	Queued     int // the points queued by this call
+	Generation int // the generation whose batch takes the first of them: the pending one + 1
+	Waiting    int // the points waiting now, these included
+}
+
+// Inject queues points (Hansen 2011, "Injecting external solutions into
+// CMA-ES", arXiv:1110.4181; see cmaes.ES.Inject) to replace candidates of
+// session id's next batch: the batch sampled once the pending generation is
+// told takes the waiting points as its candidates 0, 1, ..., in the order
+// they were given. The pending batch never changes (its points may be under
+// evaluation). At most λ points may wait. With clip, the step of each point
+// is clipped in the update (the point handed out is the point given).
+//
+// The queue is part of the optimizer state, written before Inject returns:
+// the points survive any restart. Points of the wrong dimension, not finite
+// or outside the bounds, or more than may wait, are out_of_range, and a
+// stopped session is stopped; then nothing is queued.
+func (m *Manager) Inject(ctx context.Context, id string, points [][]float64, clip bool) (Injection, error) {
+	e := m.acquire(id)
+	defer m.release(e)
+	var in Injection
+	_, err := m.update(ctx, e, id, "inject", func(l *loaded) (*write, error) {
+		o := l.opt
+		if err := stoppedError(o); err != nil {
+			return nil, err
+		}
+		if err := checkInjection(points, o.Injected(), o.Params().Lambda, o.Dim(), o.Config().Bounds); err != nil {
+			return nil, err
+		}
+		if err := o.Inject(points, clip); err != nil {
+			switch {
+			case errors.Is(err, cmaes.ErrStopped):
+				return nil, stoppedError(o)
+			case errors.Is(err, cmaes.ErrInvalidInjection):
+				return nil, errorf(CodeOutOfRange, "points: %v", err) // nothing was queued
+			}
+			return nil, err
+		}
+		in = Injection{Queued: len(points), Generation: o.Generation() + 1, Waiting: o.Injected()}
+		return &write{meta: nextMeta(l), state: true}, nil
+	})
+	if err != nil {
+		return Injection{}, err
+	}
+	return in, nil
+}
+
+// warmStart resolves p.WarmStart: p.X0 becomes the mean of that session
+// (with bounds, its image in that session's box: the point its
+// distribution centres on, as the points it hands out are), and it returns
+// that session's best point, if it has one, to inject into the first
+// batch. An explicit p.X0 must have the dimension of that session; its
+// values are replaced. A session that does not exist, or whose mean or
+// best point lies outside p's bounds, is out_of_range naming warm_start.
+func (m *Manager) warmStart(ctx context.Context, p *CreateParams) ([][]float64, error) {
+	if p.WarmStart == "" {
+		return nil, nil
+	}
+	src := p.WarmStart
+	if err := checkToken("warm_start.session", src, 256); err != nil {
+		return nil, err
+	}
+	e := m.acquire(src)
+	l, err := m.load(ctx, e, src)
+	var (
+		mean []float64
+		best cmaes.Best
+		ok   bool
+	)
+	if err == nil {
+		o := l.opt
+		mean = o.Mean()
+		if b := o.Config().Bounds; b != nil {
+			mean = b.Image(mean)
+		}
+		best, ok = o.Best()
+	}
+	m.release(e)
+	if err != nil {
+		if ErrorCode(err) == CodeNotFound {
+			return nil, errorf(CodeOutOfRange, "warm_start.session: no session %q", src)
+		}
+		return nil, err
+	}
+	n := len(mean)
+	if p.X0 != nil && len(p.X0) != n {
+		return nil, errorf(CodeOutOfRange, "x0 has %d values, but the session of warm_start.session (%s) has dimension %d", len(p.X0), src, n)
+	}
+	if b := p.Bounds; b != nil && len(b.Lower) == n && len(b.Upper) == n {
+		cb := &cmaes.Bounds{Lower: b.Lower, Upper: b.Upper}
+		if err := checkPoint("warm_start: the mean of session "+src+", x", mean, n, cb); err != nil {
+			return nil, err
+		}
+		if ok {
+			if err := checkPoint("warm_start: the best point of session "+src+", x", best.X, n, cb); err != nil {
+				return nil, err
+			}
+		}
+	}
+	p.X0 = mean
+	if !ok {
+		return nil, nil
+	}
+	return [][]float64{slices.Clone(best.X)}, nil
+}
+
+// prepare resolves p's warm start and checks p against the limits: the
+// algorithm, the auxiliary's initialization and the engine's configuration
+// (without the seed), with the points to inject into the first batch.
+func (m *Manager) prepare(ctx context.Context, p CreateParams) (string, string, cmaes.Config, error) {
+	inject, err := m.warmStart(ctx, &p)
+	if err != nil {
+		return "", "", cmaes.Config{}, err
+	}
+	alg, init, cfg, err := m.limits.config(p)
+	if err != nil {
+		return "", "", cmaes.Config{}, err
+	}
+	if len(inject) > 0 {
+		// config checked the bounds; λ ≥ 2 takes the one point.
+		if err := checkInjection(inject, 0, cfg.Lambda, len(cfg.X0), cfg.Bounds); err != nil {
+			return "", "", cmaes.Config{}, err
+		}
+		cfg.Inject = inject
+	}
+	return alg, init, cfg, nil
+}
