@@ -56,6 +56,9 @@ type Workspace struct {
 	logS     []float64
 	sweeps   []sweep
 	parallel int // goroutines for the rotations; 0 = GOMAXPROCS
+
+	xbuf, ybuf []float64 // FactorizeBlocked: unit-stride x and y of symvUpper
+	vt, wt     []float64 // FactorizeBlocked: transposed panels of syr2k
 }
 
 // sweep is one call of Dlasr(Right, Variable, dir) in gonum's Dsteqr:
