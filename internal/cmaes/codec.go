@@ -12,9 +12,14 @@ import (
 
 // The state's encoding: a tag, a schema version, the fields in a fixed
 // order, a CRC-32. Bump stateVersion with any change of the layout.
+// Version 2 appends the numerics version (Config.Numerics); a version-1
+// blob decodes as before, with NumericsDsyev.
 const (
 	stateMagic   = "selfcma/cmaes"
-	stateVersion = 1
+	stateVersion = 2
+	// EncodingVersion is the version MarshalTo writes, for a wrapping
+	// encoding to record and hand back to UnmarshalFromVersion.
+	EncodingVersion = stateVersion
 )
 
 // MarshalBinary encodes the whole state of the ES, the random stream and
@@ -108,6 +113,9 @@ func (e *ES) encode(w *binenc.Writer) {
 	w.Int(e.flatPos)
 	w.Int(e.flatN)
 	encodeReasons(w, e.stopWhy)
+
+	// Version 2.
+	w.Int(c.Numerics)
 }
 
 func encodeReasons(w *binenc.Writer, rs []StopReason) {
@@ -146,11 +154,11 @@ func writeSym(w *binenc.Writer, c *mat.SymDense) {
 // or foreign blob, or one whose contents are inconsistent, gives an error
 // and no ES.
 func Unmarshal(blob []byte) (*ES, error) {
-	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	r, version, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion)
 	if err != nil {
 		return nil, fmt.Errorf("cmaes: decode state: %w", err)
 	}
-	e, err := decode(r)
+	e, err := decode(r, version)
 	if err == nil {
 		err = r.Done()
 	}
@@ -164,10 +172,19 @@ func Unmarshal(blob []byte) (*ES, error) {
 // in its own encoding.
 func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w) }
 
-// UnmarshalFrom decodes an ES embedded with MarshalTo.
-func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r) }
+// UnmarshalFrom decodes an ES embedded with MarshalTo by this code.
+func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r, stateVersion) }
 
-func decode(r *binenc.Reader) (*ES, error) {
+// UnmarshalFromVersion decodes an ES embedded with MarshalTo by a version
+// of this code whose EncodingVersion was version (1 to EncodingVersion).
+func UnmarshalFromVersion(r *binenc.Reader, version uint32) (*ES, error) {
+	if version < 1 || version > stateVersion {
+		return nil, fmt.Errorf("cmaes: encoding version %d, want 1 to %d: %w", version, stateVersion, binenc.ErrCorrupt)
+	}
+	return decode(r, version)
+}
+
+func decode(r *binenc.Reader, version uint32) (*ES, error) {
 	var c Config
 	c.X0 = r.Floats()
 	c.Sigma0 = r.Float()
@@ -230,6 +247,13 @@ func decode(r *binenc.Reader) (*ES, error) {
 	flat := r.Ints()
 	e.flatPos, e.flatN = r.Int(), r.Int()
 	e.stopWhy = decodeReasons(r)
+	e.cfg.Numerics = NumericsDsyev // version 1: every ES had dsyev
+	if version >= 2 {
+		e.cfg.Numerics = r.Int()
+		if r.Err() == nil && (e.cfg.Numerics == 0 || validNumerics(e.cfg.Numerics) != nil) {
+			r.Fail("numerics version %d", e.cfg.Numerics)
+		}
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func testMatrices(n int, r *rand.Rand) map[string][]float64 {
 // orthonormal and A V = V diag(w) to the same tolerance.
 func TestFactorizeBlockedAgreesWithSyev(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, n := range []int{1, 2, 3, 10, 33, 64, 100, 150, 250} {
+	for _, n := range []int{1, 2, 3, 10, 33, 64, 100, 150} {
 		for name, a := range testMatrices(n, r) {
 			t.Run(fmt.Sprintf("n=%d/%s", n, name), func(t *testing.T) {
 				_, wantVals, wantOK := syev(t, n, a)
@@ -131,7 +131,7 @@ func checkDecomposition(t *testing.T, n int, a, v, w []float64, anrm, tol float6
 func TestFactorizeBlockedDeterministic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, n := range []int{40, 130, 300} {
+	for _, n := range []int{40, 130, 200} {
 		for name, a := range testMatrices(n, r) {
 			var wantV, wantW []float64
 			for _, procs := range []int{1, 2, 8, 1} {
