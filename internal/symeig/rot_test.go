@@ -6,14 +6,21 @@ import (
 	"testing"
 )
 
-// TestRot8MatchesRows checks the eight-row kernels against the one-row
-// loop of rotateRows bit for bit, with rotations that are the identity
+// TestRotKernelsMatchRows checks the eight- and sixteen-row kernels
+// against the one-row loop of rotateRows bit for bit, with rotations that are the identity
 // (c = 1 and s = ±0: taken as a swap of the carried entry, as Dlasr skips
 // them) and non-finite ones among ordinary ones.
-func TestRot8MatchesRows(t *testing.T) {
-	if !haveRot8 {
-		t.Skip("no eight-row kernels on this architecture")
+func TestRotKernelsMatchRows(t *testing.T) {
+	for _, w := range []int{8, 16} {
+		if w == 8 && !haveRot8 || w == 16 && !haveRot16 {
+			t.Logf("no %d-row kernels on this machine", w)
+			continue
+		}
+		testRotKernel(t, w)
 	}
+}
+
+func testRotKernel(t *testing.T, w int) {
 	r := rand.New(rand.NewPCG(13, 14))
 	const n = 37
 	for _, forward := range []bool{true, false} {
@@ -35,8 +42,8 @@ func TestRot8MatchesRows(t *testing.T) {
 					}
 				}
 			}
-			rows := make([][]float64, 8)
-			p := make([]float64, 8*n)
+			rows := make([][]float64, w)
+			p := make([]float64, w*n)
 			for q := range rows {
 				rows[q] = make([]float64, n)
 				for j := range rows[q] {
@@ -44,22 +51,28 @@ func TestRot8MatchesRows(t *testing.T) {
 					if r.IntN(20) == 0 {
 						rows[q][j] = math.Copysign(0, -1)
 					}
-					p[8*j+q] = rows[q][j]
+					p[w*j+q] = rows[q][j]
 				}
 			}
 			ws := &Workspace{sweeps: []sweep{{col: col, count: k, forward: forward}}, logC: c, logS: s}
 			for q := range rows {
 				ws.rotateRows(0, 1, n, rows[q], n, 0)
 			}
-			if forward {
-				rotForward8(c, s, p[8*col:8*(col+k+1)])
-			} else {
-				rotBackward8(c, s, p[8*col:8*(col+k+1)])
+			a := p[w*col : w*(col+k+1)]
+			switch {
+			case w == 16 && forward:
+				rotForward16(c, s, a)
+			case w == 16:
+				rotBackward16(c, s, a)
+			case forward:
+				rotForward8(c, s, a)
+			default:
+				rotBackward8(c, s, a)
 			}
 			for q := range rows {
 				for j := range n {
-					if math.Float64bits(p[8*j+q]) != math.Float64bits(rows[q][j]) {
-						t.Fatalf("forward %v trial %d: row %d entry %d: %v, one-row loop %v", forward, trial, q, j, p[8*j+q], rows[q][j])
+					if math.Float64bits(p[w*j+q]) != math.Float64bits(rows[q][j]) {
+						t.Fatalf("%d rows, forward %v, trial %d: row %d entry %d: %v, one-row loop %v", w, forward, trial, q, j, p[w*j+q], rows[q][j])
 					}
 				}
 			}

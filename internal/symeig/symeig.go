@@ -401,8 +401,8 @@ func (ws *Workspace) rotate(n int, z []float64, ldz int) {
 			ws.panels = append(ws.panels, nil)
 		}
 		for k := range workers {
-			if len(ws.panels[k]) < 8*n {
-				ws.panels[k] = make([]float64, 8*n)
+			if len(ws.panels[k]) < 16*n {
+				ws.panels[k] = make([]float64, 16*n)
 			}
 		}
 	}
@@ -424,9 +424,46 @@ func (ws *Workspace) rotateParallel(workers, n int, z []float64, ldz int) {
 	wg.Wait()
 }
 
-// rotateRows applies the logged sweeps to rows [lo, hi) of z, eight rows
-// at a time in SSE2 where there is (rot_amd64.s, on a transposed copy of the
-// rows in ws.panels[worker]), then four at a time so that the rows'
+// rotatePanels applies the logged sweeps to rows i, i+1, … of z in blocks
+// of w (8 or 16) rows, up to hi, on a transposed copy of each block in
+// ws.panels[worker], and returns the first row not done.
+func (ws *Workspace) rotatePanels(i, hi, w, n int, z []float64, ldz int, worker int) int {
+	p := ws.panels[worker][:w*n]
+	for ; i+w <= hi; i += w {
+		for r := range w {
+			row := z[(i+r)*ldz : (i+r)*ldz+n]
+			for j, v := range row {
+				p[w*j+r] = v
+			}
+		}
+		for _, sw := range ws.sweeps {
+			c := ws.logC[sw.off : sw.off+sw.count]
+			s := ws.logS[sw.off : sw.off+sw.count]
+			a := p[w*sw.col : w*(sw.col+sw.count+1)]
+			switch {
+			case w == 16 && sw.forward:
+				rotForward16(c, s, a)
+			case w == 16:
+				rotBackward16(c, s, a)
+			case sw.forward:
+				rotForward8(c, s, a)
+			default:
+				rotBackward8(c, s, a)
+			}
+		}
+		for r := range w {
+			row := z[(i+r)*ldz : (i+r)*ldz+n]
+			for j := range row {
+				row[j] = p[w*j+r]
+			}
+		}
+	}
+	return i
+}
+
+// rotateRows applies the logged sweeps to rows [lo, hi) of z: sixteen rows
+// at a time in AVX, then eight in SSE2, where there are (rot_amd64.s, on
+// transposed copies of the rows), then four at a time so that the rows'
 // independent chains overlap. For each entry the operations are those of
 // gonum's Dlasr(Right, Variable, ·) on the whole matrix, in the same order:
 // a rotation of planes (j, j+1) sets a[j+1] = c·a[j+1] − s·a[j] and
@@ -434,32 +471,11 @@ func (ws *Workspace) rotateParallel(workers, n int, z []float64, ldz int) {
 // one plane to the next stays in a register.
 func (ws *Workspace) rotateRows(lo, hi, n int, z []float64, ldz int, worker int) {
 	i := lo
-	if haveRot8 && hi-lo >= 8 {
-		p := ws.panels[worker][:8*n]
-		for ; i+7 < hi; i += 8 {
-			for r := range 8 {
-				row := z[(i+r)*ldz : (i+r)*ldz+n]
-				for j, v := range row {
-					p[8*j+r] = v
-				}
-			}
-			for _, sw := range ws.sweeps {
-				c := ws.logC[sw.off : sw.off+sw.count]
-				s := ws.logS[sw.off : sw.off+sw.count]
-				a := p[8*sw.col : 8*(sw.col+sw.count+1)]
-				if sw.forward {
-					rotForward8(c, s, a)
-				} else {
-					rotBackward8(c, s, a)
-				}
-			}
-			for r := range 8 {
-				row := z[(i+r)*ldz : (i+r)*ldz+n]
-				for j := range row {
-					row[j] = p[8*j+r]
-				}
-			}
-		}
+	if haveRot16 && hi-lo >= 16 {
+		i = ws.rotatePanels(i, hi, 16, n, z, ldz, worker)
+	}
+	if haveRot8 && hi-i >= 8 {
+		i = ws.rotatePanels(i, hi, 8, n, z, ldz, worker)
 	}
 	for ; i+3 < hi; i += 4 {
 		r0 := z[i*ldz : i*ldz+n]
