@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime"
 	"testing"
+
+	"github.com/selfcma/selfcma/internal/binenc"
 )
 
 // continueHash runs gens generations on the ellipsoid and returns the
@@ -113,5 +115,24 @@ func TestNumericsDeterministic(t *testing.T) {
 		} else if got != want {
 			t.Fatalf("GOMAXPROCS=%d: points differ", procs)
 		}
+	}
+}
+
+// TestDecodeRejectsNumerics checks that a blob naming no known numerics
+// version (the last field before the checksum) does not decode.
+func TestDecodeRejectsNumerics(t *testing.T) {
+	e := mustNew(t, Config{X0: uniformX0(1, 3), Sigma0: 1})
+	blob, _ := e.MarshalBinary()
+	for _, v := range []int64{0, 3, -1} {
+		bad := append([]byte(nil), blob...)
+		binary.LittleEndian.PutUint64(bad[len(bad)-12:], uint64(v))
+		if _, err := Unmarshal(binenc.Reseal(bad)); err == nil {
+			t.Errorf("numerics %d decoded", v)
+		}
+	}
+	good := append([]byte(nil), blob...)
+	binary.LittleEndian.PutUint64(good[len(good)-12:], uint64(NumericsDsyev))
+	if d, err := Unmarshal(binenc.Reseal(good)); err != nil || d.Numerics() != NumericsDsyev {
+		t.Errorf("numerics %d: %v", NumericsDsyev, err)
 	}
 }
