@@ -77,8 +77,7 @@ func (ws *Workspace) FactorizeBlocked(n int, a []float64, lda int, w []float64) 
 	}
 
 	ws.sytrd(n, a, lda, w, ws.e, ws.tau)
-	impl.Dorgtr(blas.Upper, n, a, lda, ws.tau, ws.work, len(ws.work))
-	if !ws.steqr(n, w, ws.e, a, lda) {
+	if !ws.orgtrSteqr(n, a, lda, w) {
 		return false
 	}
 	if sigma != 0 {

@@ -19,8 +19,10 @@
 // (FactorizeBlocked, blocked.go) replaces the reduction's kernels and so
 // rounds differently; callers that must reproduce a run keep its version.
 //
-// The QL/QR iteration below is gonum's Dsteqr (lapack/gonum/dsteqr.go,
-// gonum v0.17.0, BSD-3-Clause, Copyright ©2016 The Gonum Authors) with the
+// Dorgtr, which forms Q, runs on its own goroutine while the QL/QR
+// iterations run (they read only the tridiagonal matrix). The iteration
+// below (iterate, finish) is gonum's Dsteqr (lapack/gonum/dsteqr.go, gonum
+// v0.17.0, BSD-3-Clause, Copyright ©2016 The Gonum Authors) with the
 // eigenvalue-only and tridiagonal-only branches left out.
 package symeig
 
@@ -108,8 +110,7 @@ func (ws *Workspace) Factorize(n int, a []float64, lda int, w []float64) bool {
 	}
 
 	impl.Dsytrd(blas.Upper, n, a, lda, w, ws.e, ws.tau, ws.work, len(ws.work))
-	impl.Dorgtr(blas.Upper, n, a, lda, ws.tau, ws.work, len(ws.work))
-	if !ws.steqr(n, w, ws.e, a, lda) {
+	if !ws.orgtrSteqr(n, a, lda, w) {
 		return false
 	}
 	if sigma != 0 {
@@ -143,9 +144,34 @@ func (ws *Workspace) logSweep(col, count int, forward bool) {
 	ws.logS = append(ws.logS, ws.sweepS[col:col+count]...)
 }
 
-// steqr is gonum's Dsteqr with compz = EVOrig, the rotations logged and
-// applied to z after the iterations.
-func (ws *Workspace) steqr(n int, d, e, z []float64, ldz int) bool {
+// minOverlap is the smallest order at which Dorgtr runs on its own
+// goroutine while the QL/QR iterations run.
+const minOverlap = 64
+
+// orgtrSteqr forms Q from the reflectors in a (Dorgtr) and runs the QL/QR
+// iterations on d and ws.e at the same time (they share no data: the
+// iterations only log their rotations), then applies the rotations to Q.
+// Each computation is the same as one after the other, so are the bits.
+func (ws *Workspace) orgtrSteqr(n int, a []float64, lda int, d []float64) bool {
+	var wg sync.WaitGroup
+	if n >= minOverlap {
+		wg.Go(func() { impl.Dorgtr(blas.Upper, n, a, lda, ws.tau, ws.work, len(ws.work)) })
+	} else {
+		impl.Dorgtr(blas.Upper, n, a, lda, ws.tau, ws.work, len(ws.work))
+	}
+	ok := ws.iterate(n, d, ws.e)
+	wg.Wait()
+	if !ok {
+		return false
+	}
+	ws.finish(n, d, a, lda)
+	return true
+}
+
+// iterate is the QL/QR iteration of gonum's Dsteqr (compz = EVOrig) on d
+// and e, logging the rotations instead of applying them; false if it does
+// not converge.
+func (ws *Workspace) iterate(n int, d, e []float64) bool {
 	wc, wsn := ws.sweepC, ws.sweepS
 	eps := dlamchE
 	eps2 := eps * eps
@@ -364,7 +390,12 @@ func (ws *Workspace) steqr(n int, d, e, z []float64, ldz int) bool {
 			return false
 		}
 	}
+	return true
+}
 
+// finish applies the logged rotations to z and sorts the eigenvalues in d
+// and the columns of z, as Dsteqr ends.
+func (ws *Workspace) finish(n int, d, z []float64, ldz int) {
 	ws.rotate(n, z, ldz)
 
 	// Order eigenvalues and eigenvectors (selection sort, as Dsteqr).
@@ -385,7 +416,6 @@ func (ws *Workspace) steqr(n int, d, e, z []float64, ldz int) bool {
 			bi.Dswap(n, z[i:], ldz, z[k:], ldz)
 		}
 	}
-	return true
 }
 
 // rotate applies the logged sweeps to the n rows of z, in blocks of rows on
