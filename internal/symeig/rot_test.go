@@ -79,3 +79,30 @@ func testRotKernel(t *testing.T, w int) {
 		}
 	}
 }
+
+// TestFactorizeWithoutAVX checks that the SSE2 and scalar paths alone (a
+// processor without AVX) give dsyev's bits too, for both versions' shared
+// rotations.
+func TestFactorizeWithoutAVX(t *testing.T) {
+	defer func(h bool) { haveRot16 = h }(haveRot16)
+	haveRot16 = false
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{45, 100} {
+		a := matrices(n, r)["wide"]
+		wantVecs, wantVals, _ := syev(t, n, a)
+		for _, par := range []int{1, 2} {
+			ws := Workspace{parallel: par}
+			v := append([]float64(nil), a...)
+			w := make([]float64, n)
+			if !ws.Factorize(n, v, n, w) {
+				t.Fatal("not converged")
+			}
+			if i := sameBits(w, wantVals); i >= 0 {
+				t.Fatalf("n=%d goroutines=%d: eigenvalue %d differs", n, par, i)
+			}
+			if i := sameBits(v, wantVecs); i >= 0 {
+				t.Fatalf("n=%d goroutines=%d: eigenvector entry %d differs", n, par, i)
+			}
+		}
+	}
+}
