@@ -25,13 +25,18 @@ func (c benchCase) String() string {
 	return fmt.Sprintf("n=%d/λ=%s", c.n, l)
 }
 
-var benchCases = []benchCase{{10, 0}, {10, 100}, {100, 0}, {100, 100}, {400, 0}, {400, 100}}
+var benchCases = []benchCase{{10, 0}, {10, 100}, {100, 0}, {100, 100}, {200, 100}, {400, 0}, {400, 100}, {1000, 100}}
 
 // benchES returns an ES warmed up for a few generations on random fitness
 // (a random walk: the distribution neither converges nor diverges), and the
 // fitness stream.
 func benchES(b *testing.B, c benchCase) (*ES, func() []float64) {
-	e := mustNew(b, Config{X0: uniformX0(1, c.n), Sigma0: 1, Lambda: c.lambda, Seed: 1, Termination: never})
+	return benchESNumerics(b, c, 0)
+}
+
+// benchESNumerics is benchES with the given numerics version.
+func benchESNumerics(b *testing.B, c benchCase, numerics int) (*ES, func() []float64) {
+	e := mustNew(b, Config{X0: uniformX0(1, c.n), Sigma0: 1, Lambda: c.lambda, Seed: 1, Termination: never, Numerics: numerics})
 	r := rand.New(rand.NewPCG(2, 2))
 	f := make([]float64, e.Params().Lambda)
 	next := func() []float64 {
@@ -49,7 +54,8 @@ func benchES(b *testing.B, c benchCase) (*ES, func() []float64) {
 }
 
 // BenchmarkGeneration is one whole generation: ask, tell (update, eigen-
-// decomposition, termination checks, sampling of the next batch).
+// decomposition, termination checks, sampling of the next batch), with the
+// latest numerics.
 func BenchmarkGeneration(b *testing.B) {
 	for _, c := range benchCases {
 		b.Run(c.String(), func(b *testing.B) {
@@ -62,6 +68,28 @@ func BenchmarkGeneration(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkGenerationNumerics is BenchmarkGeneration at λ = 100 for each
+// numerics version, to compare them in one run.
+func BenchmarkGenerationNumerics(b *testing.B) {
+	for _, c := range benchCases {
+		if c.lambda != 100 {
+			continue
+		}
+		for _, v := range []int{NumericsDsyev, NumericsBlocked} {
+			b.Run(fmt.Sprintf("%v/numerics=%d", c, v), func(b *testing.B) {
+				e, next := benchESNumerics(b, c, v)
+				b.ReportAllocs()
+				for b.Loop() {
+					_ = e.Ask()
+					if _, err := e.Tell(next()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -22,15 +22,18 @@ import (
 //     default applies: it fires only after generations whose every value
 //     failed, which change nothing else), no failed generation counted, no
 //     injected point.
+//   - Version 3 (versionNumerics): the numerics version (Config.Numerics)
+//     after it. A state of version 1 or 2 decodes with NumericsDsyev, the
+//     eigendecomposition every ES had before, so it continues bit for bit.
 const (
-	stateMagic    = "selfcma/cmaes"
-	stateVersion  = 2
-	versionInject = 2
+	stateMagic      = "selfcma/cmaes"
+	stateVersion    = 3
+	versionInject   = 2
+	versionNumerics = 3
+	// EncodingVersion is the version MarshalTo writes, for a wrapping
+	// encoding to record and hand back to UnmarshalFromVersion.
+	EncodingVersion = stateVersion
 )
-
-// StateVersion is the version of the layout that MarshalTo writes, for a
-// wrapping package that records it (see UnmarshalFromVersion).
-const StateVersion uint32 = stateVersion
 
 // MarshalBinary encodes the whole state of the ES, the random stream and
 // the pending batch included, so that a restored ES continues bit for bit.
@@ -130,6 +133,9 @@ func (e *ES) encode(w *binenc.Writer) {
 	w.Int(e.failedGens)
 	encodeInjections(w, e.injQueue)
 	encodeInjections(w, e.batchInj)
+
+	// Version 3 (versionNumerics): the eigendecomposition's version.
+	w.Int(c.Numerics)
 }
 
 func encodeInjections(w *binenc.Writer, q []injection) {
@@ -219,15 +225,14 @@ func Unmarshal(blob []byte) (*ES, error) {
 // in its own encoding.
 func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w) }
 
-// UnmarshalFrom decodes an ES embedded with MarshalTo by this version.
+// UnmarshalFrom decodes an ES embedded with MarshalTo by this code.
 func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r, stateVersion) }
 
-// UnmarshalFromVersion decodes an ES embedded with MarshalTo by the layout
-// of the given version (1 to StateVersion): a wrapping package maps its own
-// versions to the ones it embedded.
+// UnmarshalFromVersion decodes an ES embedded with MarshalTo by a version
+// of this code whose EncodingVersion was version (1 to EncodingVersion).
 func UnmarshalFromVersion(r *binenc.Reader, version uint32) (*ES, error) {
 	if version < 1 || version > stateVersion {
-		return nil, fmt.Errorf("cmaes: layout version %d, want 1 to %d: %w", version, stateVersion, binenc.ErrCorrupt)
+		return nil, fmt.Errorf("cmaes: encoding version %d, want 1 to %d: %w", version, stateVersion, binenc.ErrCorrupt)
 	}
 	return decode(r, version)
 }
@@ -302,6 +307,13 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 		e.failedGens = r.Int()
 		e.injQueue = decodeInjections(r, lambda, n, c.Bounds)
 		e.batchInj = decodeInjections(r, lambda, n, c.Bounds)
+	}
+	e.cfg.Numerics = NumericsDsyev // versions 1 and 2: every ES had dsyev
+	if version >= versionNumerics {
+		e.cfg.Numerics = r.Int()
+		if r.Err() == nil && (e.cfg.Numerics == 0 || validNumerics(e.cfg.Numerics) != nil) {
+			r.Fail("numerics version %d", e.cfg.Numerics)
+		}
 	}
 	if err := r.Err(); err != nil {
 		return nil, err

@@ -27,6 +27,10 @@ type Config struct {
 	// from points known to be good. New consumes it: the points are part of
 	// the state from then on, and Config() reports Inject as nil.
 	Inject [][]float64
+
+	// Numerics is the version of the eigendecomposition (numerics.go):
+	// 0 = NumericsLatest; New resolves it, so Config() reports the version.
+	Numerics int
 }
 
 // Restarts configures IPOP restarts (PAPER_NOTES.md section 1): on any
@@ -122,6 +126,9 @@ func (c *Config) validate() error {
 	}
 	if c.Lambda != 0 && c.Lambda < 2 {
 		return fmt.Errorf("cmaes: population size %d, want at least 2", c.Lambda)
+	}
+	if err := validNumerics(c.Numerics); err != nil {
+		return err
 	}
 	if c.Restarts.Max < 0 {
 		return fmt.Errorf("cmaes: restarts max %d, want at least 0", c.Restarts.Max)

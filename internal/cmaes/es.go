@@ -152,6 +152,9 @@ func New(cfg Config) (*ES, error) {
 	if cfg.Restarts.IPOP && cfg.Restarts.Max == 0 {
 		cfg.Restarts.Max = DefaultMaxRestarts
 	}
+	if cfg.Numerics == 0 {
+		cfg.Numerics = NumericsLatest
+	}
 	e := &ES{cfg: cfg, term: cfg.Termination.resolved(cfg.Sigma0)}
 	e.injQueue = appendInjections(nil, cfg.Inject, true) // the first batch takes them
 	e.cfg.Inject = nil
@@ -497,9 +500,10 @@ func (e *ES) update(order []int) bool {
 	return true
 }
 
-// decompose sets B and D from the eigendecomposition of c (LAPACK's dsyev,
-// bit for bit, in place on reused buffers: see internal/symeig), leaving
-// them as they were and returning false if it fails.
+// decompose sets B and D from the eigendecomposition of c by the ES's
+// numerics version (NumericsDsyev: LAPACK's dsyev bit for bit; see
+// internal/symeig), in place on reused buffers, leaving them as they were
+// and returning false if it fails.
 func (e *ES) decompose(c *mat.SymDense) bool {
 	n := e.p.N
 	sc := &e.scratch
@@ -508,7 +512,7 @@ func (e *ES) decompose(c *mat.SymDense) bool {
 	for i := range n {
 		copy(a.Data[i*a.Stride+i:i*a.Stride+n], src.Data[i*src.Stride+i:i*src.Stride+n])
 	}
-	if !sc.eig.Factorize(n, a.Data, a.Stride, sc.eigVals) {
+	if !sc.eig.FactorizeVersion(e.cfg.Numerics, n, a.Data, a.Stride, sc.eigVals) {
 		return false
 	}
 	if !finite(sc.eigVals) || !finite(a.Data) {

@@ -114,30 +114,35 @@ func TestFailedGenerationsSurviveMarshal(t *testing.T) {
 	}
 }
 
-// asVersion1 rewrites a version-2 blob of a state with no injected point,
-// no failed generation counted and MaxFailedGenerations 0 in the layout of
-// version 1: the same bytes without the block at the end.
+// asVersion1 rewrites a blob of the current version, of a state with no
+// injected point, no failed generation counted, MaxFailedGenerations 0 and
+// the numerics of version 1 (NumericsDsyev), as version 1 wrote it: without
+// the blocks of versions 2 and 3.
 func asVersion1(tb testing.TB, blob []byte) []byte {
 	tb.Helper()
-	const tail = 4 * 8 // MaxFailedGenerations, the count, two empty lists
+	const tail = 4*8 + 8 // MaxFailedGenerations, the count, two empty lists; the numerics
 	body := bytes.Clone(blob[:len(blob)-4])
 	at := 8 + len(stateMagic)
-	if binary.LittleEndian.Uint32(body[at:]) != versionInject {
-		tb.Fatal("not a version-2 blob")
+	if binary.LittleEndian.Uint32(body[at:]) != stateVersion {
+		tb.Fatalf("not a version-%d blob", stateVersion)
 	}
-	for _, b := range body[len(body)-tail:] {
+	block := body[len(body)-tail:]
+	for _, b := range block[:4*8] {
 		if b != 0 {
 			tb.Fatal("the state has a non-empty version-2 block")
 		}
+	}
+	if got := binary.LittleEndian.Uint64(block[4*8:]); got != NumericsDsyev {
+		tb.Fatalf("the state has numerics %d, version 1 had only %d", got, NumericsDsyev)
 	}
 	binary.LittleEndian.PutUint32(body[at:], 1)
 	return binenc.Reseal(append(body[:len(body)-tail], 0, 0, 0, 0))
 }
 
 // A version-1 state decodes with MaxFailedGenerations at its default and
-// continues as the version-2 state it equals.
+// continues as the current state it equals.
 func TestVersion1StateDecodes(t *testing.T) {
-	e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 0.5, Seed: 4, Bounds: &Bounds{Lower: constVec(3, -2), Upper: constVec(3, 2)}})
+	e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 0.5, Seed: 4, Bounds: &Bounds{Lower: constVec(3, -2), Upper: constVec(3, 2)}, Numerics: NumericsDsyev})
 	for range 5 {
 		step(t, e, rosenbrock)
 	}
@@ -147,7 +152,7 @@ func TestVersion1StateDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if again, _ := old.MarshalBinary(); !bytes.Equal(again, blob) {
-		t.Fatal("the version-1 state does not encode as the version-2 one")
+		t.Fatal("the version-1 state does not encode as the current one")
 	}
 	for range DefaultMaxFailedGenerations - 1 {
 		tellFailed(t, old)

@@ -22,7 +22,7 @@ type teller interface {
 // that neither converges nor diverges) with one plain CMA-ES generation, in
 // the same run.
 func BenchmarkGeneration(b *testing.B) {
-	for _, n := range []int{10, 100, 400} {
+	for _, n := range []int{10, 100, 200, 400, 1000} {
 		for _, alg := range []string{"cma-es", "self-cma-es"} {
 			b.Run(fmt.Sprintf("n=%d/λ=100/%s", n, alg), func(b *testing.B) {
 				cfg := cmaes.Config{X0: uniformX0(1, n), Sigma0: 1, Lambda: 100, Seed: 1, Termination: never}

@@ -136,6 +136,8 @@ func (s *ES) startAux() error {
 	aux, err := cmaes.New(cmaes.Config{
 		X0: u0, Sigma0: AuxSigma0, Lambda: AuxLambda,
 		Seed: seed ^ (0x9e3779b97f4a7c15 + uint64(s.auxRuns)),
+		// The primary's numerics, kept by sessions of older versions too.
+		Numerics: s.primary.Config().Numerics,
 		// The auxiliary CMA-ES runs as long as the primary: no criterion.
 		Termination: cmaes.Termination{TolFun: -1, TolX: -1, ConditionCov: -1, TolUpSigma: -1,
 			NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true,
@@ -302,21 +304,17 @@ func (s *ES) Primary() *cmaes.ES { return s.primary }
 // AuxMean returns the auxiliary's mean u and step size.
 func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma() }
 
-// Encoding. Version 2 embeds the two CMA-ES in cmaes's layout 2 (with
-// injected points and the failed-generation count); version 1 in layout 1.
+// Encoding. Version v embeds the two CMA-ES in cmaes's encoding
+// esEncoding[v]: 1 in 1; 2 in 2 (injected points, the failed-generation
+// count); 3 in 3 (the numerics version).
 const (
 	stateMagic   = "selfcma/selfcma"
-	stateVersion = 2
+	stateVersion = 3
 )
 
-// cmaesLayout is the cmaes layout version that version v of this encoding
-// embeds.
-func cmaesLayout(v uint32) uint32 {
-	if v == 1 {
-		return 1
-	}
-	return cmaes.StateVersion
-}
+// esEncoding is the cmaes encoding version embedded by each state version
+// (esEncoding[stateVersion] must be cmaes.EncodingVersion: tested).
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3}
 
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.
@@ -345,18 +343,19 @@ func (s *ES) AppendBinary(dst []byte) ([]byte, error) {
 // Unmarshal decodes a state written by MarshalBinary; a corrupted or
 // foreign blob gives an error and no ES.
 func Unmarshal(blob []byte) (*ES, error) {
-	r, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion)
+	r, version, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion)
 	if err != nil {
 		return nil, fmt.Errorf("selfcma: decode state: %w", err)
 	}
+	esVersion := esEncoding[version]
 	s := &ES{init: r.String(), auxRuns: r.Int()}
 	if s.init != InitDefault && s.init != InitUniform {
 		return nil, fmt.Errorf("selfcma: decode state: init %q: %w", s.init, binenc.ErrCorrupt)
 	}
-	if s.primary, err = cmaes.UnmarshalFromVersion(r, cmaesLayout(v)); err != nil {
+	if s.primary, err = cmaes.UnmarshalFromVersion(r, esVersion); err != nil {
 		return nil, fmt.Errorf("selfcma: decode primary: %w", err)
 	}
-	if s.aux, err = cmaes.UnmarshalFromVersion(r, cmaesLayout(v)); err != nil {
+	if s.aux, err = cmaes.UnmarshalFromVersion(r, esVersion); err != nil {
 		return nil, fmt.Errorf("selfcma: decode auxiliary: %w", err)
 	}
 	if s.aux.Dim() != 3 {

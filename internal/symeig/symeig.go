@@ -10,12 +10,19 @@
 // half of a generation at n = 100. Here the rotations are logged instead and
 // applied when the iterations end, one row of Z at a time (a rotation from
 // the right mixes two entries of each row and never two rows), the rows
-// split between goroutines. Every entry goes through the same floating-point
-// operations in the same order as in gonum, so the result is bit for bit
-// lapack64.Syev's whatever the number of goroutines (tested).
+// split between goroutines; on amd64 eight rows at a time in SSE2
+// (rot_amd64.s), two rows to a register. Every entry goes through the same
+// floating-point operations in the same order as in gonum, so the result is
+// bit for bit lapack64.Syev's whatever the number of goroutines (tested).
 //
-// The QL/QR iteration below is gonum's Dsteqr (lapack/gonum/dsteqr.go,
-// gonum v0.17.0, BSD-3-Clause, Copyright ©2016 The Gonum Authors) with the
+// That is numerics version Dsyev (Factorize). Version Blocked
+// (FactorizeBlocked, blocked.go) replaces the reduction's kernels and so
+// rounds differently; callers that must reproduce a run keep its version.
+//
+// Dorgtr, which forms Q, runs on its own goroutine while the QL/QR
+// iterations run (they read only the tridiagonal matrix). The iteration
+// below (iterate, finish) is gonum's Dsteqr (lapack/gonum/dsteqr.go, gonum
+// v0.17.0, BSD-3-Clause, Copyright ©2016 The Gonum Authors) with the
 // eigenvalue-only and tridiagonal-only branches left out.
 package symeig
 
@@ -56,6 +63,10 @@ type Workspace struct {
 	logS     []float64
 	sweeps   []sweep
 	parallel int // goroutines for the rotations; 0 = GOMAXPROCS
+
+	panels     [][]float64 // per rotating goroutine: eight rows, transposed
+	xbuf, ybuf []float64   // FactorizeBlocked: unit-stride x and y of symvUpper
+	vt, wt     []float64   // FactorizeBlocked: transposed panels of syr2k
 }
 
 // sweep is one call of Dlasr(Right, Variable, dir) in gonum's Dsteqr:
@@ -99,8 +110,7 @@ func (ws *Workspace) Factorize(n int, a []float64, lda int, w []float64) bool {
 	}
 
 	impl.Dsytrd(blas.Upper, n, a, lda, w, ws.e, ws.tau, ws.work, len(ws.work))
-	impl.Dorgtr(blas.Upper, n, a, lda, ws.tau, ws.work, len(ws.work))
-	if !ws.steqr(n, w, ws.e, a, lda) {
+	if !ws.orgtrSteqr(n, a, lda, w) {
 		return false
 	}
 	if sigma != 0 {
@@ -134,9 +144,34 @@ func (ws *Workspace) logSweep(col, count int, forward bool) {
 	ws.logS = append(ws.logS, ws.sweepS[col:col+count]...)
 }
 
-// steqr is gonum's Dsteqr with compz = EVOrig, the rotations logged and
-// applied to z after the iterations.
-func (ws *Workspace) steqr(n int, d, e, z []float64, ldz int) bool {
+// minOverlap is the smallest order at which Dorgtr runs on its own
+// goroutine while the QL/QR iterations run.
+const minOverlap = 64
+
+// orgtrSteqr forms Q from the reflectors in a (Dorgtr) and runs the QL/QR
+// iterations on d and ws.e at the same time (they share no data: the
+// iterations only log their rotations), then applies the rotations to Q.
+// Each computation is the same as one after the other, so are the bits.
+func (ws *Workspace) orgtrSteqr(n int, a []float64, lda int, d []float64) bool {
+	var wg sync.WaitGroup
+	if n >= minOverlap {
+		wg.Go(func() { impl.Dorgtr(blas.Upper, n, a, lda, ws.tau, ws.work, len(ws.work)) })
+	} else {
+		impl.Dorgtr(blas.Upper, n, a, lda, ws.tau, ws.work, len(ws.work))
+	}
+	ok := ws.iterate(n, d, ws.e)
+	wg.Wait()
+	if !ok {
+		return false
+	}
+	ws.finish(n, d, a, lda)
+	return true
+}
+
+// iterate is the QL/QR iteration of gonum's Dsteqr (compz = EVOrig) on d
+// and e, logging the rotations instead of applying them; false if it does
+// not converge.
+func (ws *Workspace) iterate(n int, d, e []float64) bool {
 	wc, wsn := ws.sweepC, ws.sweepS
 	eps := dlamchE
 	eps2 := eps * eps
@@ -355,7 +390,12 @@ func (ws *Workspace) steqr(n int, d, e, z []float64, ldz int) bool {
 			return false
 		}
 	}
+	return true
+}
 
+// finish applies the logged rotations to z and sorts the eigenvalues in d
+// and the columns of z, as Dsteqr ends.
+func (ws *Workspace) finish(n int, d, z []float64, ldz int) {
 	ws.rotate(n, z, ldz)
 
 	// Order eigenvalues and eigenvectors (selection sort, as Dsteqr).
@@ -376,7 +416,6 @@ func (ws *Workspace) steqr(n int, d, e, z []float64, ldz int) bool {
 			bi.Dswap(n, z[i:], ldz, z[k:], ldz)
 		}
 	}
-	return true
 }
 
 // rotate applies the logged sweeps to the n rows of z, in blocks of rows on
@@ -387,8 +426,18 @@ func (ws *Workspace) rotate(n int, z []float64, ldz int) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = max(1, min(workers, n/minRowsPerWorker))
+	if haveRot8 {
+		for len(ws.panels) < workers {
+			ws.panels = append(ws.panels, nil)
+		}
+		for k := range workers {
+			if len(ws.panels[k]) < 16*n {
+				ws.panels[k] = make([]float64, 16*n)
+			}
+		}
+	}
 	if workers == 1 {
-		ws.rotateRows(0, n, n, z, ldz)
+		ws.rotateRows(0, n, n, z, ldz, 0)
 		return
 	}
 	ws.rotateParallel(workers, n, z, ldz)
@@ -399,20 +448,65 @@ func (ws *Workspace) rotate(n int, z []float64, ldz int) {
 func (ws *Workspace) rotateParallel(workers, n int, z []float64, ldz int) {
 	var wg sync.WaitGroup
 	for k := 1; k < workers; k++ {
-		wg.Go(func() { ws.rotateRows(k*n/workers, (k+1)*n/workers, n, z, ldz) })
+		wg.Go(func() { ws.rotateRows(k*n/workers, (k+1)*n/workers, n, z, ldz, k) })
 	}
-	ws.rotateRows(0, n/workers, n, z, ldz)
+	ws.rotateRows(0, n/workers, n, z, ldz, 0)
 	wg.Wait()
 }
 
-// rotateRows applies the logged sweeps to rows [lo, hi) of z, four rows at
-// a time so that the rows' independent chains overlap. For each entry the
-// operations are those of gonum's Dlasr(Right, Variable, ·) on the whole
-// matrix, in the same order: a rotation of planes (j, j+1) sets
-// a[j+1] = c·a[j+1] − s·a[j] and a[j] = s·a[j+1] + c·a[j] (old values), and
-// the entry a sweep carries from one plane to the next stays in a register.
-func (ws *Workspace) rotateRows(lo, hi, n int, z []float64, ldz int) {
+// rotatePanels applies the logged sweeps to rows i, i+1, … of z in blocks
+// of w (8 or 16) rows, up to hi, on a transposed copy of each block in
+// ws.panels[worker], and returns the first row not done.
+func (ws *Workspace) rotatePanels(i, hi, w, n int, z []float64, ldz int, worker int) int {
+	p := ws.panels[worker][:w*n]
+	for ; i+w <= hi; i += w {
+		for r := range w {
+			row := z[(i+r)*ldz : (i+r)*ldz+n]
+			for j, v := range row {
+				p[w*j+r] = v
+			}
+		}
+		for _, sw := range ws.sweeps {
+			c := ws.logC[sw.off : sw.off+sw.count]
+			s := ws.logS[sw.off : sw.off+sw.count]
+			a := p[w*sw.col : w*(sw.col+sw.count+1)]
+			switch {
+			case w == 16 && sw.forward:
+				rotForward16(c, s, a)
+			case w == 16:
+				rotBackward16(c, s, a)
+			case sw.forward:
+				rotForward8(c, s, a)
+			default:
+				rotBackward8(c, s, a)
+			}
+		}
+		for r := range w {
+			row := z[(i+r)*ldz : (i+r)*ldz+n]
+			for j := range row {
+				row[j] = p[w*j+r]
+			}
+		}
+	}
+	return i
+}
+
+// rotateRows applies the logged sweeps to rows [lo, hi) of z: sixteen rows
+// at a time in AVX, then eight in SSE2, where there are (rot_amd64.s, on
+// transposed copies of the rows), then four at a time so that the rows'
+// independent chains overlap. For each entry the operations are those of
+// gonum's Dlasr(Right, Variable, ·) on the whole matrix, in the same order:
+// a rotation of planes (j, j+1) sets a[j+1] = c·a[j+1] − s·a[j] and
+// a[j] = s·a[j+1] + c·a[j] (old values), and the entry a sweep carries from
+// one plane to the next stays in a register.
+func (ws *Workspace) rotateRows(lo, hi, n int, z []float64, ldz int, worker int) {
 	i := lo
+	if haveRot16 && hi-lo >= 16 {
+		i = ws.rotatePanels(i, hi, 16, n, z, ldz, worker)
+	}
+	if haveRot8 && hi-i >= 8 {
+		i = ws.rotatePanels(i, hi, 8, n, z, ldz, worker)
+	}
 	for ; i+3 < hi; i += 4 {
 		r0 := z[i*ldz : i*ldz+n]
 		r1 := z[(i+1)*ldz : (i+1)*ldz+n]

@@ -184,7 +184,7 @@ func TestFactorizeDecomposes(t *testing.T) {
 }
 
 func BenchmarkFactorize(b *testing.B) {
-	for _, n := range []int{10, 100, 400} {
+	for _, n := range []int{10, 100, 200, 400, 1000} {
 		r := rand.New(rand.NewPCG(1, 1))
 		a := matrices(n, r)["random"]
 		buf := make([]float64, n*n)
@@ -195,6 +195,14 @@ func BenchmarkFactorize(b *testing.B) {
 			for b.Loop() {
 				copy(buf, a)
 				ws.Factorize(n, buf, n, w)
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/blocked", n), func(b *testing.B) {
+			var ws Workspace
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(buf, a)
+				ws.FactorizeBlocked(n, buf, n, w)
 			}
 		})
 		b.Run(fmt.Sprintf("n=%d/symeig-1", n), func(b *testing.B) {

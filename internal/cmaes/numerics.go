@@ -1,0 +1,34 @@
+package cmaes
+
+import (
+	"fmt"
+
+	"github.com/selfcma/selfcma/internal/symeig"
+)
+
+// Numerics versions: how C is decomposed into B D² Bᵀ (Algorithm 1, line
+// 4 samples with B and D, so the version decides the points). An ES keeps
+// the version it was created with, through encodings and restarts, so a
+// session continues bit for bit whatever version later code prefers.
+const (
+	// NumericsDsyev is gonum's dsyev bit for bit: every ES encoded before
+	// numerics versions existed (state encoding 1) has it.
+	NumericsDsyev = symeig.Dsyev
+	// NumericsBlocked is the same algorithm with a faster tridiagonal
+	// reduction (internal/symeig.FactorizeBlocked); other rounding.
+	NumericsBlocked = symeig.Blocked
+	// NumericsLatest is what Config.Numerics = 0 selects.
+	NumericsLatest = NumericsBlocked
+)
+
+// Numerics returns the numerics version of the ES (never 0).
+func (e *ES) Numerics() int { return e.cfg.Numerics }
+
+// validNumerics checks Config.Numerics: 0 (the latest) or a known version.
+func validNumerics(v int) error {
+	switch v {
+	case 0, NumericsDsyev, NumericsBlocked:
+		return nil
+	}
+	return fmt.Errorf("cmaes: numerics version %d, want 0 (latest), %d or %d", v, NumericsDsyev, NumericsBlocked)
+}
