@@ -460,3 +460,18 @@ func TestAppendBinary(t *testing.T) {
 		step(t, e, sphere)
 	}
 }
+
+// TestStds: the standard deviations are σ·√C_ii, bit for bit, through a
+// run whose σ the safeguard may rescale.
+func TestStds(t *testing.T) {
+	e := mustNew(t, Config{X0: constVec(4, 1), Sigma0: 0.3, Seed: 2})
+	for g := range 30 {
+		step(t, e, rosenbrock)
+		c, s := e.C(), e.Sigma()
+		for i, got := range e.Stds() {
+			if want := s * math.Sqrt(c.At(i, i)); got != want {
+				t.Fatalf("generation %d: stds[%d] = %v, want σ·√C_ii = %v", g, i, got, want)
+			}
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package cmaes
 
-import "gonum.org/v1/gonum/mat"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
 
 // Accessors. Slices returned are copies.
 
@@ -34,6 +38,16 @@ func (e *ES) Mean() []float64 { return append([]float64(nil), e.mean...) }
 
 // Sigma returns σ.
 func (e *ES) Sigma() float64 { return e.sigma }
+
+// Stds returns the standard deviations of the coordinates, σ·√C_ii: what
+// pycma reports as stds.
+func (e *ES) Stds() []float64 {
+	s := make([]float64, e.p.N)
+	for i := range s {
+		s[i] = e.sigma * math.Sqrt(e.c.At(i, i))
+	}
+	return s
+}
 
 // C returns a copy of the covariance matrix.
 func (e *ES) C() *mat.SymDense {

@@ -169,6 +169,8 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 	b = appendNumsOrNull(b, j.Mean)
 	b = append(b, `,"sigma":`...)
 	b = appendNum(b, float64(j.Sigma))
+	b = append(b, `,"stds":`...)
+	b = appendNumsOrNull(b, j.Stds)
 	h := &j.Hyperparameters
 	b = append(b, `,"hyperparameters":{"c1":`...)
 	b = appendNum(b, float64(h.C1))

@@ -24,6 +24,7 @@ type sessionJSON struct {
 	Best            *bestJSON       `json:"best"`
 	Mean            nums            `json:"mean"`
 	Sigma           num             `json:"sigma"`
+	Stds            nums            `json:"stds"`
 	Hyperparameters hyperJSON       `json:"hyperparameters"`
 	Restarts        restartsJSON    `json:"restarts"`
 	Partial         *partialJSON    `json:"partial"`
@@ -109,7 +110,7 @@ func toSessionJSON(s session.Session) sessionJSON {
 		ID: s.ID, Name: s.Name, Algorithm: s.Algorithm, Dimension: s.Dimension,
 		PopulationSize: s.PopulationSize, Seed: s.Seed, Status: s.Status,
 		StopReasons: stopsJSON(s.StopReasons), Generation: s.Generation, Evaluations: s.Evaluations,
-		Mean: nums(s.Mean), Sigma: num(s.Sigma),
+		Mean: nums(s.Mean), Sigma: num(s.Sigma), Stds: nums(s.Stds),
 		Hyperparameters: hyperJSON{
 			C1: num(s.Hyper.C1), CMu: num(s.Hyper.CMu), Cc: num(s.Hyper.Cc),
 			CSigma: num(s.Hyper.CSigma), DSigma: num(s.Hyper.DSigma), MuW: num(s.Hyper.MuW), Init: s.Hyper.Init,

@@ -285,6 +285,7 @@ func (s *ES) Run() int                    { return s.primary.Run() }
 func (s *ES) RunEnds() []cmaes.RunEnd     { return s.primary.RunEnds() }
 func (s *ES) Mean() []float64             { return s.primary.Mean() }
 func (s *ES) Sigma() float64              { return s.primary.Sigma() }
+func (s *ES) Stds() []float64             { return s.primary.Stds() }
 func (s *ES) Best() (cmaes.Best, bool)    { return s.primary.Best() }
 func (s *ES) Stopped() []cmaes.StopReason { return s.primary.Stopped() }
 func (s *ES) AxisRatio() float64          { return s.primary.AxisRatio() }

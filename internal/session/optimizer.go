@@ -30,6 +30,7 @@ type optimizer interface {
 	RunEnds() []cmaes.RunEnd
 	Mean() []float64
 	Sigma() float64
+	Stds() []float64
 	Best() (cmaes.Best, bool)
 	Stopped() []cmaes.StopReason
 	StopNow() // the client ends the run

@@ -116,7 +116,7 @@ func view(l *loaded) Session {
 		Dimension: o.Dim(), PopulationSize: p.Lambda, Seed: cfg.Seed,
 		Status: StatusRunning, StopReasons: stopReasons(o.Stopped()),
 		Generation: o.Generation(), Evaluations: o.Evaluations(),
-		Mean: o.Mean(), Sigma: o.Sigma(),
+		Mean: o.Mean(), Sigma: o.Sigma(), Stds: o.Stds(),
 		Hyper:     Hyper{C1: h.C1, CMu: h.CMu, Cc: h.Cc, CSigma: p.CSigma, DSigma: p.DSigma, MuW: p.MuW, Init: initOf(o)},
 		Restarts:  RestartsView{Strategy: "none", Count: o.Run()},
 		Injected:  Injected{Waiting: o.Injected(), InBatch: o.InjectedInBatch()},

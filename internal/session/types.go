@@ -115,6 +115,7 @@ type Session struct {
 	Best           *Best // nil before the first finite value
 	Mean           []float64
 	Sigma          float64
+	Stds           []float64 // σ·√C_ii of each coordinate
 	Hyper          Hyper
 	Restarts       RestartsView
 	Partial        Partial // the pending generation's values told so far, if told in parts

@@ -145,6 +145,10 @@ class PycmaLiveTest(unittest.TestCase):
         self.assertEqual(r.best_generation, r.iterations - 1)
         self.assertEqual(r.evals_best, r.evaluations)
         self.assertEqual(r.xfavorite, es.mean)  # unbounded: the mean itself
+        # pycma's stds, σ·√C_ii, from the server: one a coordinate, below
+        # σ0 at the end of a converged run.
+        self.assertEqual(len(r.stds), 4)
+        self.assertTrue(all(0 < s < 0.5 for s in r.stds), r.stds)
         lines = out.getvalue().splitlines()
         # The header, iterations 1, 2, 3, every 10th and the last.
         self.assertEqual(lines[0], Session.PROGRESS_HEADER)
