@@ -13,8 +13,8 @@ import (
 )
 
 // instance returns the BBOB instance of run r ≥ 1: r for r ≤ 5, then
-// 30 + (r − 5), so that 15 runs use instances 1–5 and 31–40 (PAPER_NOTES.md
-// section 3) and further runs continue with 41, 42, ...
+// 30 + (r − 5), so that 15 runs use instances 1–5 and 31–40 (docs/algorithm.md
+// §4) and further runs continue with 41, 42, ...
 func instance(r int) int {
 	if r <= 5 {
 		return r

@@ -11,7 +11,7 @@ import (
 )
 
 func TestInstance(t *testing.T) {
-	// PAPER_NOTES.md section 3: 15 runs on instances 1–5 and 31–40.
+	// docs/algorithm.md §4: 15 runs on instances 1–5 and 31–40.
 	want := []int{1, 2, 3, 4, 5, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42}
 	for r := 1; r <= len(want); r++ {
 		if got := instance(r); got != want[r-1] {

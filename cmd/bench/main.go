@@ -1,7 +1,7 @@
 // Command bench runs CMA-ES and self-CMA-ES on BBOB functions, the experiment
 // of Loshchilov, Schoenauer, Sebag and Hansen, "Maximum Likelihood-based
 // Online Adaptation of Hyper-parameters in CMA-ES", PPSN XIII, 2014
-// (arXiv:1406.2623), section 4, in the setting of PAPER_NOTES.md section 3.
+// (arXiv:1406.2623), section 4, in the setting of docs/algorithm.md §4.
 //
 //	go run ./cmd/bench -algorithms cma-es,self-cma-es -functions 1,8,10,13 \
 //	    -dims 10,20 -lambda 100 -runs 15 -plots docs/plots
@@ -16,7 +16,7 @@
 // summary instead.
 //
 // Run r (from 1) uses BBOB instance r for r ≤ 5 and 30 + (r − 5) after that:
-// instances 1–5 and 31–40 for 15 runs (PAPER_NOTES.md section 3), then 41,
+// instances 1–5 and 31–40 for 15 runs (docs/algorithm.md §4), then 41,
 // 42, ... The ERT is the sum of the evaluations of all runs, a successful run
 // counted up to the end of the generation that reached the target, divided by
 // the number of successful runs.

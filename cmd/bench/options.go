@@ -34,7 +34,7 @@ func displayName(alg string) string {
 	return alg
 }
 
-// Settings of the experiment that have no flag (PAPER_NOTES.md section 3).
+// Settings of the experiment that have no flag (docs/algorithm.md §4).
 const (
 	sigma0      = 2.0
 	x0Bound     = 4.0 // x0 uniform in [−x0Bound, x0Bound]^n
@@ -76,7 +76,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.target, "target", 1e-8, "a run succeeds when f − f_opt ≤ target")
 	fs.StringVar(&rest, "restarts", "none", "none, or ipop (at most 9 restarts, λ doubled each time)")
 	localStops := true
-	fs.BoolVar(&localStops, "local-stops", true, "stop a run on the local termination criteria of PAPER_NOTES.md section 1 too (TolFun, TolX, NoEffectAxis, NoEffectCoord, ConditionCov, Stagnation, EqualFunValues, TolUpSigma); false: only the target and the budget stop it")
+	fs.BoolVar(&localStops, "local-stops", true, "stop a run on the local termination criteria of docs/algorithm.md §1 too (TolFun, TolX, NoEffectAxis, NoEffectCoord, ConditionCov, Stagnation, EqualFunValues, TolUpSigma); false: only the target and the budget stop it")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per run, then one per summary, instead of the table")

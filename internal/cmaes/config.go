@@ -33,7 +33,7 @@ type Config struct {
 	Numerics int
 }
 
-// Restarts configures IPOP restarts (PAPER_NOTES.md section 1): on any
+// Restarts configures IPOP restarts (docs/algorithm.md §1): on any
 // termination criterion but MaxEvaluations or TargetFitness the ES starts
 // again from X0 and Sigma0 with λ doubled, C = I and zero paths, keeping the
 // best point found.
@@ -45,7 +45,7 @@ type Restarts struct {
 // DefaultMaxRestarts is the number of IPOP restarts when Restarts.Max is 0.
 const DefaultMaxRestarts = 9
 
-// Termination holds the criteria of PAPER_NOTES.md section 1 (defaults of
+// Termination holds the criteria of docs/algorithm.md §1 (defaults of
 // the BIPOP-CMA-ES paper and pycma). For the tolerances, 0 selects the
 // default and a negative value disables the criterion.
 type Termination struct {

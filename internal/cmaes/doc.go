@@ -1,7 +1,7 @@
 // Package cmaes implements the (μ/μ_w, λ)-CMA-ES exactly as Algorithm 1 of
 // Loshchilov, Schoenauer, Sebag and Hansen, "Maximum Likelihood-based Online
 // Adaptation of Hyper-parameters in CMA-ES", PPSN XIII, 2014
-// (arXiv:1406.2623), with the open points settled in PAPER_NOTES.md section 1:
+// (arXiv:1406.2623), with the open points settled in docs/algorithm.md §1:
 // no active update, no (1 − h_σ) correction, an eigendecomposition of C every
 // generation. Hansen's tutorial (arXiv:1604.00772v2) gives the background;
 // the numerical safeguards and the termination criteria follow Hansen's

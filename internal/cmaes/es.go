@@ -12,7 +12,7 @@ import (
 	"github.com/selfcma/selfcma/internal/symeig"
 )
 
-// Numerical safeguards (PAPER_NOTES.md section 1, after Hansen's cmaes.m).
+// Numerical safeguards (docs/algorithm.md §1, after Hansen's cmaes.m).
 const (
 	// maxCondition bounds the condition number of C: beyond it, or with an
 	// eigenvalue ≤ 0, (max eigenvalue/maxCondition − max(min eigenvalue, 0))·I
@@ -527,7 +527,7 @@ func (e *ES) decompose(c *mat.SymDense) bool {
 }
 
 // safeguard keeps C positive definite with a bounded condition number and σ
-// bounded relative to D (PAPER_NOTES.md section 1).
+// bounded relative to D (docs/algorithm.md §1).
 func (e *ES) safeguard() {
 	n := e.p.N
 	lo, hi := e.d[0]*e.d[0], e.d[n-1]*e.d[n-1] // EigenSym sorts ascending

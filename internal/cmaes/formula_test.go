@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// naiveUpdate is Algorithm 1, lines 8–14, as PAPER_NOTES.md section 1
+// naiveUpdate is Algorithm 1, lines 8–14, as docs/algorithm.md §1
 // writes them, computed the plain way and apart from ES: gonum's EigenSym
 // for C^{−1/2}, sort.SliceStable for the ranking (ties by index), loops
 // for the rest. t is the number of updates before this one.

@@ -7,7 +7,7 @@ import "math"
 const stagMax = 20000
 
 // checkStop appends every termination criterion that fires after a told
-// generation (PAPER_NOTES.md section 1) to e.stopWhy, each with its value.
+// generation (docs/algorithm.md §1) to e.stopWhy, each with its value.
 func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	n, t := e.p.N, e.term
 	add := func(name string, v float64) { e.stopWhy = append(e.stopWhy, StopReason{Name: name, Value: v}) }

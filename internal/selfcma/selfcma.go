@@ -1,7 +1,7 @@
 // Package selfcma implements self-CMA-ES, Algorithms 2 and 3 of Loshchilov,
 // Schoenauer, Sebag and Hansen, "Maximum Likelihood-based Online Adaptation
 // of Hyper-parameters in CMA-ES", PPSN XIII, 2014 (arXiv:1406.2623), with the
-// open points settled in PAPER_NOTES.md section 2.
+// open points settled in docs/algorithm.md §2.
 //
 // A primary CMA-ES optimizes f. After each of its updates t → t+1, an
 // auxiliary CMA-ES over u = (c_1, c_μ, c_c)/0.9 ∈ [0, 1]³ (u_1 + u_2 ≤ 1) runs
@@ -41,7 +41,7 @@ import (
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
-// Settings of the auxiliary CMA-ES (PAPER_NOTES.md section 2).
+// Settings of the auxiliary CMA-ES (docs/algorithm.md §2).
 const (
 	AuxLambda = 20  // λ_h
 	AuxSigma0 = 0.6 // initial step size (saACM-ES's value; not in the paper)

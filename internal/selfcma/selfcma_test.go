@@ -307,8 +307,8 @@ func TestUnmarshalRejectsCorruptState(t *testing.T) {
 }
 
 // The paper's claim on the simplest case: self-CMA-ES needs fewer
-// evaluations than CMA-ES on the 10-D sphere with λ = 100 (PAPER_NOTES.md
-// section 3: 6708 against 7876, medians of 15 runs).
+// evaluations than CMA-ES on the 10-D sphere with λ = 100 (docs/algorithm.md
+// §4: 6708 against 7876, medians of 15 runs).
 func TestFasterThanCMAOnSphere(t *testing.T) {
 	var selfEvals, cmaEvals []int
 	for seed := range uint64(7) {

@@ -36,7 +36,7 @@ func Rosenbrock(x []float64) float64 {
 	return s
 }
 
-// UniformX0 is a point uniform in [−4, 4]^n (PAPER_NOTES.md section 3's
+// UniformX0 is a point uniform in [−4, 4]^n (docs/algorithm.md §4's
 // x0), from a stream seeded by seed.
 func UniformX0(seed uint64, n int) []float64 {
 	r := rand.New(rand.NewPCG(seed, 1))
