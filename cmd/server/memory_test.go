@@ -28,16 +28,22 @@ import (
 //   - 10 clients read the whole history of a session of 30,000
 //     generations at once: under 200 MB.
 //
-// It moves about a gigabyte and builds a long session first, so it runs
-// only when asked: SELFCMA_MEMORY_TEST=1 go test -run TestMemoryBounded -v ./cmd/server/
+// It moves about a gigabyte and builds a long session first (about 5 s
+// here); -short skips it, except in CI:
+//
+//	go test -run TestMemoryBounded -v ./cmd/server/
 func TestMemoryBounded(t *testing.T) {
-	if os.Getenv("SELFCMA_MEMORY_TEST") == "" {
-		t.Skip("set SELFCMA_MEMORY_TEST=1 to measure the server's memory under load (heavy)")
+	ci := os.Getenv("CI") != ""
+	if testing.Short() && !ci {
+		t.Skip("SKIP: -short: the memory test moves about a gigabyte")
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		if ci {
+			t.Fatal("no /proc: cannot read the server's peak memory, and CI must measure it")
+		}
+		t.Skip("SKIP: no /proc: cannot read a process's peak memory")
 	}
 	bin := serverBinary(t)
-	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("no /proc: cannot read a process's peak memory")
-	}
 
 	t.Run("tells of 8 MiB", func(t *testing.T) {
 		p := startServer(t, bin, filepath.Join(t.TempDir(), "tells.db"))
