@@ -58,8 +58,8 @@ class Result(NamedTuple):
         iterations: generations told so far (pycma's countiter).
         xfavorite: the mean of the distribution, mapped into the bounds as
             the candidates are: the best estimate of the optimum.
-        stds: σ·√C_ii per coordinate when the server reports them, else
-            None (a server without the field).
+        stds: σ·√C_ii per coordinate (None from a server older than the
+            field).
         stop: {criterion: value} once stopped, {} while running.
         best_generation: the generation that told xbest.
         generation: the pending generation (= iterations).
