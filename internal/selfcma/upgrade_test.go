@@ -27,9 +27,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/exactbits"
 	"github.com/selfcma/selfcma/internal/selfcma"
 	"gonum.org/v1/gonum/mat"
 )
@@ -180,7 +180,7 @@ func snapES(e *selfcma.ES) any {
 		s["ask"] = e.Ask()
 		s["genotypes"] = p.Genotypes()
 	}
-	return bitsOf(s)
+	return exactbits.Of(s)
 }
 
 // continueES tells e three generations, the values of the i-th by tell(i,
@@ -203,8 +203,8 @@ func continueES(t *testing.T, e *selfcma.ES, tell func(int, [][]float64) []float
 		if err != nil {
 			t.Fatalf("tell %d: %v", i, err)
 		}
-		fx.Tells = append(fx.Tells, bitsOf(f).([]string))
-		fx.Records = append(fx.Records, bitsOf(rec))
+		fx.Tells = append(fx.Tells, exactbits.Of(f).([]string))
+		fx.Records = append(fx.Records, exactbits.Of(rec))
 		fx.Snaps = append(fx.Snaps, snapES(e))
 	}
 	return fx
@@ -230,7 +230,7 @@ func TestWriteUpgradeFixtures(t *testing.T) {
 		}
 		fx := continueES(t, d, func(_ int, x [][]float64) []float64 { return upgradeFitness(x) })
 		// The original continues the same way, or the blob lost something.
-		if got := continueES(t, e, func(_ int, x [][]float64) []float64 { return upgradeFitness(x) }); !reflect.DeepEqual(mustJSON(t, got), mustJSON(t, fx)) {
+		if got := continueES(t, e, func(_ int, x [][]float64) []float64 { return upgradeFitness(x) }); !reflect.DeepEqual(exactbits.JSON(t, got), exactbits.JSON(t, fx)) {
 			t.Fatalf("%s: the decoded state does not continue as the original", k.name)
 		}
 		fx.Kind, fx.Written, fx.State = k.name, "b8986da", blob
@@ -239,7 +239,7 @@ func TestWriteUpgradeFixtures(t *testing.T) {
 			t.Logf("%s exists: kept as it is", path) // never rewritten
 			continue
 		}
-		if err := os.WriteFile(path, mustJSON(t, fx), 0o644); err != nil {
+		if err := os.WriteFile(path, exactbits.JSON(t, fx), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -267,171 +267,24 @@ func TestUpgradeStates(t *testing.T) {
 				if i >= len(want.Tells) {
 					t.Fatalf("tell %d: the fixture has %d", i, len(want.Tells))
 				}
-				return floatsOfBits(t, want.Tells[i])
+				return exactbits.Floats(t, want.Tells[i])
 			})
 			var gotTree upgradeFixture
-			if err := json.Unmarshal(mustJSON(t, got), &gotTree); err != nil {
+			if err := json.Unmarshal(exactbits.JSON(t, got), &gotTree); err != nil {
 				t.Fatal(err)
 			}
 			if len(gotTree.Snaps) != len(want.Snaps) {
 				t.Fatalf("%d snapshots, want %d", len(gotTree.Snaps), len(want.Snaps))
 			}
-			d := &differ{t: t}
+			d := exactbits.NewDiff(t)
 			for i := range want.Snaps {
-				subset(d, fmt.Sprintf("snap[%d]", i), want.Snaps[i], gotTree.Snaps[i])
+				d.Subset(fmt.Sprintf("snap[%d]", i), want.Snaps[i], gotTree.Snaps[i])
 			}
-			subset(d, "records", any(want.Records), any(gotTree.Records))
-			d.done()
+			d.Subset("records", any(want.Records), any(gotTree.Records))
+			d.Done()
 			if gotTree.TellErr != want.TellErr {
 				t.Errorf("tell on the stopped state: %q, want %q", gotTree.TellErr, want.TellErr)
 			}
 		})
-	}
-}
-
-// The helpers below are the same in internal/cmaes and internal/upgrade.
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func floatsOfBits(t *testing.T, hex []string) []float64 {
-	t.Helper()
-	f := make([]float64, len(hex))
-	for i, h := range hex {
-		var u uint64
-		if _, err := fmt.Sscanf(h, "%x", &u); err != nil {
-			t.Fatalf("value %q: %v", h, err)
-		}
-		f[i] = math.Float64frombits(u)
-	}
-	return f
-}
-
-// bitsOf turns v into JSON values with every float64 the 16 hex digits of
-// its bits (so NaN, ±Inf and −0 survive, and a comparison is exact),
-// uint64 a decimal string, time.Time RFC 3339, []byte a string, and
-// structs maps of their exported fields.
-func bitsOf(v any) any { return bitsOfValue(reflect.ValueOf(v)) }
-
-func bitsOfValue(v reflect.Value) any {
-	switch v.Kind() {
-	case reflect.Invalid:
-		return nil
-	case reflect.Float64, reflect.Float32:
-		return fmt.Sprintf("%016x", math.Float64bits(v.Float()))
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return v.Int()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return fmt.Sprint(v.Uint())
-	case reflect.String:
-		return v.String()
-	case reflect.Bool:
-		return v.Bool()
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return bitsOfValue(v.Elem())
-	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
-			if v.IsNil() {
-				return nil
-			}
-			return string(v.Bytes())
-		}
-		out := make([]any, v.Len())
-		for i := range out {
-			out[i] = bitsOfValue(v.Index(i))
-		}
-		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Float64 {
-			s := make([]string, len(out))
-			for i, x := range out {
-				s[i] = x.(string)
-			}
-			return s
-		}
-		return out
-	case reflect.Map:
-		out := map[string]any{}
-		for it := v.MapRange(); it.Next(); {
-			out[fmt.Sprint(it.Key().Interface())] = bitsOfValue(it.Value())
-		}
-		return out
-	case reflect.Struct:
-		if tm, ok := v.Interface().(time.Time); ok {
-			return tm.UTC().Format(time.RFC3339Nano)
-		}
-		out := map[string]any{}
-		for i := range v.NumField() {
-			if f := v.Type().Field(i); f.IsExported() {
-				out[f.Name] = bitsOfValue(v.Field(i))
-			}
-		}
-		return out
-	}
-	panic(fmt.Sprintf("bitsOf: %v", v.Type()))
-}
-
-// subset reports where got (decoded from JSON) differs from want: every key
-// of a wanted object must be in got with an equal value (got may have more:
-// a later version may expose more), lists have equal lengths, values are
-// equal. Floats are compared as their bits.
-func subset(d *differ, path string, want, got any) {
-	d.t.Helper()
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			d.errorf("%s: got %v, want an object", path, got)
-			return
-		}
-		for k, wv := range w {
-			gv, ok := g[k]
-			if !ok {
-				d.errorf("%s.%s: missing", path, k)
-				continue
-			}
-			subset(d, path+"."+k, wv, gv)
-		}
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			d.errorf("%s: got %v, want %d values", path, got, len(w))
-			return
-		}
-		for i := range w {
-			subset(d, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])
-		}
-	default:
-		if !reflect.DeepEqual(want, got) {
-			d.errorf("%s: got %v, want %v", path, got, want)
-		}
-	}
-}
-
-// differ reports the first maxDiffs differences and counts the others.
-type differ struct {
-	t *testing.T
-	n int
-}
-
-const maxDiffs = 20
-
-func (d *differ) errorf(format string, args ...any) {
-	d.t.Helper()
-	if d.n++; d.n <= maxDiffs {
-		d.t.Errorf(format, args...)
-	}
-}
-
-func (d *differ) done() {
-	if d.n > maxDiffs {
-		d.t.Errorf("and %d more differences", d.n-maxDiffs)
 	}
 }

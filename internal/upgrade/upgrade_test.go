@@ -33,11 +33,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/selfcma/selfcma/internal/exactbits"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store/bolt"
 )
@@ -255,7 +255,7 @@ func TestWriteFixtures(t *testing.T) {
 			}
 			if fs.name == "cma_midrun" {
 				man.LastTell.Generation = batchGeneration(b)
-				man.LastTell.Fitness = bitsOf(f).([]string)
+				man.LastTell.Fitness = exactbits.Of(f).([]string)
 			}
 		}
 		switch fs.name {
@@ -397,7 +397,7 @@ func observe(t *testing.T, m *session.Manager, man manifest) []step {
 	var steps []step
 	var name string
 	rec := func(op string, v any, err error) {
-		out := bitsOf(v)
+		out := exactbits.Of(v)
 		if err != nil {
 			out = map[string]any{"error": errorCode(err)}
 		}
@@ -429,7 +429,7 @@ func observe(t *testing.T, m *session.Manager, man manifest) []step {
 		switch name {
 		case "cma_midrun":
 			// The last tell sent again answers the session, changing nothing.
-			f := floatsOfBits(t, man.LastTell.Fitness)
+			f := exactbits.Floats(t, man.LastTell.Fitness)
 			s2, err := tell(m, id, man.LastTell.Generation, f, nil)
 			rec("tell sent again", s2, err)
 			if err != nil || generationOf(s2) != g {
@@ -533,22 +533,22 @@ func TestUpgradeLayout4(t *testing.T) {
 
 	got := observe(t, newManager(st, observeAt), want)
 	var gotTree []step
-	if err := json.Unmarshal(mustJSON(t, got), &gotTree); err != nil {
+	if err := json.Unmarshal(exactbits.JSON(t, got), &gotTree); err != nil {
 		t.Fatal(err)
 	}
 	if len(gotTree) != len(want.Steps) {
 		t.Errorf("%d steps, want %d", len(gotTree), len(want.Steps))
 	}
-	d := &differ{t: t}
+	d := exactbits.NewDiff(t)
 	for i := range min(len(gotTree), len(want.Steps)) {
 		w, g := want.Steps[i], gotTree[i]
 		path := fmt.Sprintf("step %d (%s %s)", i, w.Session, w.Op)
 		if g.Session != w.Session || g.Op != w.Op {
 			t.Fatalf("%s: got %s %s", path, g.Session, g.Op)
 		}
-		subset(d, path, w.Out, g.Out)
+		d.Subset(path, w.Out, g.Out)
 	}
-	d.done()
+	d.Done()
 
 	if p := storeProblems(st); len(p) > 0 {
 		t.Errorf("store.Check after the continuation: %v", p)
@@ -559,148 +559,3 @@ func TestUpgradeLayout4(t *testing.T) {
 }
 
 // ---- exact comparison (the same helpers as in internal/cmaes) ----
-
-func floatsOfBits(t *testing.T, hex []string) []float64 {
-	t.Helper()
-	f := make([]float64, len(hex))
-	for i, h := range hex {
-		var u uint64
-		if _, err := fmt.Sscanf(h, "%x", &u); err != nil {
-			t.Fatalf("value %q: %v", h, err)
-		}
-		f[i] = math.Float64frombits(u)
-	}
-	return f
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// bitsOf turns v into JSON values with every float64 the 16 hex digits of
-// its bits (so NaN, ±Inf and −0 survive, and a comparison is exact),
-// uint64 a decimal string, time.Time RFC 3339, []byte a string, and
-// structs maps of their exported fields.
-func bitsOf(v any) any { return bitsOfValue(reflect.ValueOf(v)) }
-
-func bitsOfValue(v reflect.Value) any {
-	switch v.Kind() {
-	case reflect.Invalid:
-		return nil
-	case reflect.Float64, reflect.Float32:
-		return fmt.Sprintf("%016x", math.Float64bits(v.Float()))
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return v.Int()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return fmt.Sprint(v.Uint())
-	case reflect.String:
-		return v.String()
-	case reflect.Bool:
-		return v.Bool()
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return bitsOfValue(v.Elem())
-	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
-			if v.IsNil() {
-				return nil
-			}
-			return string(v.Bytes())
-		}
-		out := make([]any, v.Len())
-		for i := range out {
-			out[i] = bitsOfValue(v.Index(i))
-		}
-		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Float64 {
-			s := make([]string, len(out))
-			for i, x := range out {
-				s[i] = x.(string)
-			}
-			return s
-		}
-		return out
-	case reflect.Map:
-		out := map[string]any{}
-		for it := v.MapRange(); it.Next(); {
-			out[fmt.Sprint(it.Key().Interface())] = bitsOfValue(it.Value())
-		}
-		return out
-	case reflect.Struct:
-		if tm, ok := v.Interface().(time.Time); ok {
-			return tm.UTC().Format(time.RFC3339Nano)
-		}
-		out := map[string]any{}
-		for i := range v.NumField() {
-			if f := v.Type().Field(i); f.IsExported() {
-				out[f.Name] = bitsOfValue(v.Field(i))
-			}
-		}
-		return out
-	}
-	panic(fmt.Sprintf("bitsOf: %v", v.Type()))
-}
-
-// subset reports where got (decoded from JSON) differs from want: every key
-// of a wanted object must be in got with an equal value (got may have more:
-// a later version may expose more), lists have equal lengths, values are
-// equal. Floats are compared as their bits.
-func subset(d *differ, path string, want, got any) {
-	d.t.Helper()
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			d.errorf("%s: got %v, want an object", path, got)
-			return
-		}
-		for k, wv := range w {
-			gv, ok := g[k]
-			if !ok {
-				d.errorf("%s.%s: missing", path, k)
-				continue
-			}
-			subset(d, path+"."+k, wv, gv)
-		}
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			d.errorf("%s: got %v, want %d values", path, got, len(w))
-			return
-		}
-		for i := range w {
-			subset(d, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])
-		}
-	default:
-		if !reflect.DeepEqual(want, got) {
-			d.errorf("%s: got %v, want %v", path, got, want)
-		}
-	}
-}
-
-// differ reports the first maxDiffs differences and counts the others.
-type differ struct {
-	t *testing.T
-	n int
-}
-
-const maxDiffs = 20
-
-func (d *differ) errorf(format string, args ...any) {
-	d.t.Helper()
-	if d.n++; d.n <= maxDiffs {
-		d.t.Errorf(format, args...)
-	}
-}
-
-func (d *differ) done() {
-	if d.n > maxDiffs {
-		d.t.Errorf("and %d more differences", d.n-maxDiffs)
-	}
-}
