@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack"
 )
 
 // Numerics versions: the algorithm that decomposes C decides the points a
@@ -51,39 +50,7 @@ func (ws *Workspace) FactorizeVersion(version, n int, a []float64, lda int, w []
 // tridiagonal reduction of version Blocked. Its result does not depend on
 // GOMAXPROCS (tested).
 func (ws *Workspace) FactorizeBlocked(n int, a []float64, lda int, w []float64) bool {
-	if n == 0 {
-		return true
-	}
-	ws.grow(n)
-	if n == 1 {
-		w[0] = a[0]
-		a[0] = 1
-		return true
-	}
-
-	// Scale the matrix to the allowable range if necessary (dsyev).
-	smlnum := dlamchS / dlamchP
-	rmin, rmax := math.Sqrt(smlnum), math.Sqrt(1/smlnum)
-	anrm := impl.Dlansy(lapack.MaxAbs, blas.Upper, n, a, lda, ws.work)
-	var sigma float64
-	switch {
-	case anrm > 0 && anrm < rmin:
-		sigma = rmin / anrm
-	case anrm > rmax:
-		sigma = rmax / anrm
-	}
-	if sigma != 0 {
-		impl.Dlascl(lapack.UpperTri, 0, 0, 1, sigma, n, n, a, lda)
-	}
-
-	ws.sytrd(n, a, lda, w, ws.e, ws.tau)
-	if !ws.orgtrSteqr(n, a, lda, w) {
-		return false
-	}
-	if sigma != 0 {
-		blas64.Implementation().Dscal(n, 1/sigma, w, 1)
-	}
-	return true
+	return ws.factorize(n, a, lda, w, true)
 }
 
 // sytrd is gonum's Dsytrd (upper) with its own latrd and syr2k: it reduces

@@ -84,6 +84,13 @@ type sweep struct {
 // iteration does not converge (a and w are then unspecified), as
 // lapack64.Syev does.
 func (ws *Workspace) Factorize(n int, a []float64, lda int, w []float64) bool {
+	return ws.factorize(n, a, lda, w, false)
+}
+
+// factorize is dsyev: scale, reduce to tridiagonal form (gonum's Dsytrd, or
+// version Blocked's sytrd when blocked), form Q and iterate (orgtrSteqr),
+// scale back.
+func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, blocked bool) bool {
 	if n == 0 {
 		return true
 	}
@@ -109,7 +116,11 @@ func (ws *Workspace) Factorize(n int, a []float64, lda int, w []float64) bool {
 		impl.Dlascl(lapack.UpperTri, 0, 0, 1, sigma, n, n, a, lda)
 	}
 
-	impl.Dsytrd(blas.Upper, n, a, lda, w, ws.e, ws.tau, ws.work, len(ws.work))
+	if blocked {
+		ws.sytrd(n, a, lda, w, ws.e, ws.tau)
+	} else {
+		impl.Dsytrd(blas.Upper, n, a, lda, w, ws.e, ws.tau, ws.work, len(ws.work))
+	}
 	if !ws.orgtrSteqr(n, a, lda, w) {
 		return false
 	}
