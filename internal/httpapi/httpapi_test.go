@@ -731,6 +731,9 @@ func TestPartialTell(t *testing.T) {
 	}
 }
 
+// pendingIs reports whether a 409's body names generation g as pending.
+func pendingIs(e errorView, g int) bool { return e.Error.Generation != nil && *e.Error.Generation == g }
+
 // Workers claim candidates one at a time and tell each value as a part:
 // every candidate is handed out once, none when all are leased, and the
 // last value applies the generation.
@@ -783,7 +786,7 @@ func TestClaim(t *testing.T) {
 		t.Fatalf("node-1's renewal: %d %s", r.status, r.body)
 	}
 	if r := ts.do(t, call{method: "POST", path: strings.Replace(renew, "node-1", "node-3", 1)}); r.status != http.StatusConflict ||
-		!strings.Contains(decode[errorView](t, r).Error.Message, "leased to another worker") {
+		!strings.Contains(decode[errorView](t, r).Error.Message, "leased to another worker") || !pendingIs(decode[errorView](t, r), 1) {
 		t.Fatalf("node-3 renewing node-1's candidate: %d %s", r.status, r.body)
 	}
 	for _, bad := range []struct {
@@ -796,6 +799,8 @@ func TestClaim(t *testing.T) {
 		{"?worker=w&generation=0&index=0", "generation 0 is not pending", 409}} {
 		if r := ts.do(t, call{method: "POST", path: path + bad.query, invalid: true}); r.status != bad.status || !strings.Contains(decode[errorView](t, r).Error.Message, bad.name) {
 			t.Errorf("claim%s: %d %s, want %d naming %s", bad.query, r.status, r.body, bad.status, bad.name)
+		} else if r.status == http.StatusConflict && !pendingIs(decode[errorView](t, r), 1) {
+			t.Errorf("claim%s: %s, want the pending generation, 1", bad.query, r.body)
 		}
 	}
 	ts.do(t, call{method: "POST", path: "/v1/sessions/" + s.ID + "/stop"})

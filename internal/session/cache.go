@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -80,23 +81,13 @@ func (c *cache) evict() {
 			cand = append(cand, idle{id, e.used})
 		}
 	}
-	slices.SortFunc(cand, func(a, b idle) int { return int64Cmp(a.used, b.used) })
+	slices.SortFunc(cand, func(a, b idle) int { return cmp.Compare(a.used, b.used) })
 	for _, x := range cand {
 		if len(c.entries) <= c.cacheCap*3/4 {
 			break
 		}
 		delete(c.entries, x.id)
 	}
-}
-
-func int64Cmp(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // load returns session id, held in e: the cached one if the store's

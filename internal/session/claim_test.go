@@ -2,8 +2,10 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -290,5 +292,78 @@ func TestRenew(t *testing.T) {
 	} {
 		_, err := m.Renew(ctx, s.ID, tc.g, tc.i, time.Hour, tc.worker)
 		wantCode(t, err, tc.code)
+	}
+
+	// The conflicts carry the pending generation (the 409's "generation").
+	f := fitness(b)
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Indices: []int{0, 2, 3, 4}, Fitness: []float64{f[0], f[2], f[3], f[4]}}); err != nil {
+		t.Fatal(err)
+	}
+	if i := claim(m, "w3"); i != 0 {
+		t.Fatalf("w3's claim in generation 1: candidate %d, want 0", i)
+	}
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 1, Indices: []int{1}, Fitness: []float64{1}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ g, i int }{
+		{0, 0}, // not the pending generation
+		{1, 1}, // has its value
+		{1, 0}, // leased to w3
+	} {
+		_, err := m.Renew(ctx, s.ID, tc.g, tc.i, time.Hour, "w4")
+		var se *session.Error
+		if !errors.As(err, &se) || se.Code != session.CodeConflict || se.Generation != 1 {
+			t.Errorf("Renew(%d, %d) by w4: %v (%+v), want a conflict naming generation 1", tc.g, tc.i, err, se)
+		}
+	}
+}
+
+// TestClaimsUnchangedNoCommit: claims and renewals that change no lease
+// write nothing to the store (no commit, no sync of the disk).
+func TestClaimsUnchangedNoCommit(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	_, path := newManager(t)
+	var commits atomic.Int64
+	st, err := bolt.Open(path+"2", &bolt.Options{NoSync: true, Now: clk.Now, OnCommit: func(int, time.Duration) { commits.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := session.NewManager(st, session.Options{Now: clk.Now})
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 4, Seed: seed(9)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []string{"w0", "w1", "", "w3"} {
+		before := commits.Load()
+		if c, err := m.Claim(ctx, s.ID, time.Hour, w); err != nil || c.Index != i {
+			t.Fatalf("claim %d: %+v, %v", i, c, err)
+		}
+		if n := commits.Load() - before; n != 1 {
+			t.Fatalf("claim %d leased a candidate in %d commits, want 1", i, n)
+		}
+	}
+	before := commits.Load()
+	for range 10 {
+		for _, w := range []string{"", "w9", "w0"} { // none free; w0's lease as it is (the clock stands)
+			c, err := m.Claim(ctx, s.ID, time.Hour, w)
+			if err != nil || (w == "w0") != (c.Index == 0) || (w != "w0" && c.Index != -1) {
+				t.Fatalf("claim by %q with none free: %+v, %v", w, c, err)
+			}
+		}
+		if _, err := m.Renew(ctx, s.ID, 0, 1, time.Minute, "w1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := commits.Load() - before; n != 0 {
+		t.Fatalf("40 claims and renewals that changed no lease made %d commits, want 0", n)
+	}
+	clk.advance(time.Minute)
+	if c, err := m.Claim(ctx, s.ID, time.Hour, "w0"); err != nil || c.Index != 0 || !c.Expires.Equal(clk.Now().Add(time.Hour)) {
+		t.Fatalf("w0's renewing claim a minute later: %+v, %v", c, err)
+	}
+	if n := commits.Load() - before; n != 1 {
+		t.Fatalf("a renewal that moved an expiry made %d commits, want 1", n)
 	}
 }

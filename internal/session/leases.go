@@ -65,13 +65,18 @@ func claimLease(now time.Time, cur []Lease, told []bool, lease time.Duration, wo
 // not pending, the candidate is told or another worker holds a running
 // lease of it.
 func renewLease(now time.Time, cur []Lease, told []bool, g, generation, index int, lease time.Duration, worker string) ([]Lease, leased, error) {
+	conflict := func(format string, args ...any) ([]Lease, leased, error) {
+		ce := errorf(CodeConflict, format, args...)
+		ce.Generation = g
+		return nil, leased{}, ce
+	}
 	switch {
 	case generation != g:
-		return nil, leased{}, errorf(CodeConflict, "generation %d is not pending (generation %d is)", generation, g)
+		return conflict("generation %d is not pending (generation %d is)", generation, g)
 	case index >= len(told):
 		return nil, leased{}, errorf(CodeOutOfRange, "index %d, want below the population size %d", index, len(told))
 	case told[index]:
-		return nil, leased{}, errorf(CodeConflict, "candidate %d of generation %d has its value already", index, g)
+		return conflict("candidate %d of generation %d has its value already", index, g)
 	}
 	until := now.Add(lease)
 	for _, l := range cur {
@@ -79,7 +84,7 @@ func renewLease(now time.Time, cur []Lease, told []bool, g, generation, index in
 			continue
 		}
 		if l.Worker != worker {
-			return nil, leased{}, errorf(CodeConflict, "candidate %d of generation %d is leased to another worker until %s", index, g, l.Expires.UTC().Format(time.RFC3339))
+			return conflict("candidate %d of generation %d is leased to another worker until %s", index, g, l.Expires.UTC().Format(time.RFC3339))
 		}
 		if l.Expires.After(until) {
 			until = l.Expires

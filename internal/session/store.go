@@ -88,8 +88,11 @@ type Store interface {
 	// leases of g that have not expired (any order), and stores the leases
 	// fn returns as the whole set of g's leases (fn's error aborts and is
 	// returned as is). No other UpdateLeases of id runs between the read
-	// and the write, on any server. Leases of other generations of id are
-	// dropped. fn may be called more than once (a store may retry); it
+	// and the write, on any server. Leases of an earlier generation of id
+	// are dropped; if leases of a later generation are stored, nothing is
+	// written and the error wraps ErrVersion (g was told meanwhile). If fn
+	// returns the leases it was given (in any order), the store may skip
+	// the write. fn may be called more than once (a store may retry); it
 	// must be a pure function of its arguments. The write need not be
 	// durable at once: a lost lease costs an evaluation twice, never a
 	// value. An unknown id gives an error wrapping ErrNoRecord.

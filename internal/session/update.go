@@ -63,6 +63,7 @@ var stateBufs = sync.Pool{New: func() any { return new([]byte) }}
 // store.
 func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn change) (*loaded, error) {
 	optimistic := e.l != nil
+	pendingGen := -1 // as last loaded
 	for range maxAttempts {
 		var (
 			l   *loaded
@@ -73,6 +74,7 @@ func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn chan
 		} else if l, err = m.load(ctx, e, id); err != nil {
 			return nil, err
 		}
+		pendingGen = l.opt.Generation()
 		w, err := fn(l)
 		// Leases are not written with a compare-and-swap of the version:
 		// they too need the check first.
@@ -117,7 +119,9 @@ func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn chan
 		}
 		return nil, internal(what, err)
 	}
-	return nil, errorf(CodeConflict, "session %s was changed by other writers %d times while it was being changed (%s): try again", id, maxAttempts, what)
+	ce := errorf(CodeConflict, "session %s was changed by other writers %d times while it was being changed (%s): try again", id, maxAttempts, what)
+	ce.Generation = pendingGen // at the last attempt: the others may have told it since
+	return nil, ce
 }
 
 // write makes w of l, a session of version l.version, and brings l up to

@@ -243,6 +243,19 @@ func checkTermination(t Termination) (cmaes.Termination, error) {
 	return c, nil
 }
 
+// maxFailedGenerations is termination.max_failed_generations as cmaes
+// takes it: nil selects the default (0 there), a positive count sets it,
+// and 0 or a negative count disables the criterion (negative there).
+func maxFailedGenerations(v *int) int {
+	switch {
+	case v == nil:
+		return 0
+	case *v <= 0:
+		return -1
+	}
+	return *v
+}
+
 // checkTolerance checks termination.name and returns cmaes's value: 0
 // for nil (its default), -1 for 0 (disabled).
 func checkTolerance(name string, v *float64) (float64, error) {

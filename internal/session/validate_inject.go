@@ -6,19 +6,6 @@ import (
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
-// maxFailedGenerations is termination.max_failed_generations as cmaes
-// takes it: nil selects the default (0 there), a positive count sets it,
-// and 0 or a negative count disables the criterion (negative there).
-func maxFailedGenerations(v *int) int {
-	switch {
-	case v == nil:
-		return 0
-	case *v <= 0:
-		return -1
-	}
-	return *v
-}
-
 // checkInjection says, naming the field, why points cannot join the waiting
 // ones of a session of population size lambda in dimension n with bounds b
 // (nil: none): what cmaes.ES.Inject checks, in the words of the request.

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"Leases", testLeases},
 		{"LeaseExpiry", testLeaseExpiry},
 		{"LeasesDroppedByPut", testLeasesDroppedByPut},
+		{"StaleLeases", testStaleLeases},
 		{"ConcurrentLeases", testConcurrentLeases},
 		{"Importer", testImporter},
 		{"Checker", testChecker},
@@ -584,6 +585,31 @@ func testLeaseExpiry(t *testing.T, st session.Store) {
 		return cur, nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An UpdateLeases of a generation below the one whose leases are stored
+// (a server that found g pending before another told it) writes nothing:
+// it fails with ErrVersion and g+1's leases stay.
+func testStaleLeases(t *testing.T, st session.Store) {
+	put(t, st, rec("a", 0, "m", "s"), nil)
+	var set []session.Lease
+	if err := st.UpdateLeases(ctx, "a", 1, func(now time.Time, _ []session.Lease) ([]session.Lease, error) {
+		set = []session.Lease{{Index: 0, Worker: "w0", Expires: now.Add(time.Hour)}, {Index: 2, Worker: "w2", Expires: now.Add(time.Minute)}}
+		return set, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.UpdateLeases(ctx, "a", 0, func(now time.Time, _ []session.Lease) ([]session.Lease, error) {
+		return []session.Lease{{Index: 1, Worker: "stale", Expires: now.Add(time.Hour)}}, nil
+	}); !errors.Is(err, session.ErrVersion) {
+		t.Fatalf("UpdateLeases(0) over generation 1's leases: %v, want ErrVersion", err)
+	}
+	if ls, _, err := st.Leases(ctx, "a", 1); err != nil || !sameLeases(ls, set) {
+		t.Fatalf("Leases(a, 1) after a stale UpdateLeases = %v %v, want %v", ls, err, set)
+	}
+	if ls, _, err := st.Leases(ctx, "a", 0); err != nil || len(ls) != 0 {
+		t.Fatalf("Leases(a, 0) after a stale UpdateLeases = %v %v, want none", ls, err)
 	}
 }
 

@@ -85,20 +85,36 @@ func (s *Store) lead(batch []*op) {
 	s.commit(batch)
 }
 
+// errNothingWritten rolls back a transaction in which every write failed
+// as expected (wrote nothing): it has nothing to commit, and a commit
+// would cost the disk's syncs all the same.
+var errNothingWritten = errors.New("nothing written")
+
 // commit runs the batch in one transaction. If an fn fails unexpectedly,
 // the transaction is rolled back and every fn runs again on its own.
 func (s *Store) commit(batch []*op) {
 	errs := make([]error, len(batch))
 	start := time.Now()
 	err := s.db.Update(func(tx *bbolt.Tx) error {
+		wrote := false
 		for i, o := range batch {
 			errs[i] = o.fn(tx)
 			if errs[i] != nil && !expected(errs[i]) {
 				return errs[i]
 			}
+			wrote = wrote || errs[i] == nil
+		}
+		if !wrote {
+			return errNothingWritten
 		}
 		return nil
 	})
+	if errors.Is(err, errNothingWritten) {
+		for i, o := range batch {
+			o.done <- result{err: errs[i]}
+		}
+		return
+	}
 	if err == nil {
 		s.commits.Add(1)
 		if s.onCommit != nil {
@@ -118,7 +134,9 @@ func (s *Store) commit(batch []*op) {
 	}
 }
 
+// expected reports whether err is the failure of a write that wrote
+// nothing and lets the transaction go on.
 func expected(err error) bool {
 	var fe *leaseFnError
-	return errors.As(err, &fe) || errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion) || errors.Is(err, session.ErrKeyTaken)
+	return errors.As(err, &fe) || errors.Is(err, errLeasesUnchanged) || errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion) || errors.Is(err, session.ErrKeyTaken)
 }

@@ -1,11 +1,13 @@
 package bolt
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
@@ -14,8 +16,15 @@ import (
 
 // The leases bucket holds one value a session: the generation its leases
 // are of, then each lease (see the layout in store.go). A session holds
-// leases of one generation at a time: a write of another generation's
-// replaces them, and Put of a told generation's history drops them.
+// leases of one generation at a time: a write of a later generation's
+// replaces them, one of an earlier generation's fails, and Put of a told
+// generation's history drops them.
+
+// errLeasesUnchanged ends an UpdateLeases whose fn returned the leases it
+// was given: nothing is written, and a transaction of such writes only is
+// not committed (a claim with no candidate free, a renewal that moves no
+// expiry).
+var errLeasesUnchanged = errors.New("leases unchanged")
 
 // leaseFnError carries the error of an UpdateLeases fn through the commit,
 // which takes it for an expected one (nothing written yet): the other
@@ -26,7 +35,9 @@ func (e *leaseFnError) Error() string { return e.err.Error() }
 
 // UpdateLeases implements session.Store. The leases are timed by the
 // store's clock (Options.Now); the write is group committed with the
-// others.
+// others. Leases of a generation above g stay: the write fails with
+// session.ErrVersion (g was told meanwhile). If fn returns the leases it
+// was given (in any order), nothing is written.
 func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(now time.Time, cur []session.Lease) ([]session.Lease, error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -36,14 +47,20 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(n
 		if storedVersion(tx, key) == 0 {
 			return fmt.Errorf("store: leases %s: %w", id, session.ErrNoRecord)
 		}
+		if v := tx.Bucket(bucketLeases).Get(key); len(v) >= 8 && binary.BigEndian.Uint64(v) > g {
+			return fmt.Errorf("store: leases %s of generation %d: generation %d has leases: %w", id, g, binary.BigEndian.Uint64(v), session.ErrVersion)
+		}
 		now := s.now()
 		cur, err := leasesOf(tx, key, g, now)
 		if err != nil {
 			return err
 		}
-		next, err := fn(now, cur)
+		next, err := fn(now, slices.Clone(cur))
 		if err != nil {
 			return &leaseFnError{err}
+		}
+		if sameLeases(cur, next) {
+			return errLeasesUnchanged
 		}
 		if len(next) == 0 {
 			return tx.Bucket(bucketLeases).Delete(key)
@@ -56,6 +73,9 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(n
 	})
 	if fe := (*leaseFnError)(nil); errors.As(err, &fe) {
 		return fe.err
+	}
+	if errors.Is(err, errLeasesUnchanged) {
+		return nil
 	}
 	if err != nil && !expected(err) {
 		return fmt.Errorf("store: leases %s: %w", id, err)
@@ -99,6 +119,24 @@ func leasesOf(tx *bbolt.Tx, id []byte, g uint64, now time.Time) ([]session.Lease
 		return nil, nil
 	}
 	return slices.DeleteFunc(all, func(l session.Lease) bool { return !l.Expires.After(now) }), nil
+}
+
+// sameLeases reports whether a and b hold the same leases, in any order.
+func sameLeases(a, b []session.Lease) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	byIndex := func(x, y session.Lease) int {
+		if c := cmp.Compare(x.Index, y.Index); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.Worker, y.Worker); c != 0 {
+			return c
+		}
+		return x.Expires.Compare(y.Expires)
+	}
+	a, b = slices.SortedFunc(slices.Values(a), byIndex), slices.SortedFunc(slices.Values(b), byIndex)
+	return slices.EqualFunc(a, b, func(x, y session.Lease) bool { return byIndex(x, y) == 0 })
 }
 
 // dropLeasesTo drops the leases of id if they are of a generation ≤ g.

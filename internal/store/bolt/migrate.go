@@ -108,7 +108,7 @@ func initSchema(tx *bbolt.Tx) error {
 		}
 	case "2", "3", "4": // 3 adds the buckets of the keys, 5 the leases' (below)
 	default:
-		return fmt.Errorf("file layout version %q, this server reads %d (and migrates 1 to 4)", v, SchemaVersion)
+		return fmt.Errorf("file layout version %q, this server reads %d and migrates layouts 1 to %d", v, SchemaVersion, SchemaVersion-1)
 	}
 	for _, name := range dataBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
