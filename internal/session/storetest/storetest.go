@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"LeaseExpiry", testLeaseExpiry},
 		{"LeasesDroppedByPut", testLeasesDroppedByPut},
 		{"ConcurrentLeases", testConcurrentLeases},
+		{"DeleteRacesLeases", testDeleteRacesLeases},
 		{"Importer", testImporter},
 		{"Checker", testChecker},
 		{"Snapshotter", testSnapshotter},
