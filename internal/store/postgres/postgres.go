@@ -1,13 +1,14 @@
 // Package postgres is the PostgreSQL implementation of session.Store: the
 // store that several servers share. It uses pgx (pgxpool).
 //
-// Tables (schema version 1; migrate.go keeps the versions, in the table
+// Tables (schema version 2; migrate.go keeps the versions, in the table
 // schema_migrations):
 //
 //	sessions          id, version, meta, state (STORAGE EXTERNAL)
 //	history           session, generation, data
 //	idempotency_keys  key, session, data
 //	leases            session, generation, index, worker, expires_at
+//	                  (session references sessions, ON DELETE CASCADE)
 //
 // A Put is one statement, so one round trip and one transaction: a CTE
 // that updates the session row where its version is the one read (or

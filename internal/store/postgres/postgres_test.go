@@ -136,6 +136,7 @@ func TestCheckFinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
+		"ALTER TABLE leases DROP CONSTRAINT leases_session_fkey", // as of schema 1
 		"INSERT INTO history VALUES ('gone', 3, 'x')",
 		"INSERT INTO idempotency_keys VALUES ('k', 'gone2', 'x')",
 		"INSERT INTO leases VALUES ('gone3', 1, 0, 'w', now())",
@@ -285,5 +286,58 @@ func TestListAll(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("List(%q, %d) = %q, want %q", tc.after, tc.limit, got, tc.want)
 		}
+	}
+}
+
+// A database of schema 1 with a lease of a deleted session (left by a claim
+// that raced the Delete) migrates: the orphan goes, the other leases stay,
+// and from then on the database refuses an orphan and a Delete cascades.
+func TestMigration2DropsOrphanLeases(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{
+		"CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+		migrations[0],
+		"INSERT INTO schema_migrations (version) VALUES (1)",
+		"INSERT INTO sessions VALUES ('a', 1, 'm', 's')",
+		"INSERT INTO leases VALUES ('a', 3, 0, 'w', now() + interval '1 hour')",
+		"INSERT INTO leases VALUES ('gone', 3, 1, 'w', now() + interval '1 hour')",
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	st := open(t, url)
+	if probs := st.Check(ctx); len(probs) != 0 {
+		t.Fatalf("Check after the migration: %v", probs)
+	}
+	leases := func() []string {
+		t.Helper()
+		r, err := st.pool.Query(ctx, "SELECT convert_from(session, 'UTF8') || ':' || index FROM leases ORDER BY 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(r, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got, want := leases(), []string{"a:0"}; !slices.Equal(got, want) {
+		t.Fatalf("leases after the migration: %q, want %q", got, want)
+	}
+	if _, err := st.pool.Exec(ctx, "INSERT INTO leases VALUES ('gone', 3, 1, 'w', now())"); err == nil {
+		t.Fatal("a lease of a session not stored was inserted")
+	}
+	if _, err := st.pool.Exec(ctx, "DELETE FROM sessions WHERE id = 'a'"); err != nil {
+		t.Fatal(err)
+	}
+	if got := leases(); len(got) != 0 {
+		t.Fatalf("leases after their session's row was deleted: %q, want none", got)
 	}
 }
