@@ -7,8 +7,11 @@ import (
 )
 
 // ErrStorageFull is wrapped by the error of a Store's write that failed for
-// lack of space and wrote nothing (a store whose errors are not the
-// system's, PostgreSQL's disk full say, wraps it).
+// lack of space and wrote nothing, by a store whose errors are not the
+// system's: the PostgreSQL store wraps it in the errors of SQLSTATE 53100
+// disk_full (and of 53000 that name ENOSPC or EDQUOT). A PostgreSQL whose
+// write of its WAL fails may stop instead (PANIC): a lost connection, a
+// 500.
 var ErrStorageFull = errors.New("no space left for the write")
 
 // storageFull reports whether err is a write's failure for lack of space:

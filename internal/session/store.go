@@ -50,8 +50,8 @@ type Store interface {
 	// cached decoded session only while Version says it is current.
 	Version(ctx context.Context, id string) (uint64, error)
 
-	// List returns up to limit records (Meta only, State nil) with ids
-	// greater than after, in ascending order of id.
+	// List returns up to limit records (limit ≤ 0: all; Meta only, State
+	// nil) with ids greater than after, in ascending order of id.
 	List(ctx context.Context, after string, limit int) ([]Record, error)
 
 	// Put writes rec if the stored version equals rec.Version (0: the id

@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"LeasesDroppedByPut", testLeasesDroppedByPut},
 		{"StaleLeases", testStaleLeases},
 		{"ConcurrentLeases", testConcurrentLeases},
+		{"DeleteRacesLeases", testDeleteRacesLeases},
 		{"Importer", testImporter},
 		{"Checker", testChecker},
 		{"Snapshotter", testSnapshotter},

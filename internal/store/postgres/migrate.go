@@ -48,6 +48,16 @@ var migrations = []string{
 		expires_at timestamptz NOT NULL
 	);
 	CREATE INDEX leases_session ON leases (session, generation);`,
+
+	// 2: a lease belongs to a stored session. Before UpdateLeases locked
+	// the session's row, a claim racing a Delete could leave its lease
+	// behind (and -check reported it for ever): drop those, and let the
+	// database keep it so (a Delete's cascade; Delete drops them itself
+	// too). An insert checks the session's row FOR KEY SHARE, the lock
+	// UpdateLeases takes anyway.
+	`DELETE FROM leases l WHERE NOT EXISTS (SELECT FROM sessions s WHERE s.id = l.session);
+	ALTER TABLE leases ADD CONSTRAINT leases_session_fkey
+		FOREIGN KEY (session) REFERENCES sessions (id) ON DELETE CASCADE;`,
 }
 
 // SchemaVersion is the schema this package writes: the number of

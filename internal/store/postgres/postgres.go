@@ -1,13 +1,14 @@
 // Package postgres is the PostgreSQL implementation of session.Store: the
 // store that several servers share. It uses pgx (pgxpool).
 //
-// Tables (schema version 1; migrate.go keeps the versions, in the table
+// Tables (schema version 2; migrate.go keeps the versions, in the table
 // schema_migrations):
 //
 //	sessions          id, version, meta, state (STORAGE EXTERNAL)
 //	history           session, generation, data
 //	idempotency_keys  key, session, data
 //	leases            session, generation, index, worker, expires_at
+//	                  (session references sessions, ON DELETE CASCADE)
 //
 // A Put is one statement, so one round trip and one transaction: a CTE
 // that updates the session row where its version is the one read (or
@@ -19,8 +20,9 @@
 //
 // Leases are timed by the database's clock (clock_timestamp()), so that
 // every server judges them alike; an UpdateLeases is a transaction that
-// takes an advisory lock on the session's id (its hash) and commits with
-// synchronous_commit off: a lease lost in a crash of the database costs an
+// takes an advisory lock on the session's id (its hash) and a KEY SHARE lock
+// on the session's row (a Delete waits for it, or it for the Delete; a Put
+// does not), and commits with synchronous_commit off: a lease lost in a crash of the database costs an
 // evaluation twice, never a value. PostgreSQL groups the WAL flushes of
 // concurrent commits itself, so, unlike the bbolt store, this one has no
 // group commit of its own.
@@ -33,6 +35,7 @@ import (
 	"hash/fnv"
 	"math"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -146,10 +149,12 @@ func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 
 // List implements session.Store.
 func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Record, error) {
-	if limit <= 0 {
-		return nil, nil
+	var lim *int64 // NULL: no limit
+	if limit > 0 {
+		l := int64(limit)
+		lim = &l
 	}
-	rows, err := s.pool.Query(ctx, "SELECT id, version, meta FROM sessions WHERE id > $1 ORDER BY id LIMIT $2", []byte(after), limit)
+	rows, err := s.pool.Query(ctx, "SELECT id, version, meta FROM sessions WHERE id > $1 ORDER BY id LIMIT $2", []byte(after), lim)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list: %w", err)
 	}
@@ -252,7 +257,7 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "idempotency_keys_pkey" {
 			return 0, fmt.Errorf("postgres: put %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
 		}
-		return 0, fmt.Errorf("postgres: put %s: %w", rec.ID, err)
+		return 0, fmt.Errorf("postgres: put %s: %w", rec.ID, storageFull(err))
 	}
 	if n == 0 {
 		return 0, s.conflict(ctx, "put", rec.ID, rec.Version)
@@ -293,8 +298,9 @@ func (s *Store) Key(ctx context.Context, key string) (string, []byte, error) {
 }
 
 // Delete implements session.Store. The session row goes first: its row
-// lock makes a concurrent Put or UpdateLeases of id wait, and the
-// statements after it see what they committed.
+// lock makes a concurrent Put or UpdateLeases of id (which locks the row
+// FOR KEY SHARE) wait, and the statements after it see what they
+// committed; one that comes after the Delete finds no row.
 func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 	start := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -315,7 +321,7 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 	case errors.Is(err, errNothing):
 		return s.conflict(ctx, "delete", id, max(version, 1))
 	case err != nil:
-		return fmt.Errorf("postgres: delete %s: %w", id, err)
+		return fmt.Errorf("postgres: delete %s: %w", id, storageFull(err))
 	}
 	if s.onCommit != nil {
 		s.onCommit(1, time.Since(start))
@@ -354,26 +360,29 @@ func (s *Store) History(ctx context.Context, id string, from uint64, limit int) 
 // (the second is the hash of the session's id).
 const leaseLockClass = 0x6c65 // "le"
 
-// readLeases is the database's time, whether id is stored, and id's
-// unexpired leases of generation $2 (one row with NULL leases if none).
+// readLeases is the database's time, whether id is stored, whether id has
+// leases (expired or not) of a generation above $2, and id's unexpired
+// leases of generation $2 (one row with NULL leases if none).
 const readLeases = `WITH t AS (SELECT clock_timestamp() AS now)
-SELECT t.now, EXISTS (SELECT FROM sessions WHERE id = $1), l.index, l.worker, l.expires_at
+SELECT t.now, EXISTS (SELECT FROM sessions WHERE id = $1),
+	EXISTS (SELECT FROM leases WHERE session = $1 AND generation > $2),
+	l.index, l.worker, l.expires_at
 FROM t LEFT JOIN leases l ON l.session = $1 AND l.generation = $2 AND l.expires_at > t.now`
 
-func scanLeases(rows pgx.Rows) (leases []session.Lease, now time.Time, found bool, err error) {
+func scanLeases(rows pgx.Rows) (leases []session.Lease, now time.Time, found, later bool, err error) {
 	defer rows.Close()
 	for rows.Next() {
 		var idx *int32
 		var worker []byte
 		var exp *time.Time
-		if err := rows.Scan(&now, &found, &idx, &worker, &exp); err != nil {
-			return nil, now, false, err
+		if err := rows.Scan(&now, &found, &later, &idx, &worker, &exp); err != nil {
+			return nil, now, false, false, err
 		}
 		if idx != nil {
 			leases = append(leases, session.Lease{Index: int(*idx), Worker: string(worker), Expires: *exp})
 		}
 	}
-	return leases, now, found, rows.Err()
+	return leases, now, found, later, rows.Err()
 }
 
 // idHash is the second key of the advisory lock of id's leases.
@@ -383,7 +392,11 @@ func idHash(id string) int32 {
 	return int32(h.Sum32())
 }
 
-// UpdateLeases implements session.Store.
+// UpdateLeases implements session.Store. Leases of a generation above g
+// mean that g was told meanwhile (another server asks g+1): then it
+// writes nothing and returns an error wrapping session.ErrVersion, so
+// that a late claim in g does not drop g+1's running leases. Otherwise
+// it replaces the leases of generations ≤ g.
 func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(time.Time, []session.Lease) ([]session.Lease, error)) error {
 	if g > math.MaxInt64 {
 		return fmt.Errorf("postgres: leases of %s: generation %d", id, g)
@@ -393,28 +406,42 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 		b := &pgx.Batch{}
 		b.Queue("SET LOCAL synchronous_commit TO off")
 		b.Queue("SELECT pg_advisory_xact_lock($1, $2)", int32(leaseLockClass), idHash(id))
+		// The session's row, locked until the commit: a Delete of id waits
+		// for this transaction (and drops the leases it writes), or this
+		// one waits for the Delete and finds no row. KEY SHARE: a Put of id
+		// (an update of the row's other columns) does not wait.
+		b.Queue("SELECT 1 FROM sessions WHERE id = $1 FOR KEY SHARE", []byte(id))
 		br := tx.SendBatch(ctx, b)
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return err
+		for range 2 {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
 		}
-		if _, err := br.Exec(); err != nil {
+		tag, err := br.Exec()
+		if err != nil {
 			br.Close()
 			return err
 		}
 		if err := br.Close(); err != nil {
 			return err
 		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("postgres: leases of %s: %w", id, session.ErrNoRecord)
+		}
 		rows, err := tx.Query(ctx, readLeases, []byte(id), int64(g))
 		if err != nil {
 			return err
 		}
-		cur, now, found, err := scanLeases(rows)
+		cur, now, found, later, err := scanLeases(rows)
 		if err != nil {
 			return err
 		}
 		if !found {
 			return fmt.Errorf("postgres: leases of %s: %w", id, session.ErrNoRecord)
+		}
+		if later {
+			return fmt.Errorf("postgres: leases of %s: generation %d, leases of a later one are stored: %w", id, g, session.ErrVersion)
 		}
 		next, err := fn(now, cur)
 		if err != nil {
@@ -428,7 +455,7 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 			idx[i], workers[i], exps[i] = int32(l.Index), []byte(l.Worker), l.Expires
 		}
 		b = &pgx.Batch{}
-		b.Queue("DELETE FROM leases WHERE session = $1", []byte(id))
+		b.Queue("DELETE FROM leases WHERE session = $1 AND generation <= $2", []byte(id), int64(g))
 		b.Queue(`INSERT INTO leases (session, generation, index, worker, expires_at)
 			SELECT $1, $2, u.i, u.w, u.e FROM unnest($3::integer[], $4::bytea[], $5::timestamptz[]) AS u(i, w, e)`,
 			[]byte(id), int64(g), idx, workers, exps)
@@ -439,10 +466,10 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 		return nil
 	case fnErr != nil && errors.Is(err, fnErr):
 		return fnErr
-	case errors.Is(err, session.ErrNoRecord):
+	case errors.Is(err, session.ErrNoRecord), errors.Is(err, session.ErrVersion):
 		return err
 	}
-	return fmt.Errorf("postgres: leases of %s: %w", id, err)
+	return fmt.Errorf("postgres: leases of %s: %w", id, storageFull(err))
 }
 
 // Leases implements session.Store.
@@ -454,7 +481,7 @@ func (s *Store) Leases(ctx context.Context, id string, g uint64) ([]session.Leas
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("postgres: leases of %s: %w", id, err)
 	}
-	leases, now, found, err := scanLeases(rows)
+	leases, now, found, _, err := scanLeases(rows)
 	switch {
 	case err != nil:
 		return nil, now, fmt.Errorf("postgres: leases of %s: %w", id, err)
@@ -511,7 +538,38 @@ func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.H
 		return err
 	})
 	if err != nil && !errors.Is(err, session.ErrVersion) && !errors.Is(err, session.ErrKeyTaken) {
-		return fmt.Errorf("postgres: import %s: %w", rec.ID, err)
+		return fmt.Errorf("postgres: import %s: %w", rec.ID, storageFull(err))
 	}
 	return err
+}
+
+// SQLSTATEs of a lack of resources.
+const (
+	codeInsufficientResources = "53000"
+	codeDiskFull              = "53100"
+)
+
+// storageFull is err wrapping session.ErrStorageFull too when PostgreSQL
+// refused the write for lack of space: SQLSTATE 53100 disk_full (a write
+// or an extension of a file that met ENOSPC), or 53000
+// insufficient_resources whose message names a full disk or quota (53000
+// is also too many open files: no lack of space). Class 54 (a program
+// limit: a row, an array or an index entry too big) is none either and
+// stays as it is; so does err otherwise.
+func storageFull(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if pe.Code == codeDiskFull || pe.Code == codeInsufficientResources && noSpace(pe.Message+" "+pe.Detail) {
+		return fmt.Errorf("%w: %w", session.ErrStorageFull, err)
+	}
+	return err
+}
+
+// noSpace reports whether msg names ENOSPC or EDQUOT, in any case (in
+// English, as PostgreSQL's messages are unless lc_messages says otherwise).
+func noSpace(msg string) bool {
+	msg = strings.ToLower(msg)
+	return strings.Contains(msg, strings.ToLower(syscall.ENOSPC.Error())) || strings.Contains(msg, strings.ToLower(syscall.EDQUOT.Error()))
 }

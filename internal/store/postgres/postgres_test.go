@@ -2,13 +2,17 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/selfcma/selfcma/internal/pgtest"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/session/storetest"
@@ -132,6 +136,7 @@ func TestCheckFinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
+		"ALTER TABLE leases DROP CONSTRAINT leases_session_fkey", // as of schema 1
 		"INSERT INTO history VALUES ('gone', 3, 'x')",
 		"INSERT INTO idempotency_keys VALUES ('k', 'gone2', 'x')",
 		"INSERT INTO leases VALUES ('gone3', 1, 0, 'w', now())",
@@ -153,5 +158,186 @@ func TestCheckFinds(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Check found\n%q\nwant\n%q", got, want)
+	}
+}
+
+// The errors of a lack of space wrap session.ErrStorageFull (a 507, not a
+// 500); other errors, other lacks of resources among them, do not.
+func TestStorageFull(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		full bool
+	}{
+		{"disk full", &pgconn.PgError{Code: "53100", Message: `could not extend file "base/5/16384": wrote only 4096 of 8192 bytes at block 7`}, true},
+		{"disk full, wrapped", fmt.Errorf("commit: %w", &pgconn.PgError{Code: "53100", Message: "could not write"}), true},
+		{"no space", &pgconn.PgError{Code: "53000", Message: `could not write to file "pg_wal/xlogtemp.1": No space left on device`}, true},
+		{"quota", &pgconn.PgError{Code: "53000", Message: "could not create file", Detail: "Disk quota exceeded"}, true},
+		{"open files", &pgconn.PgError{Code: "53000", Message: "could not open file: Too many open files"}, false},
+		{"out of memory", &pgconn.PgError{Code: "53200", Message: "out of memory"}, false},
+		{"too many connections", &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}, false},
+		{"program limit", &pgconn.PgError{Code: "54000", Message: "index row size 3000 exceeds btree version 4 maximum 2704"}, false},
+		{"unique violation", &pgconn.PgError{Code: "23505", Message: "duplicate key"}, false},
+		{"not postgres", errors.New("connection reset by peer"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := storageFull(tc.err)
+			if full := errors.Is(got, session.ErrStorageFull); full != tc.full {
+				t.Fatalf("storageFull(%v) = %v: wraps ErrStorageFull %v, want %v", tc.err, got, full, tc.full)
+			}
+			if !errors.Is(got, tc.err) {
+				t.Fatalf("storageFull(%v) = %v lost the error", tc.err, got)
+			}
+		})
+	}
+}
+
+// UpdateLeases(g) when leases of a later generation are stored (another
+// server told g and leases g+1) writes nothing and wraps ErrVersion.
+func TestLeasesOfAnOlderGeneration(t *testing.T) {
+	ctx := context.Background()
+	st := open(t, pgtest.DB(t))
+	if _, err := st.Put(ctx, session.Record{ID: "a", Meta: []byte("m"), State: []byte("s")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	set := func(g uint64, idx ...int) error {
+		return st.UpdateLeases(ctx, "a", g, func(now time.Time, cur []session.Lease) ([]session.Lease, error) {
+			var ls []session.Lease
+			for _, i := range idx {
+				ls = append(ls, session.Lease{Index: i, Worker: "w", Expires: now.Add(time.Hour)})
+			}
+			return ls, nil
+		})
+	}
+	rows := func() []string {
+		t.Helper()
+		r, err := st.pool.Query(ctx, "SELECT generation || ':' || index FROM leases ORDER BY generation, index")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(r, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if err := set(4, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := set(5, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rows(), []string{"5:1", "5:2"}; !slices.Equal(got, want) {
+		t.Fatalf("leases after UpdateLeases(5): %q, want %q (4's dropped)", got, want)
+	}
+	for _, g := range []uint64{4, 0} {
+		if err := set(g, 3); !errors.Is(err, session.ErrVersion) {
+			t.Fatalf("UpdateLeases(%d) after leases of 5: %v, want ErrVersion", g, err)
+		}
+		if got, want := rows(), []string{"5:1", "5:2"}; !slices.Equal(got, want) {
+			t.Fatalf("leases after a refused UpdateLeases(%d): %q, want %q", g, got, want)
+		}
+	}
+	// An expired lease of a later generation still says it was asked.
+	if _, err := st.pool.Exec(ctx, "UPDATE leases SET expires_at = now() - interval '1 hour'"); err != nil {
+		t.Fatal(err)
+	}
+	if err := set(4, 3); !errors.Is(err, session.ErrVersion) {
+		t.Fatalf("UpdateLeases(4) after expired leases of 5: %v, want ErrVersion", err)
+	}
+	if err := set(5, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := set(6, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rows(), []string{"6:1"}; !slices.Equal(got, want) {
+		t.Fatalf("leases after UpdateLeases(6): %q, want %q", got, want)
+	}
+}
+
+// List with limit ≤ 0 returns all, as the bbolt store does.
+func TestListAll(t *testing.T) {
+	ctx := context.Background()
+	st := open(t, pgtest.DB(t))
+	for _, id := range []string{"c", "a", "b"} {
+		if _, err := st.Put(ctx, session.Record{ID: id, Meta: []byte("m"), State: []byte("s")}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		after string
+		limit int
+		want  []string
+	}{
+		{"", 0, []string{"a", "b", "c"}},
+		{"", -1, []string{"a", "b", "c"}},
+		{"a", 0, []string{"b", "c"}},
+		{"", 2, []string{"a", "b"}},
+	} {
+		recs, err := st.List(ctx, tc.after, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range recs {
+			got = append(got, r.ID)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("List(%q, %d) = %q, want %q", tc.after, tc.limit, got, tc.want)
+		}
+	}
+}
+
+// A database of schema 1 with a lease of a deleted session (left by a claim
+// that raced the Delete) migrates: the orphan goes, the other leases stay,
+// and from then on the database refuses an orphan and a Delete cascades.
+func TestMigration2DropsOrphanLeases(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{
+		"CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+		migrations[0],
+		"INSERT INTO schema_migrations (version) VALUES (1)",
+		"INSERT INTO sessions VALUES ('a', 1, 'm', 's')",
+		"INSERT INTO leases VALUES ('a', 3, 0, 'w', now() + interval '1 hour')",
+		"INSERT INTO leases VALUES ('gone', 3, 1, 'w', now() + interval '1 hour')",
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	st := open(t, url)
+	if probs := st.Check(ctx); len(probs) != 0 {
+		t.Fatalf("Check after the migration: %v", probs)
+	}
+	leases := func() []string {
+		t.Helper()
+		r, err := st.pool.Query(ctx, "SELECT convert_from(session, 'UTF8') || ':' || index FROM leases ORDER BY 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(r, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got, want := leases(), []string{"a:0"}; !slices.Equal(got, want) {
+		t.Fatalf("leases after the migration: %q, want %q", got, want)
+	}
+	if _, err := st.pool.Exec(ctx, "INSERT INTO leases VALUES ('gone', 3, 1, 'w', now())"); err == nil {
+		t.Fatal("a lease of a session not stored was inserted")
+	}
+	if _, err := st.pool.Exec(ctx, "DELETE FROM sessions WHERE id = 'a'"); err != nil {
+		t.Fatal(err)
+	}
+	if got := leases(); len(got) != 0 {
+		t.Fatalf("leases after their session's row was deleted: %q, want none", got)
 	}
 }
