@@ -257,7 +257,7 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "idempotency_keys_pkey" {
 			return 0, fmt.Errorf("postgres: put %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
 		}
-		return 0, fmt.Errorf("postgres: put %s: %w", rec.ID, storageFull(err))
+		return 0, fmt.Errorf("postgres: put %s: %w", rec.ID, storageFull(rolledBack(err)))
 	}
 	if n == 0 {
 		return 0, s.conflict(ctx, "put", rec.ID, rec.Version)
@@ -321,7 +321,7 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 	case errors.Is(err, errNothing):
 		return s.conflict(ctx, "delete", id, max(version, 1))
 	case err != nil:
-		return fmt.Errorf("postgres: delete %s: %w", id, storageFull(err))
+		return fmt.Errorf("postgres: delete %s: %w", id, storageFull(rolledBack(err)))
 	}
 	if s.onCommit != nil {
 		s.onCommit(1, time.Since(start))
@@ -469,7 +469,7 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 	case errors.Is(err, session.ErrNoRecord), errors.Is(err, session.ErrVersion):
 		return err
 	}
-	return fmt.Errorf("postgres: leases of %s: %w", id, storageFull(err))
+	return fmt.Errorf("postgres: leases of %s: %w", id, storageFull(rolledBack(err)))
 }
 
 // Leases implements session.Store.
@@ -543,11 +543,28 @@ func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.H
 	return err
 }
 
-// SQLSTATEs of a lack of resources.
+// SQLSTATEs of a lack of resources, and of a transaction PostgreSQL rolled
+// back because of another one.
 const (
 	codeInsufficientResources = "53000"
 	codeDiskFull              = "53100"
+	codeSerializationFailure  = "40001"
+	codeDeadlockDetected      = "40P01"
 )
+
+// rolledBack is err wrapping session.ErrVersion too when PostgreSQL rolled
+// the transaction back for another one that changed the same rows (a
+// deadlock between a tell's Put and a claim's lease write deleting
+// overlapping lease rows, say): nothing was written, and the caller starts
+// over from the store as after any version conflict, instead of answering
+// 500.
+func rolledBack(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == codeDeadlockDetected || pe.Code == codeSerializationFailure) {
+		return fmt.Errorf("%w: %w", session.ErrVersion, err)
+	}
+	return err
+}
 
 // storageFull is err wrapping session.ErrStorageFull too when PostgreSQL
 // refused the write for lack of space: SQLSTATE 53100 disk_full (a write

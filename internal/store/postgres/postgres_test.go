@@ -192,6 +192,33 @@ func TestStorageFull(t *testing.T) {
 	}
 }
 
+// A transaction PostgreSQL rolled back for another one (a deadlock, a
+// serialization failure) wraps session.ErrVersion, so the session's update
+// starts over from the store instead of answering 500; other errors do not.
+func TestRolledBack(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		retry bool
+	}{
+		{"deadlock", &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}, true},
+		{"serialization", fmt.Errorf("commit: %w", &pgconn.PgError{Code: "40001", Message: "could not serialize access"}), true},
+		{"unique violation", &pgconn.PgError{Code: "23505", Message: "duplicate key"}, false},
+		{"disk full", &pgconn.PgError{Code: "53100", Message: "could not extend file"}, false},
+		{"not postgres", errors.New("connection reset by peer"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := rolledBack(tc.err)
+			if retry := errors.Is(got, session.ErrVersion); retry != tc.retry {
+				t.Fatalf("rolledBack(%v) = %v: wraps ErrVersion %v, want %v", tc.err, got, retry, tc.retry)
+			}
+			if !errors.Is(got, tc.err) {
+				t.Fatalf("rolledBack(%v) = %v lost the error", tc.err, got)
+			}
+		})
+	}
+}
+
 // UpdateLeases(g) when leases of a later generation are stored (another
 // server told g and leases g+1) writes nothing and wraps ErrVersion.
 func TestLeasesOfAnOlderGeneration(t *testing.T) {
