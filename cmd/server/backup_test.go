@@ -20,6 +20,9 @@ func TestShutdownCutsStalledBackup(t *testing.T) {
 			t.Fatalf("create: %d %s", code, body)
 		}
 	}
+	if code, body := request(t, "GET", base+"/ui/", "", ""); code != 200 || !strings.Contains(string(body), `<a href="/v1/backup"`) {
+		t.Errorf("the pages on bbolt without a token: %d, no backup link:\n%s", code, body)
+	}
 	resp, err := http.Get(base + "/v1/backup")
 	if err != nil {
 		t.Fatal(err)

@@ -224,7 +224,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Backup:     backupOf(st, cfg.DB),
 		Metrics:    reg,
 	})
-	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logins: logins, Throttle: guesses, Logger: log}))
+	_, canBackup := st.(session.Snapshotter)
+	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logins: logins, Throttle: guesses, Logger: log,
+		BackupAvailable: canBackup}))
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -30,6 +30,9 @@ func TestServerOnPostgres(t *testing.T) {
 	if code, body := get("/v1/backup"); code != 501 || !strings.Contains(body, `"code":"backup_unsupported"`) || !strings.Contains(body, "pg_dump") || strings.Contains(body, "s3cret") {
 		t.Errorf("GET /v1/backup: %d %s", code, body)
 	}
+	if _, body := get("/ui/"); !strings.Contains(body, `href="/openapi.yaml"`) || strings.Contains(body, "/v1/backup") {
+		t.Errorf("the pages link to a backup PostgreSQL does not make, or are not there:\n%s", body)
+	}
 	if _, body := get("/metrics"); !strings.Contains(body, `selfcma_store_info{kind="postgres"} 1`) {
 		t.Errorf("/metrics does not say the store is postgres")
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/selfcma/selfcma/internal/session"
 )
 
 // A budget admits what fits, makes the rest wait until it fits or the wait
@@ -45,5 +47,34 @@ func TestBudget(t *testing.T) {
 	r2()
 	if b.used != 0 {
 		t.Errorf("%d left in use", b.used)
+	}
+}
+
+// A create is charged for the state it builds: x0's dimension, or a warm
+// start's source's when it has no x0 (the largest dimension allowed if
+// the source cannot be read); nothing when it will be refused for its
+// dimension.
+func TestCreateCharge(t *testing.T) {
+	lim := session.DefaultLimits
+	lim.MaxDimension = 50
+	ts := newTestServer(t, serverOpts{limits: lim})
+	src := ts.create(t, map[string]any{"x0": make([]float64, 7), "sigma0": 1})
+	s := &server{m: ts.m}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		p    session.CreateParams
+		want int64
+	}{
+		{"x0", session.CreateParams{X0: make([]float64, 3)}, createCost(3)},
+		{"x0 over the limit", session.CreateParams{X0: make([]float64, 51)}, 0},
+		{"warm start", session.CreateParams{WarmStart: src.ID}, createCost(7)},
+		{"warm start with x0", session.CreateParams{WarmStart: src.ID, X0: make([]float64, 7)}, createCost(7)},
+		{"warm start from nothing", session.CreateParams{WarmStart: "nope"}, createCost(50)},
+		{"neither", session.CreateParams{}, 0},
+	} {
+		if got := s.createCharge(ctx, tc.p); got != tc.want {
+			t.Errorf("%s: charged %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }

@@ -54,8 +54,8 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.IdempotencyKey = idempotencyKey(r.Header.Get("Idempotency-Key"))
-	if n := len(p.X0); n > 0 && n <= s.m.Limits().MaxDimension {
-		release, ok := s.creates.take(r.Context(), createCost(n), createWait)
+	if cost := s.createCharge(r.Context(), p); cost > 0 {
+		release, ok := s.creates.take(r.Context(), cost, createWait)
 		if !ok {
 			w.Header().Set("Retry-After", "5")
 			s.writeError(w, r, &apiError{code: codeOverloaded, msg: "the server is building as many sessions as its memory allows: try again shortly"})
@@ -75,6 +75,27 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeSession(w, http.StatusCreated, sess)
+}
+
+// createCharge is what the create of p takes from the create budget while
+// it runs: the cost of its dimension, which a warm start without x0 takes
+// from its source session (learned by reading it, as the create will); if
+// that cannot be read, the largest dimension allowed, so that no create
+// builds a state unaccounted. A create that will be refused for its
+// dimension takes nothing.
+func (s *server) createCharge(ctx context.Context, p session.CreateParams) int64 {
+	maxN := s.m.Limits().MaxDimension
+	n := len(p.X0)
+	if n == 0 && p.WarmStart != "" {
+		n = maxN
+		if src, err := s.m.Get(ctx, p.WarmStart); err == nil {
+			n = src.Dimension
+		}
+	}
+	if n == 0 || n > maxN {
+		return 0
+	}
+	return createCost(n)
 }
 
 // idempotencyKey is the key of an Idempotency-Key header, as is or in the

@@ -58,6 +58,44 @@ func TestRoutesMatchSpec(t *testing.T) {
 	}
 }
 
+// writeOps are the operations that write to the store (a full disk is 507).
+var writeOps = []string{"createSession", "deleteSession", "stopSession", "claim", "tell", "inject"}
+
+// Every operation lists the statuses the middleware can answer it with:
+// 401 and 429 (throttle) where the token is needed; 413 and 503 (bodies
+// under way) where a body is read or allowed; 415 where the body is JSON;
+// 507 on every write.
+func TestSpecMiddlewareStatuses(t *testing.T) {
+	doc, _ := loadSpec(t)
+	writes := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			var want []string
+			if op.Security == nil || len(*op.Security) > 0 { // the document's: bearerAuth
+				want = append(want, "401", "429")
+			}
+			if op.RequestBody != nil {
+				want = append(want, "413", "415", "503")
+			}
+			if op.OperationID == "askPost" { // any body is ignored, but read
+				want = append(want, "413", "503")
+			}
+			if slices.Contains(writeOps, op.OperationID) {
+				want = append(want, "507")
+				writes++
+			}
+			for _, code := range want {
+				if op.Responses.Value(code) == nil {
+					t.Errorf("%s %s (%s) does not list %s", method, path, op.OperationID, code)
+				}
+			}
+		}
+	}
+	if writes != len(writeOps) {
+		t.Errorf("%d of the %d writes %v found in the spec", writes, len(writeOps), writeOps)
+	}
+}
+
 func TestSessionLifecycle(t *testing.T) {
 	ts := newTestServer(t, serverOpts{})
 	if r := ts.do(t, call{method: "GET", path: "/healthz"}); r.status != 200 {
@@ -206,6 +244,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown field suggested", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "termination": {"ftarget": 1}}`}, 400, "invalid", "termination.ftarget: unknown field \"ftarget\" (did you mean target_fitness?)"},
 		{"create as a form", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1}`, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, "unsupported_media_type", "application/json"},
 		{"tell as text", call{method: "POST", path: sp + "/tell", body: good, header: map[string]string{"Content-Type": "text/plain"}}, 415, "unsupported_media_type", "application/json"},
+		{"inject as text", call{method: "POST", path: sp + "/inject", body: `{"points": []}`, header: map[string]string{"Content-Type": "text/plain"}}, 415, "unsupported_media_type", "application/json"},
 		{"x0 1e999", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1, 1e999], "sigma0": 1}`}, 400, "invalid", "1e999"},
 		{"x0 null element", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1, null], "sigma0": 1}`}, 400, "invalid", "x0[1]"},
 		{"x0 missing", call{method: "POST", path: "/v1/sessions", body: `{"sigma0": 1}`}, 400, "invalid", "x0 is required"},

@@ -79,6 +79,10 @@ func warmStartOf(w *warmStartJSON) (string, error) {
 }
 
 func (s *server) inject(w http.ResponseWriter, r *http.Request) {
+	if !jsonBody(r) {
+		s.writeError(w, r, errMediaType)
+		return
+	}
 	points, clip, err := decodeInject(r.Body)
 	if err != nil {
 		s.writeError(w, r, err)

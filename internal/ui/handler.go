@@ -48,6 +48,10 @@ type Options struct {
 	// Columns is the number of columns the plots are downsampled to;
 	// 0 = DefaultColumns.
 	Columns int
+	// BackupAvailable shows the list's link to /v1/backup (without a
+	// token): true when the server's store makes backups (bbolt), false
+	// when /v1/backup answers 501 (PostgreSQL).
+	BackupAvailable bool
 }
 
 //go:embed templates/*.html
@@ -76,6 +80,7 @@ type handler struct {
 	auth    auth
 	pollMS  int
 	columns int
+	backup  bool // the store makes backups
 }
 
 // Handler returns the pages, to be mounted at Prefix on a chi router:
@@ -88,7 +93,8 @@ type handler struct {
 // query's generation is still the current one), GET and POST /login, and
 // POST /logout.
 func Handler(src Source, opt Options) http.Handler {
-	h := &handler{src: src, log: opt.Logger, auth: auth{Logins: opt.Logins, throttle: opt.Throttle}, columns: opt.Columns}
+	h := &handler{src: src, log: opt.Logger, auth: auth{Logins: opt.Logins, throttle: opt.Throttle}, columns: opt.Columns,
+		backup: opt.BackupAvailable}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -187,9 +193,9 @@ type listData struct {
 	page
 	Sessions []Summary
 	Next     string // the link to the next page; "" on the last
-	// Backup shows the link to /v1/backup: only without a token, since
-	// the login does not read the backup (the whole database takes the
-	// bearer token).
+	// Backup shows the link to /v1/backup: only if the store makes
+	// backups, and without a token, since the login does not read the
+	// backup (the whole database takes the bearer token).
 	Backup bool
 }
 
@@ -220,7 +226,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		h.internalError(w, r, "list sessions", err)
 		return
 	}
-	d := listData{Sessions: ss, Backup: !h.auth.on}
+	d := listData{Sessions: ss, Backup: h.backup && !h.auth.on}
 	if len(ss) > limit {
 		d.Sessions = ss[:limit]
 		next := url.Values{"after": {ss[limit-1].ID}}

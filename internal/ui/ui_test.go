@@ -29,7 +29,7 @@ func TestListPage(t *testing.T) {
 	src.put(detail("aaa", "oldest", ui.StatusStopped, history(5), t0), history(5))
 	src.put(detail("ccc", "newest", ui.StatusRunning, history(3), t0.Add(2*time.Hour)), history(3))
 	src.put(detail("bbb", "", ui.StatusRunning, nil, t0.Add(time.Hour)), nil)
-	s := server(t, src, ui.Options{})
+	s := server(t, src, ui.Options{BackupAvailable: true})
 
 	resp, body := get(t, s.URL+"/ui/")
 	if resp.StatusCode != http.StatusOK {
@@ -60,6 +60,10 @@ func TestListPage(t *testing.T) {
 
 	if strings.Contains(body, `class="next"`) {
 		t.Error("a link to a next page after every session")
+	}
+	// A store that makes no backups (PostgreSQL): no link to a 501.
+	if _, body := get(t, server(t, src, ui.Options{}).URL+"/ui/"); strings.Contains(body, "/v1/backup") || !strings.Contains(body, `<a href="/openapi.yaml">`) {
+		t.Error("a backup link without BackupAvailable, or no list")
 	}
 
 	// Pages of two, by the link.
@@ -534,7 +538,7 @@ func TestToken(t *testing.T) {
 	pts := history(5)
 	src.put(detail("s1", "", ui.StatusRunning, pts, t0), pts)
 	logins := ui.NewLogins(token)
-	s := server(t, src, ui.Options{Token: token, Logins: logins})
+	s := server(t, src, ui.Options{Token: token, Logins: logins, BackupAvailable: true}) // the token alone hides the backup link
 
 	t.Run("no token", func(t *testing.T) {
 		resp, _ := get(t, s.URL+"/ui/sessions/s1")
