@@ -5,6 +5,8 @@ process pools can pickle them)."""
 from __future__ import annotations
 
 import atexit
+import contextlib
+import logging
 import os
 import re
 import shutil
@@ -294,3 +296,17 @@ def fake_client(transport):
     c = Client("http://127.0.0.1:1")
     c._t = transport
     return c
+
+
+@contextlib.contextmanager
+def quiet_logs():
+    """Drops the selfcma logger's warnings (where they may or may not come)."""
+    logger = logging.getLogger("selfcma")
+    handler, propagate = logging.NullHandler(), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate

@@ -5,7 +5,6 @@ trials injected)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
@@ -17,7 +16,7 @@ import textwrap
 import threading
 import unittest
 
-from _support import TESTS, FakeTransport, Server, child_env, fake_client, need
+from _support import TESTS, FakeTransport, Server, child_env, fake_client, need, quiet_logs
 
 import selfcma
 from selfcma import Client
@@ -30,19 +29,6 @@ def setUpModule():
     optuna = need("optuna")
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     import selfcma.optuna as sampler_mod
-
-
-@contextlib.contextmanager
-def quiet_logs():
-    logger = logging.getLogger("selfcma")
-    handler, propagate = logging.NullHandler(), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
 
 
 def mixed_objective(trial):

@@ -5,30 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import math
 import unittest
 
-from _support import Server, always_fails, fails_on_first_half, need, returns_none, rosen, sphere
+from _support import Server, always_fails, fails_on_first_half, need, quiet_logs, returns_none, rosen, sphere
 
 import selfcma
 from selfcma import Client, EvaluationError
 from selfcma.options import SUPPORTED, UNBOUNDED, to_create
 from selfcma.result import StopDict
 from selfcma.session import Session, _transform1
-
-
-@contextlib.contextmanager
-def quiet_logs():
-    logger = logging.getLogger("selfcma")
-    handler, propagate = logging.NullHandler(), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
 
 
 class OptionsTest(unittest.TestCase):

@@ -6,7 +6,6 @@ import concurrent.futures
 import contextlib
 import io
 import json
-import logging
 import math
 import os
 import signal
@@ -17,7 +16,7 @@ import threading
 import time
 import unittest
 
-from _support import FakeArray, Server, child_env, ellipsoid, sphere, tls_pair
+from _support import FakeArray, Server, child_env, ellipsoid, quiet_logs, sphere, tls_pair
 
 import selfcma
 from selfcma import (
@@ -36,20 +35,6 @@ from selfcma import (
 
 N = 10
 TARGET = 1e-8
-
-
-@contextlib.contextmanager
-def quiet_logs():
-    """Drops the selfcma logger's warnings (where they may or may not come)."""
-    logger = logging.getLogger("selfcma")
-    handler, propagate = logging.NullHandler(), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
 
 
 def run_to_end(es, f=ellipsoid, max_generations=5000):
