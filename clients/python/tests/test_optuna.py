@@ -6,7 +6,6 @@ trials injected)."""
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import subprocess
