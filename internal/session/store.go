@@ -1,9 +1,12 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -130,4 +133,23 @@ type Importer interface {
 // server's -check): every problem found, never a panic.
 type Checker interface {
 	Check(ctx context.Context) []error
+}
+
+// SameLeases reports whether a and b hold the same leases, in any order: a
+// store need not write a lease set that fn returned unchanged.
+func SameLeases(a, b []Lease) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	byIndex := func(x, y Lease) int {
+		if c := cmp.Compare(x.Index, y.Index); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.Worker, y.Worker); c != 0 {
+			return c
+		}
+		return x.Expires.Compare(y.Expires)
+	}
+	a, b = slices.SortedFunc(slices.Values(a), byIndex), slices.SortedFunc(slices.Values(b), byIndex)
+	return slices.EqualFunc(a, b, func(x, y Lease) bool { return byIndex(x, y) == 0 })
 }

@@ -1,13 +1,11 @@
 package bolt
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
@@ -59,7 +57,7 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(n
 		if err != nil {
 			return &leaseFnError{err}
 		}
-		if sameLeases(cur, next) {
+		if session.SameLeases(cur, next) {
 			return errLeasesUnchanged
 		}
 		if len(next) == 0 {
@@ -121,23 +119,6 @@ func leasesOf(tx *bbolt.Tx, id []byte, g uint64, now time.Time) ([]session.Lease
 	return slices.DeleteFunc(all, func(l session.Lease) bool { return !l.Expires.After(now) }), nil
 }
 
-// sameLeases reports whether a and b hold the same leases, in any order.
-func sameLeases(a, b []session.Lease) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	byIndex := func(x, y session.Lease) int {
-		if c := cmp.Compare(x.Index, y.Index); c != 0 {
-			return c
-		}
-		if c := strings.Compare(x.Worker, y.Worker); c != 0 {
-			return c
-		}
-		return x.Expires.Compare(y.Expires)
-	}
-	a, b = slices.SortedFunc(slices.Values(a), byIndex), slices.SortedFunc(slices.Values(b), byIndex)
-	return slices.EqualFunc(a, b, func(x, y session.Lease) bool { return byIndex(x, y) == 0 })
-}
 
 // dropLeasesTo drops the leases of id if they are of a generation ≤ g.
 func dropLeasesTo(tx *bbolt.Tx, id []byte, g uint64) error {

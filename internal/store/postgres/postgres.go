@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -443,10 +444,13 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 		if later {
 			return fmt.Errorf("postgres: leases of %s: generation %d, leases of a later one are stored: %w", id, g, session.ErrVersion)
 		}
-		next, err := fn(now, cur)
+		next, err := fn(now, slices.Clone(cur))
 		if err != nil {
 			fnErr = err
 			return err
+		}
+		if session.SameLeases(next, cur) {
+			return nil // nothing to write (a claim with no candidate free, a renewal that moves no expiry)
 		}
 		idx := make([]int32, len(next))
 		workers := make([][]byte, len(next))

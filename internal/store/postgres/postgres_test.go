@@ -368,3 +368,45 @@ func TestMigration2DropsOrphanLeases(t *testing.T) {
 		t.Fatalf("leases after their session's row was deleted: %q, want none", got)
 	}
 }
+
+// An UpdateLeases whose fn returns the leases it was given (a claim with no
+// candidate free, a renewal that moves no expiry) writes no row: the lease
+// rows keep the transaction that wrote them (xmin).
+func TestUnchangedLeasesNotWritten(t *testing.T) {
+	ctx := context.Background()
+	st := open(t, pgtest.DB(t))
+	if _, err := st.Put(ctx, session.Record{ID: "a", Meta: []byte("m"), State: []byte("s")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	xmins := func() string {
+		var s string
+		if err := st.pool.QueryRow(ctx, "SELECT string_agg(xmin::text, ',' ORDER BY index) FROM leases").Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	take := func(now time.Time, cur []session.Lease) ([]session.Lease, error) {
+		return append(cur, session.Lease{Index: len(cur), Worker: "w", Expires: now.Add(time.Hour)}), nil
+	}
+	same := func(_ time.Time, cur []session.Lease) ([]session.Lease, error) { return cur, nil }
+	for range 2 {
+		if err := st.UpdateLeases(ctx, "a", 0, take); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := xmins()
+	for range 5 {
+		if err := st.UpdateLeases(ctx, "a", 0, same); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := xmins(); after != before {
+		t.Fatalf("lease rows rewritten by unchanged updates: xmin %s, then %s", before, after)
+	}
+	if err := st.UpdateLeases(ctx, "a", 0, take); err != nil {
+		t.Fatal(err)
+	}
+	if after := xmins(); after == before {
+		t.Fatal("a changed lease set was not written")
+	}
+}
