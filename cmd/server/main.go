@@ -63,6 +63,7 @@ type Config struct {
 	Limits          session.Limits
 	MaxBodyBytes    int64
 	MaxInflight     int64 // bytes of the bodies under way together
+	CacheBytes      int64 // bytes of the decoded sessions kept in memory
 	LogLevel        slog.Level
 	IdleAfter       time.Duration // a running session not told for longer counts as idle in /metrics
 	ShutdownTimeout time.Duration
@@ -109,6 +110,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
 	inflight := httpapi.DefaultMaxInflightBytes
 	num(&inflight, "max-inflight-bytes", "SELFCMA_MAX_INFLIGHT_BYTES", inflight, "most bytes of request bodies under way together (each counted by its Content-Length, before it is read); beyond, 503 with Retry-After")
+	cache := session.DefaultCacheBytes
+	num(&cache, "cache-bytes", "SELFCMA_CACHE_BYTES", cache, "most bytes of decoded sessions kept in memory between requests (counted as their encoded states), the least recently used forgotten beyond")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
 	var level string
 	str(&level, "log-level", "SELFCMA_LOG_LEVEL", "info", "least level logged: debug (every request), info (sessions created, restarted, stopped, deleted; refused requests with their error code), warn, error")
@@ -139,12 +142,12 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("-tls-cert and -tls-key go together")
 	}
-	for _, v := range []int{c.Limits.MaxDimension, c.Limits.MaxPopulation, c.Limits.MaxBatch, body, inflight} {
+	for _, v := range []int{c.Limits.MaxDimension, c.Limits.MaxPopulation, c.Limits.MaxBatch, body, inflight, cache} {
 		if v < 1 {
 			return c, fmt.Errorf("limits must be positive")
 		}
 	}
-	c.MaxBodyBytes, c.MaxInflight = int64(body), int64(inflight)
+	c.MaxBodyBytes, c.MaxInflight, c.CacheBytes = int64(body), int64(inflight), int64(cache)
 	return c, nil
 }
 
@@ -210,7 +213,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		reg.MustRegister(fileSize(cfg.DB))
 	}
 	life := httpapi.NewLifecycle(log, reg)
-	m := session.NewManager(st, session.Options{Limits: cfg.Limits, OnEvent: life.OnEvent})
+	m := session.NewManager(st, session.Options{Limits: cfg.Limits, CacheBytes: cfg.CacheBytes, OnEvent: life.OnEvent})
 	var scans sync.WaitGroup
 	scanCtx, stopScans := context.WithCancel(ctx)
 	life.Watch(scanCtx, &scans, m, scanPeriod, cfg.IdleAfter)

@@ -190,6 +190,8 @@ func TestRunErrors(t *testing.T) {
 		{"bad env log level", []string{"-db", db}, map[string]string{"SELFCMA_LOG_LEVEL": "verbose"}, "-log-level"},
 		{"bad idle-after", []string{"-db", db, "-idle-after", "-1h"}, nil, "-idle-after"},
 		{"bad inflight", []string{"-db", db, "-max-inflight-bytes", "0"}, nil, "positive"},
+		{"bad cache", []string{"-db", db, "-cache-bytes", "0"}, nil, "positive"},
+		{"bad env cache", []string{"-db", db}, map[string]string{"SELFCMA_CACHE_BYTES": "-5"}, "SELFCMA_CACHE_BYTES"},
 		{"db in a missing directory", []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(db, "no", "s.db")}, nil, "store"},
 	}
 	for _, tc := range tests {

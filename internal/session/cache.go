@@ -9,13 +9,21 @@ import (
 )
 
 // cache holds a lock for each session in use and the decoded sessions
-// recently used, the least recently used forgotten past its capacity.
+// recently used, the least recently used forgotten past its capacity: a
+// number of sessions, and a number of bytes (their encoded states' sizes,
+// about what the decoded optimizers hold), whichever comes first.
 type cache struct {
 	mu       sync.Mutex
 	entries  map[string]*entry
 	tick     uint64
 	cacheCap int
+	maxBytes int64
+	bytes    int64 // under mu: the sizes of the entries' decoded sessions
 }
+
+// DefaultCacheBytes bounds the decoded sessions a Manager keeps, in bytes
+// of their encoded states (Options.CacheBytes).
+const DefaultCacheBytes = 1 << 30
 
 // entry serializes the operations on one session and caches it.
 type entry struct {
@@ -24,6 +32,7 @@ type entry struct {
 
 	refs int    // under cache.mu: holders and waiters of mu
 	used uint64 // under cache.mu: last use, for eviction
+	size int64  // under cache.mu: l's size as of the last release
 }
 
 // loaded is a session decoded from its record.
@@ -32,13 +41,18 @@ type loaded struct {
 	meta    *meta
 	opt     optimizer
 	cand    [][]float64 // the pending batch's candidates, handed out shared; nil = not yet
+	size    int64       // bytes of its encoded state, as last read or written
 }
 
-func (c *cache) init(capacity int) {
+func (c *cache) init(capacity int, maxBytes int64) {
 	c.entries = map[string]*entry{}
 	c.cacheCap = capacity
 	if c.cacheCap <= 0 {
 		c.cacheCap = 256
+	}
+	c.maxBytes = maxBytes
+	if c.maxBytes <= 0 {
+		c.maxBytes = DefaultCacheBytes
 	}
 }
 
@@ -59,17 +73,23 @@ func (c *cache) acquire(id string) *entry {
 }
 
 func (c *cache) release(e *entry) {
+	var size int64
+	if e.l != nil {
+		size = e.l.size
+	}
 	e.mu.Unlock()
 	c.mu.Lock()
 	e.refs--
-	if len(c.entries) > c.cacheCap {
+	c.bytes += size - e.size
+	e.size = size
+	if len(c.entries) > c.cacheCap || c.bytes > c.maxBytes {
 		c.evict()
 	}
 	c.mu.Unlock()
 }
 
 // evict forgets the least recently used idle entries, down to 3/4 of the
-// cache's capacity. c.mu is held.
+// cache's capacity in sessions and in bytes. c.mu is held.
 func (c *cache) evict() {
 	type idle struct {
 		id   string
@@ -83,9 +103,10 @@ func (c *cache) evict() {
 	}
 	slices.SortFunc(cand, func(a, b idle) int { return cmp.Compare(a.used, b.used) })
 	for _, x := range cand {
-		if len(c.entries) <= c.cacheCap*3/4 {
+		if len(c.entries) <= c.cacheCap*3/4 && c.bytes <= c.maxBytes*3/4 {
 			break
 		}
+		c.bytes -= c.entries[x.id].size
 		delete(c.entries, x.id)
 	}
 }
@@ -137,5 +158,5 @@ func decodeLoaded(rec Record) (*loaded, error) {
 	if md.StopRequested {
 		o.StopNow()
 	}
-	return &loaded{version: rec.Version, meta: md, opt: o}, nil
+	return &loaded{version: rec.Version, meta: md, opt: o, size: int64(len(rec.State))}, nil
 }

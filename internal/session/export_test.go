@@ -16,3 +16,16 @@ type (
 	Meta        = meta
 	PartialTell = partialTell
 )
+
+// CacheUse returns how many sessions m's cache holds decoded and their
+// bytes, as it counts them.
+func CacheUse(m *Manager) (sessions int, bytes int64) {
+	m.cache.mu.Lock()
+	defer m.cache.mu.Unlock()
+	for _, e := range m.cache.entries {
+		if e.size > 0 {
+			sessions++
+		}
+	}
+	return sessions, m.cache.bytes
+}

@@ -44,9 +44,12 @@ type Manager struct {
 
 // Options configure a Manager.
 type Options struct {
-	Limits   Limits           // zero value = DefaultLimits
-	CacheCap int              // decoded sessions kept in memory; 0 = 256
-	Now      func() time.Time // the time sessions are stamped with, for tests; nil = time.Now (leases are timed by the store)
+	Limits   Limits // zero value = DefaultLimits
+	CacheCap int    // decoded sessions kept in memory; 0 = 256
+	// CacheBytes bounds them too, in bytes of their encoded states (about
+	// what a decoded session holds); 0 = DefaultCacheBytes.
+	CacheBytes int64
+	Now        func() time.Time // the time sessions are stamped with, for tests; nil = time.Now (leases are timed by the store)
 
 	// OnEvent, when not nil, is told of each session created, generation
 	// applied, restart, stop and deletion (see Event).
@@ -62,7 +65,7 @@ func NewManager(st Store, opt Options) *Manager {
 	if m.now == nil {
 		m.now = time.Now
 	}
-	m.cache.init(opt.CacheCap)
+	m.cache.init(opt.CacheCap, opt.CacheBytes)
 	m.newID = func() string { return uuid.Must(uuid.NewV7()).String() }
 	return m
 }

@@ -309,42 +309,60 @@ func TestRacingTells(t *testing.T) {
 	}
 }
 
-// With a cache of two sessions, sessions evicted and decoded again go on
-// exactly as if they had stayed.
+// With a cache of two sessions, or of fewer bytes than six sessions' states,
+// sessions evicted and decoded again go on exactly as if they had stayed,
+// and the cache stays within its bounds.
 func TestCacheEviction(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
-	st := openStore(t, path)
-	defer st.Close()
-	small := session.NewManager(st, session.Options{CacheCap: 2})
-	ref, _ := newManager(t)
-	var ids, refIDs []string
-	for i := range 6 {
-		p := session.CreateParams{X0: []float64{1, 2}, Sigma0: 1, Seed: seed(uint64(i))}
-		s, err := small.Create(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := ref.Create(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, refIDs = append(ids, s.ID), append(refIDs, r.ID)
-	}
-	for range 5 {
-		for i := range ids {
-			b, err := small.Ask(ctx, ids[i])
-			if err != nil {
-				t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		opt  session.Options
+	}{
+		{"sessions", session.Options{CacheCap: 2}},
+		{"bytes", session.Options{CacheBytes: 6000}}, // a state of n = 2 is about 2.4 KB
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "s.db")
+			st := openStore(t, path)
+			defer st.Close()
+			small := session.NewManager(st, tc.opt)
+			ref, _ := newManager(t)
+			var ids, refIDs []string
+			for i := range 6 {
+				p := session.CreateParams{X0: []float64{1, 2}, Sigma0: 1, Seed: seed(uint64(i)), PopulationSize: 6}
+				s, err := small.Create(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := ref.Create(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids, refIDs = append(ids, s.ID), append(refIDs, r.ID)
 			}
-			rb, _ := ref.Ask(ctx, refIDs[i])
-			if !reflect.DeepEqual(b, rb) {
-				t.Fatalf("session %d: the batch differs after eviction", i)
+			for range 5 {
+				for i := range ids {
+					b, err := small.Ask(ctx, ids[i])
+					if err != nil {
+						t.Fatal(err)
+					}
+					rb, _ := ref.Ask(ctx, refIDs[i])
+					if !reflect.DeepEqual(b, rb) {
+						t.Fatalf("session %d: the batch differs after eviction", i)
+					}
+					if _, err := small.Tell(ctx, ids[i], session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
+						t.Fatal(err)
+					}
+					ref.Tell(ctx, refIDs[i], session.TellParams{Generation: rb.Generation, Fitness: fitness(rb)})
+					n, bytes := session.CacheUse(small)
+					if tc.opt.CacheCap > 0 && n > tc.opt.CacheCap || tc.opt.CacheBytes > 0 && bytes > tc.opt.CacheBytes {
+						t.Fatalf("the cache holds %d sessions, %d bytes; options %+v", n, bytes, tc.opt)
+					}
+					if n == 0 || bytes == 0 {
+						t.Fatalf("the cache holds %d sessions, %d bytes: the one just used should stay", n, bytes)
+					}
+				}
 			}
-			if _, err := small.Tell(ctx, ids[i], session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
-				t.Fatal(err)
-			}
-			ref.Tell(ctx, refIDs[i], session.TellParams{Generation: rb.Generation, Fitness: fitness(rb)})
-		}
+		})
 	}
 }

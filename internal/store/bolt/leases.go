@@ -119,7 +119,6 @@ func leasesOf(tx *bbolt.Tx, id []byte, g uint64, now time.Time) ([]session.Lease
 	return slices.DeleteFunc(all, func(l session.Lease) bool { return !l.Expires.After(now) }), nil
 }
 
-
 // dropLeasesTo drops the leases of id if they are of a generation ≤ g.
 func dropLeasesTo(tx *bbolt.Tx, id []byte, g uint64) error {
 	b := tx.Bucket(bucketLeases)
