@@ -101,6 +101,7 @@ func TestTLS(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
 	req, _ := http.NewRequest("POST", "https://"+addr+"/v1/sessions", strings.NewReader(`{"x0": [1, 2], "sigma0": 1}`))
 	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)

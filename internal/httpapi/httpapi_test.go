@@ -244,6 +244,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown field suggested", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "termination": {"ftarget": 1}}`}, 400, "invalid", "termination.ftarget: unknown field \"ftarget\" (did you mean target_fitness?)"},
 		{"create as a form", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1}`, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}}, 415, "unsupported_media_type", "application/json"},
 		{"tell as text", call{method: "POST", path: sp + "/tell", body: good, header: map[string]string{"Content-Type": "text/plain"}}, 415, "unsupported_media_type", "application/json"},
+		{"tell without a Content-Type", call{method: "POST", path: sp + "/tell", body: good, header: map[string]string{"Content-Type": ""}}, 415, "unsupported_media_type", "application/json"},
 		{"inject as text", call{method: "POST", path: sp + "/inject", body: `{"points": []}`, header: map[string]string{"Content-Type": "text/plain"}}, 415, "unsupported_media_type", "application/json"},
 		{"x0 1e999", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1, 1e999], "sigma0": 1}`}, 400, "invalid", "1e999"},
 		{"x0 null element", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1, null], "sigma0": 1}`}, 400, "invalid", "x0[1]"},

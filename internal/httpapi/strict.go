@@ -305,12 +305,14 @@ func nonFinite(body []byte, i int) string {
 }
 
 // jsonBody reports whether r's body may be read as JSON: a Content-Type of
-// application/json (with parameters, or any application/...+json), or
-// none at all (a client that sends only bytes); any other type is 415.
+// application/json (with parameters, or any application/...+json); no
+// Content-Type only with no body. Any other body is 415: a client that
+// does not say it sends JSON may be sending something else (curl's -d
+// without -H says application/x-www-form-urlencoded).
 func jsonBody(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
-		return true
+		return r.ContentLength == 0
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))

@@ -59,16 +59,21 @@ func TestStrictJSON(t *testing.T) {
 
 func TestJSONContentType(t *testing.T) {
 	for ct, want := range map[string]bool{
-		"": true, "application/json": true, "application/json; charset=utf-8": true, "Application/JSON": true,
+		"": false, "application/json": true, "application/json; charset=utf-8": true, "Application/JSON": true,
 		"application/merge-patch+json": true, "application/x-www-form-urlencoded": false, "text/plain": false,
 		"text/json": false, "application/jsonx": false, ";;": false,
 	} {
-		r := httptest.NewRequest("POST", "/", bytes.NewReader(nil))
+		r := httptest.NewRequest("POST", "/", strings.NewReader(`{"x0": [1]}`))
 		if ct != "" {
 			r.Header.Set("Content-Type", ct)
 		}
 		if got := jsonBody(r); got != want {
 			t.Errorf("Content-Type %q: %v, want %v", ct, got, want)
 		}
+	}
+	// No Content-Type is no claim that a body is JSON; without a body there
+	// is nothing to claim.
+	if r := httptest.NewRequest("POST", "/", bytes.NewReader(nil)); !jsonBody(r) {
+		t.Error("no body, no Content-Type: refused")
 	}
 }
