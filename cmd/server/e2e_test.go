@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -70,20 +71,29 @@ type proc struct {
 // for its listening line.
 func startServer(t *testing.T, bin, db string) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-db", db)
-	stdout, err := cmd.StdoutPipe()
+	p, err := launch(bin, "-addr", "127.0.0.1:0", "-db", db)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return p
+}
+
+// launch starts the binary with args and waits for its listening line.
+func launch(bin string, args ...string) (*proc, error) {
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	p := &proc{cmd: cmd, done: make(chan struct{})}
-	lines := bufio.NewScanner(stdout)
 	addr := make(chan string, 1)
 	go func() {
+		lines := bufio.NewScanner(stdout)
 		for lines.Scan() {
 			if m := listenRE.FindStringSubmatch(lines.Text()); m != nil {
 				select {
@@ -100,14 +110,14 @@ func startServer(t *testing.T, bin, db string) *proc {
 	case a, ok := <-addr:
 		if !ok {
 			<-p.done
-			t.Fatalf("server exited before listening: %s", stderr.String())
+			return nil, fmt.Errorf("server exited before listening: %s", stderr.String())
 		}
 		p.base = "http://" + a
+		return p, nil
 	case <-time.After(20 * time.Second):
 		p.kill()
-		t.Fatal("server did not start")
+		return nil, errors.New("server did not start")
 	}
-	return p
 }
 
 // kill ends the server with SIGKILL: no shutdown, no closing of the file.

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
@@ -19,48 +16,6 @@ import (
 
 	"github.com/selfcma/selfcma/internal/pgtest"
 )
-
-// launch starts the binary with args and waits for its listening line.
-func launch(bin string, args ...string) (*proc, error) {
-	cmd := exec.Command(bin, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	addr := make(chan string, 1)
-	go func() {
-		lines := bufio.NewScanner(stdout)
-		for lines.Scan() {
-			if m := listenRE.FindStringSubmatch(lines.Text()); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, stdout)
-		close(addr)
-	}()
-	go func() { cmd.Wait(); close(p.done) }()
-	select {
-	case a, ok := <-addr:
-		if !ok {
-			<-p.done
-			return nil, fmt.Errorf("server exited before listening: %s", stderr.String())
-		}
-		p.base = "http://" + a
-		return p, nil
-	case <-time.After(20 * time.Second):
-		p.kill()
-		return nil, errors.New("server did not start")
-	}
-}
 
 // servers is a set of servers on one database, some of which may be down
 // (being restarted); every method is safe for concurrent use.
