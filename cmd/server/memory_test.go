@@ -55,26 +55,7 @@ func TestMemoryBounded(t *testing.T) {
 		}
 		id := jsonField(t, body, "id")
 		tell := tellBody(lambda, 8<<20)
-		status := map[int]int{}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for range 100 {
-			wg.Go(func() {
-				req, _ := http.NewRequest("POST", p.base+"/v1/sessions/"+id+"/tell", bytes.NewReader(tell))
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := http.DefaultClient.Do(req)
-				code := 0
-				if err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					code = resp.StatusCode
-				}
-				mu.Lock()
-				status[code]++
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
+		status := postAtOnce(p.base+"/v1/sessions/"+id+"/tell", tell, 100)
 		hwm := peakRSS(t, p.cmd.Process.Pid)
 		t.Logf("100 concurrent tells of %d bytes: statuses %v; server VmHWM %d MB", len(tell), status, hwm>>20)
 		// 200: the tell, or a retry of it (the same values); 503: over
@@ -103,26 +84,7 @@ func TestMemoryBounded(t *testing.T) {
 		defer p.stop(t)
 		body := []byte(`{"x0": [` + strings.Repeat("0.5, ", dim-1) + `0.5], "sigma0": 1, "algorithm": "cma-es"`)
 		body = append(append(body, bytes.Repeat([]byte{' '}, 8<<20-len(body)-1)...), '}')
-		status := map[int]int{}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for range creates {
-			wg.Go(func() {
-				req, _ := http.NewRequest("POST", p.base+"/v1/sessions", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := http.DefaultClient.Do(req)
-				code := 0
-				if err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					code = resp.StatusCode
-				}
-				mu.Lock()
-				status[code]++
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
+		status := postAtOnce(p.base+"/v1/sessions", body, creates)
 		hwm := peakRSS(t, p.cmd.Process.Pid)
 		t.Logf("%d concurrent creates of %d bytes, dimension %d: statuses %v; server VmHWM %d MB", creates, len(body), dim, status, hwm>>20)
 		if status[http.StatusCreated] < 1 || status[http.StatusCreated]+status[http.StatusServiceUnavailable] != creates {
@@ -251,4 +213,30 @@ func jsonField(t *testing.T, body []byte, name string) string {
 		t.Fatalf("no %s in %s", name, body)
 	}
 	return v
+}
+
+// postAtOnce posts body to url from n clients at once and counts the
+// statuses of the answers (0: no answer).
+func postAtOnce(url string, body []byte, n int) map[int]int {
+	status := map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			code := 0
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				code = resp.StatusCode
+			}
+			mu.Lock()
+			status[code]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return status
 }
