@@ -162,58 +162,39 @@ func TestCheckFinds(t *testing.T) {
 }
 
 // The errors of a lack of space wrap session.ErrStorageFull (a 507, not a
-// 500); other errors, other lacks of resources among them, do not.
-func TestStorageFull(t *testing.T) {
+// 500), and those of a transaction rolled back for another one (a deadlock,
+// a serialization failure) wrap session.ErrVersion (the update starts over
+// from the store); other errors, other lacks of resources among them, wrap
+// neither, and no error is lost.
+func TestErrorClasses(t *testing.T) {
+	full := func(err error) error { return storageFull(rolledBack(err)) }
 	for _, tc := range []struct {
 		name string
 		err  error
-		full bool
+		want error // nil: neither
 	}{
-		{"disk full", &pgconn.PgError{Code: "53100", Message: `could not extend file "base/5/16384": wrote only 4096 of 8192 bytes at block 7`}, true},
-		{"disk full, wrapped", fmt.Errorf("commit: %w", &pgconn.PgError{Code: "53100", Message: "could not write"}), true},
-		{"no space", &pgconn.PgError{Code: "53000", Message: `could not write to file "pg_wal/xlogtemp.1": No space left on device`}, true},
-		{"quota", &pgconn.PgError{Code: "53000", Message: "could not create file", Detail: "Disk quota exceeded"}, true},
-		{"open files", &pgconn.PgError{Code: "53000", Message: "could not open file: Too many open files"}, false},
-		{"out of memory", &pgconn.PgError{Code: "53200", Message: "out of memory"}, false},
-		{"too many connections", &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}, false},
-		{"program limit", &pgconn.PgError{Code: "54000", Message: "index row size 3000 exceeds btree version 4 maximum 2704"}, false},
-		{"unique violation", &pgconn.PgError{Code: "23505", Message: "duplicate key"}, false},
-		{"not postgres", errors.New("connection reset by peer"), false},
+		{"disk full", &pgconn.PgError{Code: "53100", Message: `could not extend file "base/5/16384": wrote only 4096 of 8192 bytes at block 7`}, session.ErrStorageFull},
+		{"disk full, wrapped", fmt.Errorf("commit: %w", &pgconn.PgError{Code: "53100", Message: "could not write"}), session.ErrStorageFull},
+		{"no space", &pgconn.PgError{Code: "53000", Message: `could not write to file "pg_wal/xlogtemp.1": No space left on device`}, session.ErrStorageFull},
+		{"quota", &pgconn.PgError{Code: "53000", Message: "could not create file", Detail: "Disk quota exceeded"}, session.ErrStorageFull},
+		{"deadlock", &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}, session.ErrVersion},
+		{"serialization", fmt.Errorf("commit: %w", &pgconn.PgError{Code: "40001", Message: "could not serialize access"}), session.ErrVersion},
+		{"open files", &pgconn.PgError{Code: "53000", Message: "could not open file: Too many open files"}, nil},
+		{"out of memory", &pgconn.PgError{Code: "53200", Message: "out of memory"}, nil},
+		{"too many connections", &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}, nil},
+		{"program limit", &pgconn.PgError{Code: "54000", Message: "index row size 3000 exceeds btree version 4 maximum 2704"}, nil},
+		{"unique violation", &pgconn.PgError{Code: "23505", Message: "duplicate key"}, nil},
+		{"not postgres", errors.New("connection reset by peer"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := storageFull(tc.err)
-			if full := errors.Is(got, session.ErrStorageFull); full != tc.full {
-				t.Fatalf("storageFull(%v) = %v: wraps ErrStorageFull %v, want %v", tc.err, got, full, tc.full)
+			got := full(tc.err)
+			for _, class := range []error{session.ErrStorageFull, session.ErrVersion} {
+				if is, want := errors.Is(got, class), class == tc.want; is != want {
+					t.Fatalf("%v: wraps %v %v, want %v", got, class, is, want)
+				}
 			}
 			if !errors.Is(got, tc.err) {
-				t.Fatalf("storageFull(%v) = %v lost the error", tc.err, got)
-			}
-		})
-	}
-}
-
-// A transaction PostgreSQL rolled back for another one (a deadlock, a
-// serialization failure) wraps session.ErrVersion, so the session's update
-// starts over from the store instead of answering 500; other errors do not.
-func TestRolledBack(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		err   error
-		retry bool
-	}{
-		{"deadlock", &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}, true},
-		{"serialization", fmt.Errorf("commit: %w", &pgconn.PgError{Code: "40001", Message: "could not serialize access"}), true},
-		{"unique violation", &pgconn.PgError{Code: "23505", Message: "duplicate key"}, false},
-		{"disk full", &pgconn.PgError{Code: "53100", Message: "could not extend file"}, false},
-		{"not postgres", errors.New("connection reset by peer"), false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := rolledBack(tc.err)
-			if retry := errors.Is(got, session.ErrVersion); retry != tc.retry {
-				t.Fatalf("rolledBack(%v) = %v: wraps ErrVersion %v, want %v", tc.err, got, retry, tc.retry)
-			}
-			if !errors.Is(got, tc.err) {
-				t.Fatalf("rolledBack(%v) = %v lost the error", tc.err, got)
+				t.Fatalf("%v lost the error %v", got, tc.err)
 			}
 		})
 	}
