@@ -56,9 +56,10 @@ type Store struct {
 }
 
 var (
-	_ session.Store    = (*Store)(nil)
-	_ session.Importer = (*Store)(nil)
-	_ session.Checker  = (*Store)(nil)
+	_ session.Store       = (*Store)(nil)
+	_ session.Importer    = (*Store)(nil)
+	_ session.Checker     = (*Store)(nil)
+	_ session.NewerGetter = (*Store)(nil)
 )
 
 // Options tune Open.
@@ -166,6 +167,22 @@ func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 		return 0, fmt.Errorf("postgres: version of %s: %w", id, err)
 	}
 	return v, nil
+}
+
+// GetNewer implements session.NewerGetter: the version, and the meta and
+// state only if the version is not the one cached.
+func (s *Store) GetNewer(ctx context.Context, id string, version uint64) (session.Record, error) {
+	r := session.Record{ID: id}
+	err := s.pool.QueryRow(ctx, `SELECT version,
+		CASE WHEN version <> $2 THEN meta END, CASE WHEN version <> $2 THEN state END
+		FROM sessions WHERE id = $1`, []byte(id), int64(version)).Scan(&r.Version, &r.Meta, &r.State)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return session.Record{}, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
+	}
+	if err != nil {
+		return session.Record{}, fmt.Errorf("postgres: get %s: %w", id, err)
+	}
+	return r, nil
 }
 
 // List implements session.Store.
