@@ -1,6 +1,7 @@
 package selfcma
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"testing"
@@ -148,5 +149,32 @@ func TestUpgradeEncoding3(t *testing.T) {
 	}
 	if got := continueHash(t, s2, 6); got != encoding3Continuation {
 		t.Fatalf("re-encoded continuation %s, want %s", got, encoding3Continuation)
+	}
+}
+
+// BenchmarkMarshal times the encoding and the decoding of a self-CMA-ES
+// with a kept step (the step's C_μ recomputed by both).
+func BenchmarkMarshal(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		s := mustNew(b, Config{CMA: cmaes.Config{X0: uniformX0(1, n), Sigma0: 1, Lambda: 100, Seed: 1}})
+		for range 3 {
+			step(b, s, rosenbrock)
+		}
+		blob, _ := s.MarshalBinary()
+		b.Run(fmt.Sprintf("encode/n=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(blob)))
+			var buf []byte
+			for b.Loop() {
+				buf, _ = s.AppendBinary(buf[:0])
+			}
+		})
+		b.Run(fmt.Sprintf("decode/n=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(blob)))
+			for b.Loop() {
+				if _, err := Unmarshal(blob); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
