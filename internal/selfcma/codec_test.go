@@ -1,6 +1,7 @@
 package selfcma
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -90,6 +91,13 @@ func TestKeptStepDecodesWithItsCMu(t *testing.T) {
 				s.prev = orig
 				if got, want := len(oddBlob)-len(blob), 8+8*n*(n+1)/2; got != want {
 					t.Fatalf("generation %d: the step's C_μ would take %d bytes, want %d", g, got, want)
+				}
+				do, err := Unmarshal(oddBlob)
+				if err != nil {
+					t.Fatalf("generation %d: the state with a written C_μ: %v", g, err)
+				}
+				if again, _ := do.MarshalBinary(); !sameUpperBits(do.prev.CMu, odd.CMu) || !bytes.Equal(again, oddBlob) {
+					t.Fatalf("generation %d: a written C_μ does not decode as it was", g)
 				}
 				checked++
 				lambdas[s.prev.X.RawMatrix().Rows] = true
