@@ -305,17 +305,18 @@ func (s *ES) Primary() *cmaes.ES { return s.primary }
 // AuxMean returns the auxiliary's mean u and step size.
 func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma() }
 
-// Encoding. Version v embeds the two CMA-ES in cmaes's encoding
-// esEncoding[v]: 1 in 1; 2 in 2 (injected points, the failed-generation
-// count); 3 in 3 (the numerics version).
+// Encoding. Version v embeds the two CMA-ES and the kept step in cmaes's
+// encoding esEncoding[v]: 1 in 1; 2 in 2 (injected points, the
+// failed-generation count); 3 in 3 (the numerics version); 4 in 4 (C as its
+// upper triangle, the step without its C_μ, which the decoder recomputes).
 const (
 	stateMagic   = "selfcma/selfcma"
-	stateVersion = 3
+	stateVersion = 4
 )
 
 // esEncoding is the cmaes encoding version embedded by each state version
 // (esEncoding[stateVersion] must be cmaes.EncodingVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4}
 
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.
@@ -363,7 +364,7 @@ func Unmarshal(blob []byte) (*ES, error) {
 		return nil, fmt.Errorf("selfcma: decode auxiliary: dimension %d: %w", s.aux.Dim(), binenc.ErrCorrupt)
 	}
 	if s.hasPrev = r.Bool(); s.hasPrev {
-		if s.prev, err = cmaes.UnmarshalStep(r); err != nil {
+		if s.prev, err = cmaes.UnmarshalStepVersion(r, esVersion); err != nil {
 			return nil, fmt.Errorf("selfcma: decode step: %w", err)
 		}
 		if l, n := s.prev.X.Dims(); n != s.primary.Dim() || l != s.primary.Params().Lambda {
