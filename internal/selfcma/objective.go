@@ -6,8 +6,6 @@ import (
 	"slices"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
@@ -19,6 +17,7 @@ type workspace struct {
 	v    []float64 // n×λ, column k = x_k − m, then solved in place
 	d    []float64
 	rank []int
+	tr   trsm
 }
 
 func (ws *workspace) size(n, lambda int) {
@@ -61,7 +60,7 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 			ws.v[i*lambda+k] = row[i] - cur.Mean[i]
 		}
 	}
-	blas64.Trsm(blas.Left, blas.Trans, 1, u, blas64.General{Rows: n, Cols: lambda, Stride: lambda, Data: ws.v})
+	ws.tr.solve(u, ws.v, lambda, haveAVX) // blas64.Trsm(Left, Trans, 1, u, V), bit for bit
 	for k := range ws.d {
 		ws.d[k] = 0
 	}

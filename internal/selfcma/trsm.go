@@ -1,0 +1,152 @@
+package selfcma
+
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// The triangular solve of h_t (Algorithm 3, line 4): Uᵀ W = V in place, for
+// the upper Cholesky factor U (n×n) and V (n×λ, row-major, stride λ).
+//
+// It gives bit for bit what blas64.Trsm(blas.Left, blas.Trans, 1, U, V)
+// gives, because it does the same floating-point operations in the same
+// order for every entry. gonum's Dtrsm (Left, Upper, Trans, NonUnit,
+// α = 1) runs k = 0, …, n−1: row k of B is multiplied by 1/u_kk (one
+// division, then a multiplication per entry), then for each i > k with
+// u_ki ≠ 0, row i of B gets f64.AxpyUnitary(−u_ki, row k, row i), that is
+// b_ic ← (b_kc · (−u_ki)) + b_ic, rounded after the multiplication and after
+// the addition (SSE2, no fused multiply–add). So each entry is
+//
+//	w_ic = ((…((v_ic + (−u_0i)·w_0c) + (−u_1i)·w_1c) + …) + (−u_{i−1,i})·w_{i−1,c}) · (1/u_ii)
+//
+// with k ascending, each product and sum rounded, and the term of a zero
+// u_ki left out. Here the sums for 4 rows × 8 columns are kept in registers
+// while k runs (trsm_amd64.s); which entries are computed together changes
+// nothing in any entry's sequence. Where U has a zero above the diagonal (a
+// left-out term; adding ±0 could change the result only with an infinite
+// w_kc), the solve is gonum's.
+
+// trsmRows is the number of rows of W solved together.
+const trsmRows = 4
+
+// trsm holds a solve's packed factor: for the block of rows i0 … i0+3,
+// panel entry 4k+r is −u_{k,i0+r} for k < i0+r (the multipliers of row
+// i0+r, k ascending; 0 elsewhere), and rinv_i = 1/u_ii.
+type trsm struct {
+	panel []float64
+	rinv  []float64
+}
+
+// panelOffset is where the panel of the block starting at row i0 begins.
+func panelOffset(i0 int) int {
+	b := i0 / trsmRows
+	return trsmRows * trsmRows * b * (b + 1) / 2
+}
+
+// pack fills the panels from U and reports whether U has no zero above
+// the diagonal.
+func (t *trsm) pack(u blas64.Triangular) bool {
+	n := u.N
+	nblock := (n + trsmRows - 1) / trsmRows * trsmRows
+	if size := panelOffset(nblock); cap(t.panel) < size {
+		t.panel = make([]float64, size)
+	} else {
+		t.panel = t.panel[:size]
+	}
+	if cap(t.rinv) < n {
+		t.rinv = make([]float64, n)
+	}
+	t.rinv = t.rinv[:n]
+	for i0 := 0; i0 < n; i0 += trsmRows {
+		p := t.panel[panelOffset(i0):panelOffset(i0+trsmRows)]
+		for r := range trsmRows {
+			i := i0 + r
+			if i >= n {
+				for k := range i0 + trsmRows {
+					p[trsmRows*k+r] = 0
+				}
+				continue
+			}
+			for k := range i {
+				a := u.Data[k*u.Stride+i]
+				if a == 0 {
+					return false
+				}
+				p[trsmRows*k+r] = -a
+			}
+			for k := i; k < i0+trsmRows; k++ {
+				p[trsmRows*k+r] = 0
+			}
+			t.rinv[i] = 1 / u.Data[i*u.Stride+i]
+		}
+	}
+	return true
+}
+
+// solve overwrites v (n×λ, stride λ) with U^{−T} v, U upper triangular
+// with a non-unit diagonal, the bits of blas64.Trsm(Left, Trans, 1, u, v).
+func (t *trsm) solve(u blas64.Triangular, v []float64, lambda int, avx bool) {
+	if !trsmFast || u.Uplo != blas.Upper || u.Diag != blas.NonUnit || !t.pack(u) {
+		blas64.Trsm(blas.Left, blas.Trans, 1, u, blas64.General{Rows: u.N, Cols: lambda, Stride: lambda, Data: v})
+		return
+	}
+	n := u.N
+	v = v[:n*lambda]
+	for i0 := 0; i0 < n; i0 += trsmRows {
+		p := t.panel[panelOffset(i0):panelOffset(i0+trsmRows)]
+		rows := min(trsmRows, n-i0)
+		c := 0
+		if avx && rows == trsmRows {
+			rinv := t.rinv[i0 : i0+trsmRows]
+			for ; c+8 <= lambda; c += 8 {
+				solve4x8(p, v[c:], lambda, i0, rinv)
+			}
+			if c+4 <= lambda {
+				solve4x4(p, v[c:], lambda, i0, rinv)
+				c += 4
+			}
+		}
+		for ; c+4 <= lambda; c += 4 {
+			solveRows4(p, v[c:], lambda, i0, rows, t.rinv[i0:i0+rows])
+		}
+		if c < lambda {
+			solveRows1(p, v[c:], lambda, i0, rows, lambda-c, t.rinv[i0:i0+rows])
+		}
+	}
+}
+
+// solveRows4 solves rows i0 … i0+rows−1 of the 4 columns starting at w[0]
+// (stride ldw) in Go. The conversions float64(…) round each product, so no
+// fused multiply–add is formed (the Go specification allows fusing x·y + z
+// otherwise).
+func solveRows4(p, w []float64, ldw, i0, rows int, rinv []float64) {
+	for r := range rows {
+		i := i0 + r
+		wi := w[i*ldw : i*ldw+4]
+		a0, a1, a2, a3 := wi[0], wi[1], wi[2], wi[3]
+		for k := range i {
+			m := p[trsmRows*k+r]
+			wk := w[k*ldw : k*ldw+4]
+			a0 = float64(wk[0]*m) + a0
+			a1 = float64(wk[1]*m) + a1
+			a2 = float64(wk[2]*m) + a2
+			a3 = float64(wk[3]*m) + a3
+		}
+		s := rinv[r]
+		wi[0], wi[1], wi[2], wi[3] = a0*s, a1*s, a2*s, a3*s
+	}
+}
+
+// solveRows1 is solveRows4 for cols < 4 columns, one at a time.
+func solveRows1(p, w []float64, ldw, i0, rows, cols int, rinv []float64) {
+	for r := range rows {
+		i := i0 + r
+		for c := range cols {
+			a := w[i*ldw+c]
+			for k := range i {
+				a = float64(w[k*ldw+c]*p[trsmRows*k+r]) + a
+			}
+			w[i*ldw+c] = a * rinv[r]
+		}
+	}
+}
