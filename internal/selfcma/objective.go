@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
@@ -44,10 +46,22 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 
 	// Algorithm 3, lines 2–3: replay the update t−1 → t with θ.
 	prev.Replay(theta, ws.pc, ws.c)
-	u, ok := lapack64.Potrf(ws.c.RawSymmetric())
+	c := ws.c.RawSymmetric()
+	var ok, packed bool
+	if trsmFast {
+		// Dpotrf's bits (cholesky.go); it gives up on a zero in U.
+		ok, packed = ws.tr.cholesky(c.Data, n, c.Stride, haveAVX)
+		if !packed {
+			prev.Replay(theta, ws.pc, ws.c)
+		}
+	}
+	if !packed {
+		_, ok = lapack64.Potrf(c)
+	}
 	if !ok {
 		return 0, false
 	}
+	u := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: c.Stride, Data: c.Data}
 
 	// Line 4: d_k for the points x_k of generation t around m^t. V is n×λ,
 	// column k = x_k − m; solving Uᵀ W = V leaves column k of W =
@@ -60,7 +74,7 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 			ws.v[i*lambda+k] = row[i] - cur.Mean[i]
 		}
 	}
-	ws.tr.solve(u, ws.v, lambda, haveAVX) // blas64.Trsm(Left, Trans, 1, u, V), bit for bit
+	ws.tr.solve(u, ws.v, lambda, packed, haveAVX) // blas64.Trsm(Left, Trans, 1, u, V), bit for bit
 	for k := range ws.d {
 		ws.d[k] = 0
 	}

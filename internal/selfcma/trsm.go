@@ -43,10 +43,8 @@ func panelOffset(i0 int) int {
 	return trsmRows * trsmRows * b * (b + 1) / 2
 }
 
-// pack fills the panels from U and reports whether U has no zero above
-// the diagonal.
-func (t *trsm) pack(u blas64.Triangular) bool {
-	n := u.N
+// resize makes room for the panels and rinv of an n×n factor.
+func (t *trsm) resize(n int) {
 	nblock := (n + trsmRows - 1) / trsmRows * trsmRows
 	if size := panelOffset(nblock); cap(t.panel) < size {
 		t.panel = make([]float64, size)
@@ -57,60 +55,120 @@ func (t *trsm) pack(u blas64.Triangular) bool {
 		t.rinv = make([]float64, n)
 	}
 	t.rinv = t.rinv[:n]
-	for i0 := 0; i0 < n; i0 += trsmRows {
-		p := t.panel[panelOffset(i0):panelOffset(i0+trsmRows)]
-		for r := range trsmRows {
-			i := i0 + r
-			if i >= n {
-				for k := range i0 + trsmRows {
-					p[trsmRows*k+r] = 0
-				}
-				continue
-			}
-			for k := range i {
-				a := u.Data[k*u.Stride+i]
-				if a == 0 {
-					return false
-				}
-				p[trsmRows*k+r] = -a
-			}
-			for k := i; k < i0+trsmRows; k++ {
-				p[trsmRows*k+r] = 0
-			}
-			t.rinv[i] = 1 / u.Data[i*u.Stride+i]
+}
+
+// group is the panel of the block of rows starting at i0.
+func (t *trsm) group(i0 int) []float64 {
+	return t.panel[panelOffset(i0):panelOffset(i0+trsmRows)]
+}
+
+// packGroup fills entries k ∈ [lo, hi) of the panel of the block starting
+// at row i0 from the upper triangle of a (n×n, stride lda), 0 where k ≥ i
+// or i ≥ n, and reports whether no multiplier is zero.
+func (t *trsm) packGroup(a []float64, lda, n, i0, lo, hi int) bool {
+	p := t.group(i0)
+	for r := range trsmRows {
+		i := i0 + r
+		end := min(hi, i)
+		if i >= n {
+			end = lo
 		}
+		for k := lo; k < end; k++ {
+			u := a[k*lda+i]
+			if u == 0 {
+				return false
+			}
+			p[trsmRows*k+r] = -u
+		}
+		for k := max(lo, end); k < hi; k++ {
+			p[trsmRows*k+r] = 0
+		}
+	}
+	return true
+}
+
+// pack fills the panels and rinv from U and reports whether U has no zero
+// above the diagonal.
+func (t *trsm) pack(u blas64.Triangular) bool {
+	n := u.N
+	t.resize(n)
+	for i0 := 0; i0 < n; i0 += trsmRows {
+		if !t.packGroup(u.Data, u.Stride, n, i0, 0, i0+trsmRows) {
+			return false
+		}
+	}
+	for i := range n {
+		t.rinv[i] = 1 / u.Data[i*u.Stride+i]
 	}
 	return true
 }
 
 // solve overwrites v (n×λ, stride λ) with U^{−T} v, U upper triangular
 // with a non-unit diagonal, the bits of blas64.Trsm(Left, Trans, 1, u, v).
-func (t *trsm) solve(u blas64.Triangular, v []float64, lambda int, avx bool) {
-	if !trsmFast || u.Uplo != blas.Upper || u.Diag != blas.NonUnit || !t.pack(u) {
+// packed says t already holds U's panels (from cholesky).
+func (t *trsm) solve(u blas64.Triangular, v []float64, lambda int, packed, avx bool) {
+	if !packed && (!trsmFast || u.Uplo != blas.Upper || u.Diag != blas.NonUnit || !t.pack(u)) {
 		blas64.Trsm(blas.Left, blas.Trans, 1, u, blas64.General{Rows: u.N, Cols: lambda, Stride: lambda, Data: v})
 		return
 	}
 	n := u.N
-	v = v[:n*lambda]
-	for i0 := 0; i0 < n; i0 += trsmRows {
-		p := t.panel[panelOffset(i0):panelOffset(i0+trsmRows)]
+	t.solveRows(v[:n*lambda], lambda, n, 0, n, 0, lambda, avx)
+}
+
+// solveRows solves rows [i0, i1) (i0 a multiple of 4) of the columns
+// [c0, c1) of W (n rows, stride ldw) with t's panels; rows above i0 are
+// solved already.
+func (t *trsm) solveRows(w []float64, ldw, n, i0, i1, c0, c1 int, avx bool) {
+	for ; i0 < i1; i0 += trsmRows {
+		p := t.group(i0)
 		rows := min(trsmRows, n-i0)
-		c := 0
+		c := c0
 		if avx && rows == trsmRows {
 			rinv := t.rinv[i0 : i0+trsmRows]
-			for ; c+8 <= lambda; c += 8 {
-				solve4x8(p, v[c:], lambda, i0, rinv)
+			for ; c+8 <= c1; c += 8 {
+				solve4x8(p, w[c:], ldw, i0, rinv)
 			}
-			if c+4 <= lambda {
-				solve4x4(p, v[c:], lambda, i0, rinv)
+			if c+4 <= c1 {
+				solve4x4(p, w[c:], ldw, i0, rinv)
 				c += 4
 			}
 		}
-		for ; c+4 <= lambda; c += 4 {
-			solveRows4(p, v[c:], lambda, i0, rows, t.rinv[i0:i0+rows])
+		for ; c+4 <= c1; c += 4 {
+			solveRows4(p, w[c:], ldw, i0, rows, t.rinv[i0:i0+rows])
 		}
-		if c < lambda {
-			solveRows1(p, v[c:], lambda, i0, rows, lambda-c, t.rinv[i0:i0+rows])
+		if c < c1 {
+			solveRows1(p, w[c:], ldw, i0, rows, c1-c, t.rinv[i0:i0+rows])
+		}
+	}
+}
+
+// updateRows adds to rows [i0, i1) of the columns [c0, c1) of W the terms
+// of rows k < kmax (kmax ≤ i0), t's panels holding their multipliers.
+// Only tiles reaching column i or beyond on some row i are updated when
+// upper is set (the upper triangle of a diagonal block, and the tiles
+// crossing its diagonal whole).
+func (t *trsm) updateRows(w []float64, ldw, n, i0, i1, c0, c1, kmax int, upper, avx bool) {
+	if kmax == 0 {
+		return
+	}
+	for ; i0 < i1; i0 += trsmRows {
+		p := t.group(i0)
+		rows := min(trsmRows, n-i0)
+		c := c0
+		if upper {
+			c += (i0 - c0) / 8 * 8
+		}
+		if avx && rows == trsmRows {
+			for ; c+8 <= c1; c += 8 {
+				update4x8(p, w[c:], ldw, i0, kmax)
+			}
+			if c+4 <= c1 {
+				update4x4(p, w[c:], ldw, i0, kmax)
+				c += 4
+			}
+		}
+		if c < c1 {
+			updateRowsGo(p, w[c:], ldw, i0, rows, c1-c, kmax)
 		}
 	}
 }
@@ -147,6 +205,20 @@ func solveRows1(p, w []float64, ldw, i0, rows, cols int, rinv []float64) {
 				a = float64(w[k*ldw+c]*p[trsmRows*k+r]) + a
 			}
 			w[i*ldw+c] = a * rinv[r]
+		}
+	}
+}
+
+// updateRowsGo is updateRows's kernel in Go, one entry at a time.
+func updateRowsGo(p, w []float64, ldw, i0, rows, cols, kmax int) {
+	for r := range rows {
+		i := i0 + r
+		for c := range cols {
+			a := w[i*ldw+c]
+			for k := range kmax {
+				a = float64(w[k*ldw+c]*p[trsmRows*k+r]) + a
+			}
+			w[i*ldw+c] = a
 		}
 	}
 }

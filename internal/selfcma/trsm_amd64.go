@@ -5,7 +5,7 @@ package selfcma
 const trsmFast = true
 
 // haveAVX says the processor and the operating system support AVX, which
-// solve4x8 and solve4x4 use.
+// solve4x8, solve4x4, update4x8 and update4x4 use.
 var haveAVX = hasAVX()
 
 // solve4x8 solves rows i0 … i0+3 of the 8 columns starting at w[0] (stride
@@ -20,6 +20,17 @@ func solve4x8(p, w []float64, ldw, i0 int, rinv []float64)
 //
 //go:noescape
 func solve4x4(p, w []float64, ldw, i0 int, rinv []float64)
+
+// update4x8 adds to rows i0 … i0+3 of the 8 columns starting at w[0] the
+// terms of rows k = 0 … kmax−1 of W: the loop of solve4x8 alone.
+//
+//go:noescape
+func update4x8(p, w []float64, ldw, i0, kmax int)
+
+// update4x4 is update4x8 for 4 columns.
+//
+//go:noescape
+func update4x4(p, w []float64, ldw, i0, kmax int)
 
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 

@@ -23,6 +23,21 @@
 	LEAQ (DI)(AX*1), DX; \
 	LEAQ (DX)(BX*2), R9
 
+// The update of rows i0 … i0+3 of a tile by rows k = 0 … kmax−1 of W:
+// the loop of solve4x8 without the triangle and the scaling (the Dsyrk
+// step of the blocked Cholesky factorization, cholesky.go).
+
+#define UARGS \
+	MOVQ p_base+0(FP), SI; \
+	MOVQ w_base+24(FP), DI; \
+	MOVQ ldw+48(FP), BX; \
+	SHLQ $3, BX; \
+	MOVQ i0+56(FP), AX; \
+	MOVQ kmax+64(FP), CX; \
+	IMULQ BX, AX; \
+	LEAQ (DI)(AX*1), DX; \
+	LEAQ (DX)(BX*2), R9
+
 // ACC(m, w, t, acc): acc = (w · m) + acc.
 #define ACC(m, w, t, acc) \
 	VMULPD m, w, t; \
@@ -161,6 +176,87 @@ tri4:
 	VMOVUPD Y4, 0(R9)
 	VMOVUPD Y6, 0(R9)(BX*1)
 	VZEROUPPER
+	RET
+
+// func update4x8(p, w []float64, ldw, i0, kmax int)
+TEXT ·update4x8(SB), NOSPLIT, $0-72
+	UARGS
+	TESTQ CX, CX
+	JZ udone8
+	VMOVUPD 0(DX), Y0
+	VMOVUPD 32(DX), Y1
+	VMOVUPD 0(DX)(BX*1), Y2
+	VMOVUPD 32(DX)(BX*1), Y3
+	VMOVUPD 0(R9), Y4
+	VMOVUPD 32(R9), Y5
+	VMOVUPD 0(R9)(BX*1), Y6
+	VMOVUPD 32(R9)(BX*1), Y7
+
+uloop8:
+	VMOVUPD 0(DI), Y8
+	VMOVUPD 32(DI), Y9
+	VBROADCASTSD 0(SI), Y10
+	ACC(Y10, Y8, Y11, Y0)
+	ACC(Y10, Y9, Y12, Y1)
+	VBROADCASTSD 8(SI), Y13
+	ACC(Y13, Y8, Y14, Y2)
+	ACC(Y13, Y9, Y15, Y3)
+	VBROADCASTSD 16(SI), Y10
+	ACC(Y10, Y8, Y11, Y4)
+	ACC(Y10, Y9, Y12, Y5)
+	VBROADCASTSD 24(SI), Y13
+	ACC(Y13, Y8, Y14, Y6)
+	ACC(Y13, Y9, Y15, Y7)
+	ADDQ $32, SI
+	ADDQ BX, DI
+	DECQ CX
+	JNZ uloop8
+
+	VMOVUPD Y0, 0(DX)
+	VMOVUPD Y1, 32(DX)
+	VMOVUPD Y2, 0(DX)(BX*1)
+	VMOVUPD Y3, 32(DX)(BX*1)
+	VMOVUPD Y4, 0(R9)
+	VMOVUPD Y5, 32(R9)
+	VMOVUPD Y6, 0(R9)(BX*1)
+	VMOVUPD Y7, 32(R9)(BX*1)
+	VZEROUPPER
+
+udone8:
+	RET
+
+// func update4x4(p, w []float64, ldw, i0, kmax int)
+TEXT ·update4x4(SB), NOSPLIT, $0-72
+	UARGS
+	TESTQ CX, CX
+	JZ udone4
+	VMOVUPD 0(DX), Y0
+	VMOVUPD 0(DX)(BX*1), Y2
+	VMOVUPD 0(R9), Y4
+	VMOVUPD 0(R9)(BX*1), Y6
+
+uloop4:
+	VMOVUPD 0(DI), Y8
+	VBROADCASTSD 0(SI), Y10
+	ACC(Y10, Y8, Y11, Y0)
+	VBROADCASTSD 8(SI), Y13
+	ACC(Y13, Y8, Y14, Y2)
+	VBROADCASTSD 16(SI), Y10
+	ACC(Y10, Y8, Y12, Y4)
+	VBROADCASTSD 24(SI), Y13
+	ACC(Y13, Y8, Y15, Y6)
+	ADDQ $32, SI
+	ADDQ BX, DI
+	DECQ CX
+	JNZ uloop4
+
+	VMOVUPD Y0, 0(DX)
+	VMOVUPD Y2, 0(DX)(BX*1)
+	VMOVUPD Y4, 0(R9)
+	VMOVUPD Y6, 0(R9)(BX*1)
+	VZEROUPPER
+
+udone4:
 	RET
 
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)

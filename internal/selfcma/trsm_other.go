@@ -11,3 +11,5 @@ var haveAVX = false
 
 func solve4x8(p, w []float64, ldw, i0 int, rinv []float64) { panic("selfcma: no solve4x8") }
 func solve4x4(p, w []float64, ldw, i0 int, rinv []float64) { panic("selfcma: no solve4x4") }
+func update4x8(p, w []float64, ldw, i0, kmax int)          { panic("selfcma: no update4x8") }
+func update4x4(p, w []float64, ldw, i0, kmax int)          { panic("selfcma: no update4x4") }

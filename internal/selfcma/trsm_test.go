@@ -79,7 +79,7 @@ func checkSolve(t *testing.T, name string, tr *trsm, u blas64.Triangular, v []fl
 			continue
 		}
 		got := slices.Clone(v)
-		tr.solve(u, got, lambda, avx)
+		tr.solve(u, got, lambda, false, avx)
 		if i, ok := sameBits(got, want); !ok {
 			t.Fatalf("%s avx=%v: entry (%d, %d) = %v (%#x), blas64.Trsm %v (%#x)", name, avx,
 				i/lambda, i%lambda, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
@@ -315,5 +315,109 @@ func BenchmarkH(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// randomSPD is the upper triangle of BᵀB + εI for B with normal entries
+// scaled by columns over 10^±(spread/2) (ill-conditioned for a large spread
+// or a small ε), stride n.
+func randomSPD(r *rand.Rand, n int, spread, eps float64) []float64 {
+	b := make([]float64, n*n)
+	for k := range n {
+		s := math.Pow(10, spread*(r.Float64()-0.5))
+		for i := range n {
+			b[i*n+k] = s * r.NormFloat64()
+		}
+	}
+	c := make([]float64, n*n)
+	for i := range n {
+		for j := i; j < n; j++ {
+			var s float64
+			for k := range n {
+				s += float64(b[k*n+i] * b[k*n+j])
+			}
+			c[i*n+j] = s
+		}
+		c[i*n+i] += eps
+	}
+	return c
+}
+
+// checkCholesky compares trsm.cholesky, with and without AVX, with
+// lapack64.Potrf on the upper triangle of c, and the packed panels with
+// those pack makes from gonum's factor.
+func checkCholesky(t *testing.T, name string, c []float64, n int) {
+	t.Helper()
+	sym := blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: slices.Clone(c)}
+	u, wantOK := lapack64.Potrf(sym)
+	var want trsm
+	wantFast := want.pack(u)
+	for _, avx := range []bool{false, true} {
+		if avx && !haveAVX {
+			continue
+		}
+		var tr trsm
+		got := slices.Clone(c)
+		ok, fast := tr.cholesky(got, n, n, avx)
+		if ok != wantOK {
+			t.Fatalf("%s avx=%v: ok = %v, Potrf %v", name, avx, ok, wantOK)
+		}
+		if !ok {
+			continue
+		}
+		if fast != wantFast {
+			t.Fatalf("%s avx=%v: fast = %v, zero-free factor %v", name, avx, fast, wantFast)
+		}
+		if !fast {
+			continue
+		}
+		for i := range n {
+			if k, same := sameBits(got[i*n+i:i*n+n], u.Data[i*n+i:i*n+n]); !same {
+				t.Fatalf("%s avx=%v: u_%d,%d = %v, Potrf %v", name, avx, i, i+k, got[i*n+i+k], u.Data[i*n+i+k])
+			}
+		}
+		if k, same := sameBits(tr.panel, want.panel); !same {
+			t.Fatalf("%s avx=%v: panel entry %d = %v, from gonum's factor %v", name, avx, k, tr.panel[k], want.panel[k])
+		}
+		if k, same := sameBits(tr.rinv, want.rinv); !same {
+			t.Fatalf("%s avx=%v: rinv_%d = %v, from gonum's factor %v", name, avx, k, tr.rinv[k], want.rinv[k])
+		}
+	}
+}
+
+func TestCholeskySameBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 3, 4, 63, 64, 65, 66, 67, 70, 100, 127, 128, 129, 131, 200, 257, 300, 401} {
+		for _, cond := range []struct{ spread, eps float64 }{{0, 1}, {6, 1e-10}, {12, 0}} {
+			if n > 300 && cond.spread > 0 {
+				continue
+			}
+			c := randomSPD(r, n, cond.spread, cond.eps)
+			checkCholesky(t, fmt.Sprintf("n=%d spread=%v ε=%v", n, cond.spread, cond.eps), c, n)
+		}
+	}
+}
+
+// TestCholeskySpecial: not positive definite (in the first block, in a
+// later one), and zeros in U (a block-diagonal C', a zero row).
+func TestCholeskySpecial(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{5, 64, 65, 150} {
+		for _, bad := range []int{0, n / 2, n - 1} {
+			c := randomSPD(r, n, 0, 1)
+			c[bad*n+bad] = -1
+			checkCholesky(t, fmt.Sprintf("n=%d c_%d,%d=−1", n, bad, bad), c, n)
+			c[bad*n+bad] = math.NaN()
+			checkCholesky(t, fmt.Sprintf("n=%d c_%d,%d=NaN", n, bad, bad), c, n)
+		}
+		for _, split := range []int{1, n / 3, n - 1} {
+			c := randomSPD(r, n, 0, 1)
+			for i := range split {
+				for j := split; j < n; j++ {
+					c[i*n+j] = 0
+				}
+			}
+			checkCholesky(t, fmt.Sprintf("n=%d block-diagonal at %d", n, split), c, n)
+		}
 	}
 }
