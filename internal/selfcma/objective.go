@@ -67,11 +67,15 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 	// column k = x_k − m; solving Uᵀ W = V leaves column k of W =
 	// U^{−T}(x_k − m), whose squared norm is d_k² (rows of length λ keep the
 	// solve's inner loops long for small n).
+	// The transpose goes by blocks of 8 points, each read along its row.
 	x := cur.X.RawMatrix()
-	for k := range lambda {
-		row := x.Data[k*x.Stride : k*x.Stride+n]
-		for i := range n {
-			ws.v[i*lambda+k] = row[i] - cur.Mean[i]
+	for k0 := 0; k0 < lambda; k0 += 8 {
+		k1 := min(k0+8, lambda)
+		for i, m := range cur.Mean[:n] {
+			vi := ws.v[i*lambda+k0 : i*lambda+k1]
+			for k := range vi {
+				vi[k] = x.Data[(k0+k)*x.Stride+i] - m
+			}
 		}
 	}
 	ws.tr.solve(u, ws.v, lambda, packed, haveAVX) // blas64.Trsm(Left, Trans, 1, u, V), bit for bit

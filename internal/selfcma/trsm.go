@@ -67,21 +67,31 @@ func (t *trsm) group(i0 int) []float64 {
 // or i ≥ n, and reports whether no multiplier is zero.
 func (t *trsm) packGroup(a []float64, lda, n, i0, lo, hi int) bool {
 	p := t.group(i0)
-	for r := range trsmRows {
-		i := i0 + r
-		end := min(hi, i)
-		if i >= n {
-			end = lo
+	k := lo
+	if i0+trsmRows <= n {
+		// Rows above the block: 4 multipliers each.
+		for ; k < min(hi, i0); k++ {
+			u := a[k*lda+i0 : k*lda+i0+trsmRows]
+			if u[0] == 0 || u[1] == 0 || u[2] == 0 || u[3] == 0 {
+				return false
+			}
+			pk := p[trsmRows*k : trsmRows*k+trsmRows]
+			pk[0], pk[1], pk[2], pk[3] = -u[0], -u[1], -u[2], -u[3]
 		}
-		for k := lo; k < end; k++ {
+	}
+	for ; k < hi; k++ {
+		pk := p[trsmRows*k : trsmRows*k+trsmRows]
+		for r := range pk {
+			i := i0 + r
+			if k >= i || i >= n {
+				pk[r] = 0
+				continue
+			}
 			u := a[k*lda+i]
 			if u == 0 {
 				return false
 			}
-			p[trsmRows*k+r] = -u
-		}
-		for k := max(lo, end); k < hi; k++ {
-			p[trsmRows*k+r] = 0
+			pk[r] = -u
 		}
 	}
 	return true
