@@ -1,6 +1,8 @@
 package selfcma
 
 import (
+	"math"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/lapack/gonum"
 )
@@ -12,7 +14,10 @@ import (
 // block, Dpotf2 alone, for n ≤ nb). For the block J = [j, j+jb):
 //
 //  1. Dsyrk: a_ic −= Σ_{l<j} u_li u_lc on its upper triangle (i ≤ c in J);
-//  2. Dpotf2 factors the diagonal block (its own dot products);
+//  2. Dpotf2 factors the diagonal block: for its row i, u_ii =
+//     √(a_ii − Ddot(u_·i, u_·i)) over the block's rows above i, then
+//     Dgemv (Trans, f64.GemvT: a_ic ← (u_lc · (−u_li)) + a_ic, l ascending,
+//     no term left out) and Dscal by 1/u_ii on the rest of the row;
 //  3. Dgemm: a_ic −= Σ_{l<j} u_li u_lc for i ∈ J, c ≥ j+jb;
 //  4. Dtrsm (Left, Upper, Trans, NonUnit, the case of trsm.go) solves those
 //     rows with the diagonal block.
@@ -23,8 +28,10 @@ import (
 // is a_ic ← (u_lc · (−u_li)) + a_ic, the term of trsm.go. So step 1 is
 // trsm.updateRows, and steps 3 and 4 together are one continuous sum over
 // l < i, then the multiplication by 1/u_ii: trsm.solveRows with the rows
-// above i0 taken from U. Step 2 is gonum's own Dpotf2. Where a zero u_li
-// would be left out, cholesky gives up and the caller factors with gonum.
+// above i0 taken from U. Step 2 is trsm.potf2: the same terms for the rows
+// of a block of 4 from the rows above it, then the 4 rows one by one with
+// the dot product in f64.DotInc's order. Where a zero u_li would be left
+// out, cholesky gives up and the caller factors with gonum.
 //
 // Besides U, cholesky leaves the panels of U in t for the solve of V. The
 // entries below the diagonal of the diagonal blocks (not part of U) are
@@ -37,23 +44,14 @@ import (
 func (t *trsm) cholesky(a []float64, n, lda int, avx bool) (ok, fast bool) {
 	var impl gonum.Implementation
 	nb := impl.Ilaenv(1, "DPOTRF", string(blas.Upper), n, -1, -1, -1)
-	if nb <= 1 || n <= nb || nb%trsmRows != 0 {
-		ok = impl.Dpotrf(blas.Upper, n, a, lda)
-		if !ok {
-			return false, true
-		}
-		t.resize(n)
-		for i0 := 0; i0 < n; i0 += trsmRows {
-			if !t.packGroup(a, lda, n, i0, 0, i0+trsmRows) {
-				return true, false
-			}
-		}
-		for i := range n {
-			t.rinv[i] = 1 / a[i*lda+i]
-		}
-		return true, true
+	if nb%trsmRows != 0 {
+		return true, false
 	}
 	t.resize(n)
+	if nb <= 1 || n <= nb {
+		// Dpotrf is Dpotf2 alone.
+		return t.potf2(a, lda, n, 0, n, avx)
+	}
 	for j := 0; j < n; j += nb {
 		jb := min(nb, n-j)
 		// Step 1, with the multipliers of the rows above the block.
@@ -62,23 +60,88 @@ func (t *trsm) cholesky(a []float64, n, lda int, avx bool) (ok, fast bool) {
 				return true, false
 			}
 		}
-		t.updateRows(a, lda, n, j, j+jb, j, j+jb, j, true, avx)
-		// Step 2.
-		if !impl.Dpotf2(blas.Upper, jb, a[j*lda+j:], lda) {
-			return false, true
+		t.updateRows(a, lda, n, j, j+jb, j, j+jb, 0, j, true, avx)
+		// Step 2; it packs the multipliers of the block's rows.
+		if ok, fast := t.potf2(a, lda, n, j, jb, avx); !ok || !fast {
+			return ok, fast
 		}
-		// Steps 3 and 4, with the multipliers of the block's rows.
-		for i0 := j; i0 < j+jb; i0 += trsmRows {
-			if !t.packGroup(a, lda, n, i0, j, i0+trsmRows) {
-				return true, false
-			}
-		}
-		for i := j; i < j+jb; i++ {
-			t.rinv[i] = 1 / a[i*lda+i]
-		}
+		// Steps 3 and 4.
 		if j+jb < n {
 			t.solveRows(a, lda, n, j, j+jb, j+jb, n, avx)
 		}
 	}
 	return true, true
+}
+
+// potf2 is gonum's Dpotf2 (Upper) on the diagonal block [j0, j0+jb) of a,
+// bit for bit (step 2 above), leaving the panels of its rows and their
+// rinv in t.
+func (t *trsm) potf2(a []float64, lda, n, j0, jb int, avx bool) (ok, fast bool) {
+	end := j0 + jb
+	for i0 := j0; i0 < end; i0 += trsmRows {
+		rows := min(trsmRows, end-i0)
+		// Dgemv's terms from the rows above the group, l ∈ [j0, i0), into
+		// the group's rows right of column i0; not into u_ii, which is
+		// a_ii − Ddot.
+		if !t.packGroup(a, lda, n, i0, j0, i0) {
+			return true, false
+		}
+		var diag [trsmRows]float64
+		for r := range rows {
+			diag[r] = a[(i0+r)*lda+i0+r]
+		}
+		t.updateRows(a, lda, n, i0, i0+trsmRows, i0, end, j0, i0, false, avx)
+		for r := range rows {
+			a[(i0+r)*lda+i0+r] = diag[r]
+		}
+		for r := range rows {
+			i := i0 + r
+			ajj := a[i*lda+i]
+			if i != j0 {
+				ajj -= dotInc(a, lda, j0, i)
+			}
+			if ajj <= 0 || math.IsNaN(ajj) {
+				a[i*lda+i] = ajj
+				return false, true
+			}
+			ajj = math.Sqrt(ajj)
+			a[i*lda+i] = ajj
+			s := 1 / ajj
+			// The rest of Dgemv's terms, l ∈ [i0, i), then Dscal.
+			row := a[i*lda : i*lda+end]
+			for c := i + 1; c < end; c++ {
+				v := row[c]
+				for l := i0; l < i; l++ {
+					v = float64(a[l*lda+c]*-a[l*lda+i]) + v
+				}
+				row[c] = v * s
+			}
+		}
+		if !t.packGroup(a, lda, n, i0, i0, i0+trsmRows) {
+			return true, false
+		}
+		for i := i0; i < i0+rows; i++ {
+			t.rinv[i] = 1 / a[i*lda+i]
+		}
+	}
+	return true, true
+}
+
+// dotInc is Σ_{l ∈ [j0, i)} u_li² as f64.DotInc sums it (Ddot with a
+// stride): two lanes, the even terms (counted from j0) in one and the odd
+// ones in the other, the last term of an odd count in the odd lane, then
+// the even lane plus the odd one.
+func dotInc(a []float64, lda, j0, i int) float64 {
+	var even, odd float64
+	l := j0
+	for ; l+2 <= i; l += 2 {
+		x, y := a[l*lda+i], a[(l+1)*lda+i]
+		even += float64(x * x)
+		odd += float64(y * y)
+	}
+	if l < i {
+		x := a[l*lda+i]
+		odd += float64(x * x)
+	}
+	return even + odd
 }

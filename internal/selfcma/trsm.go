@@ -153,32 +153,32 @@ func (t *trsm) solveRows(w []float64, ldw, n, i0, i1, c0, c1 int, avx bool) {
 }
 
 // updateRows adds to rows [i0, i1) of the columns [c0, c1) of W the terms
-// of rows k < kmax (kmax ≤ i0), t's panels holding their multipliers.
-// Only tiles reaching column i or beyond on some row i are updated when
-// upper is set (the upper triangle of a diagonal block, and the tiles
-// crossing its diagonal whole).
-func (t *trsm) updateRows(w []float64, ldw, n, i0, i1, c0, c1, kmax int, upper, avx bool) {
-	if kmax == 0 {
+// of rows k ∈ [kmin, kmax) (kmax ≤ i0), t's panels holding their
+// multipliers. With upper set, tiles entirely left of column i0 of their
+// rows are left out (the lower triangle of a diagonal block).
+func (t *trsm) updateRows(w []float64, ldw, n, i0, i1, c0, c1, kmin, kmax int, upper, avx bool) {
+	if kmax <= kmin {
 		return
 	}
+	wk := w[kmin*ldw:] // row kmin first: the kernels count rows from there
 	for ; i0 < i1; i0 += trsmRows {
-		p := t.group(i0)
+		p := t.group(i0)[trsmRows*kmin:]
 		rows := min(trsmRows, n-i0)
 		c := c0
 		if upper {
-			c += (i0 - c0) / 8 * 8
+			c += max(0, i0-c0) / 8 * 8
 		}
 		if avx && rows == trsmRows {
 			for ; c+8 <= c1; c += 8 {
-				update4x8(p, w[c:], ldw, i0, kmax)
+				update4x8(p, wk[c:], ldw, i0-kmin, kmax-kmin)
 			}
 			if c+4 <= c1 {
-				update4x4(p, w[c:], ldw, i0, kmax)
+				update4x4(p, wk[c:], ldw, i0-kmin, kmax-kmin)
 				c += 4
 			}
 		}
 		if c < c1 {
-			updateRowsGo(p, w[c:], ldw, i0, rows, c1-c, kmax)
+			updateRowsGo(p, wk[c:], ldw, i0-kmin, rows, c1-c, kmax-kmin)
 		}
 	}
 }
