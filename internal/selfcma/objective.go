@@ -40,6 +40,9 @@ func (ws *workspace) size(n, lambda int) {
 // C' comes from the kept C_μ in O(n²) (cmaes.Step.Replay); the distances
 // from a Cholesky factor C' = UᵀU and one triangular solve of the λ×n block,
 // d_k² = ‖U^{−T}(x_k − m^t)‖². σ is not needed: only the ranking counts.
+// The factor and the solve run register-blocked kernels that give the bits
+// of gonum's lapack64.Potrf and blas64.Trsm (cholesky.go, trsm.go): sessions
+// continue bit for bit, and the ranks cannot change.
 func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float64, bool) {
 	lambda, n := cur.X.Dims()
 	ws.size(n, lambda)
@@ -49,7 +52,8 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 	c := ws.c.RawSymmetric()
 	var ok, packed bool
 	if trsmFast {
-		// Dpotrf's bits (cholesky.go); it gives up on a zero in U.
+		// lapack64.Potrf's bits (cholesky.go). On a zero in U it gives up
+		// part-way, and gonum factors C' replayed afresh.
 		ok, packed = ws.tr.cholesky(c.Data, n, c.Stride, haveAVX)
 		if !packed {
 			prev.Replay(theta, ws.pc, ws.c)

@@ -22,9 +22,9 @@ import (
 // with k ascending, each product and sum rounded, and the term of a zero
 // u_ki left out. Here the sums for 4 rows × 8 columns are kept in registers
 // while k runs (trsm_amd64.s); which entries are computed together changes
-// nothing in any entry's sequence. Where U has a zero above the diagonal (a
-// left-out term; adding ±0 could change the result only with an infinite
-// w_kc), the solve is gonum's.
+// nothing in any entry's sequence. Where U has a zero above the diagonal,
+// the solve is gonum's: adding the left-out term could change a result
+// (∞·0 is NaN, −0 + 0 is +0).
 
 // trsmRows is the number of rows of W solved together.
 const trsmRows = 4
