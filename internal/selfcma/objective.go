@@ -51,10 +51,11 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 	prev.Replay(theta, ws.pc, ws.c)
 	c := ws.c.RawSymmetric()
 	var ok, packed bool
-	if trsmFast {
+	if trsmFast && haveAVX {
 		// lapack64.Potrf's bits (cholesky.go). On a zero in U it gives up
-		// part-way, and gonum factors C' replayed afresh.
-		ok, packed = ws.tr.cholesky(c.Data, n, c.Stride, haveAVX)
+		// part-way, and gonum factors C' replayed afresh. (Without AVX,
+		// gonum's SSE2 is faster than the Go kernels.)
+		ok, packed = ws.tr.cholesky(c.Data, n, c.Stride, true)
 		if !packed {
 			prev.Replay(theta, ws.pc, ws.c)
 		}
@@ -82,7 +83,7 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 			}
 		}
 	}
-	ws.tr.solve(u, ws.v, lambda, packed, haveAVX) // blas64.Trsm(Left, Trans, 1, u, V), bit for bit
+	ws.tr.solve(u, ws.v, lambda, packed, true) // blas64.Trsm(Left, Trans, 1, u, V), bit for bit
 	for k := range ws.d {
 		ws.d[k] = 0
 	}

@@ -115,9 +115,10 @@ func (t *trsm) pack(u blas64.Triangular) bool {
 
 // solve overwrites v (n×λ, stride λ) with U^{−T} v, U upper triangular
 // with a non-unit diagonal, the bits of blas64.Trsm(Left, Trans, 1, u, v).
-// packed says t already holds U's panels (from cholesky).
+// packed says t holds U's panels (from cholesky or pack); otherwise the
+// solve is gonum's.
 func (t *trsm) solve(u blas64.Triangular, v []float64, lambda int, packed, avx bool) {
-	if !packed && (!trsmFast || u.Uplo != blas.Upper || u.Diag != blas.NonUnit || !t.pack(u)) {
+	if !packed || u.Uplo != blas.Upper || u.Diag != blas.NonUnit {
 		blas64.Trsm(blas.Left, blas.Trans, 1, u, blas64.General{Rows: u.N, Cols: lambda, Stride: lambda, Data: v})
 		return
 	}
@@ -127,27 +128,40 @@ func (t *trsm) solve(u blas64.Triangular, v []float64, lambda int, packed, avx b
 
 // solveRows solves rows [i0, i1) (i0 a multiple of 4) of the columns
 // [c0, c1) of W (n rows, stride ldw) with t's panels; rows above i0 are
-// solved already.
+// solved already. It goes by strips of 8 columns, each solved from top to
+// bottom: a strip of W stays in the L1 cache while the panels stream by.
 func (t *trsm) solveRows(w []float64, ldw, n, i0, i1, c0, c1 int, avx bool) {
+	c := c0
+	for ; c+8 <= c1; c += 8 {
+		t.solveStrip(w[c:], ldw, n, i0, i1, 8, avx)
+	}
+	if c+4 <= c1 {
+		t.solveStrip(w[c:], ldw, n, i0, i1, 4, avx)
+		c += 4
+	}
+	if c < c1 {
+		t.solveStrip(w[c:], ldw, n, i0, i1, c1-c, false)
+	}
+}
+
+// solveStrip is solveRows for the width ≤ 8 columns starting at w[0].
+func (t *trsm) solveStrip(w []float64, ldw, n, i0, i1, width int, avx bool) {
 	for ; i0 < i1; i0 += trsmRows {
 		p := t.group(i0)
 		rows := min(trsmRows, n-i0)
-		c := c0
-		if avx && rows == trsmRows {
-			rinv := t.rinv[i0 : i0+trsmRows]
-			for ; c+8 <= c1; c += 8 {
-				solve4x8(p, w[c:], ldw, i0, rinv)
-			}
-			if c+4 <= c1 {
-				solve4x4(p, w[c:], ldw, i0, rinv)
-				c += 4
-			}
-		}
-		for ; c+4 <= c1; c += 4 {
-			solveRows4(p, w[c:], ldw, i0, rows, t.rinv[i0:i0+rows])
-		}
-		if c < c1 {
-			solveRows1(p, w[c:], ldw, i0, rows, c1-c, t.rinv[i0:i0+rows])
+		rinv := t.rinv[i0 : i0+rows]
+		switch {
+		case avx && rows == trsmRows && width == 8:
+			solve4x8(p, w, ldw, i0, rinv)
+		case avx && rows == trsmRows && width == 4:
+			solve4x4(p, w, ldw, i0, rinv)
+		case width == 8:
+			solveRows4(p, w, ldw, i0, rows, rinv)
+			solveRows4(p, w[4:], ldw, i0, rows, rinv)
+		case width == 4:
+			solveRows4(p, w, ldw, i0, rows, rinv)
+		default:
+			solveRows1(p, w, ldw, i0, rows, width, rinv)
 		}
 	}
 }

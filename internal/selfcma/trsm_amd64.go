@@ -1,7 +1,9 @@
 package selfcma
 
-// trsmFast says trsm.solve runs its own kernels (amd64: Go ones, and the AVX
-// ones of trsm_amd64.s where the processor has AVX).
+// trsmFast says h may use the kernels of trsm.go and cholesky.go: on amd64
+// where the processor has AVX (haveAVX), those of trsm_amd64.s, with the Go
+// ones at the edges (without AVX, gonum's SSE2 kernels are faster than the
+// Go ones, and h uses gonum).
 const trsmFast = true
 
 // haveAVX says the processor and the operating system support AVX, which

@@ -79,7 +79,7 @@ func checkSolve(t *testing.T, name string, tr *trsm, u blas64.Triangular, v []fl
 			continue
 		}
 		got := slices.Clone(v)
-		tr.solve(u, got, lambda, false, avx)
+		tr.solve(u, got, lambda, tr.pack(u), avx)
 		if i, ok := sameBits(got, want); !ok {
 			t.Fatalf("%s avx=%v: entry (%d, %d) = %v (%#x), blas64.Trsm %v (%#x)", name, avx,
 				i/lambda, i%lambda, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
@@ -418,6 +418,43 @@ func TestCholeskySpecial(t *testing.T) {
 				}
 			}
 			checkCholesky(t, fmt.Sprintf("n=%d block-diagonal at %d", n, split), c, n)
+		}
+	}
+}
+
+// BenchmarkTrsm is the solve of h_t alone (n×n factor, λ = 100 columns):
+// trsm.solve with and without AVX, and blas64.Trsm.
+func BenchmarkTrsm(b *testing.B) {
+	for _, n := range []int{100, 200, 400} {
+		const lambda = 100
+		r := rand.New(rand.NewPCG(1, 1))
+		u, _ := choleskyUpper(r, n, 1)
+		v := make([]float64, n*lambda)
+		for i := range v {
+			v[i] = r.NormFloat64()
+		}
+		w := make([]float64, len(v))
+		for _, impl := range []string{"avx", "go", "gonum"} {
+			if impl == "avx" && !haveAVX {
+				continue
+			}
+			b.Run(fmt.Sprintf("n=%d/λ=%d/%s", n, lambda, impl), func(b *testing.B) {
+				var tr trsm
+				if !tr.pack(u) {
+					b.Fatal("zero in U")
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					copy(w, v)
+					switch impl {
+					case "gonum":
+						blas64.Trsm(blas.Left, blas.Trans, 1, u, blas64.General{Rows: n, Cols: lambda, Stride: lambda, Data: w})
+					default:
+						tr.solve(u, w, lambda, true, impl == "avx")
+					}
+				}
+				b.ReportMetric(float64(n*n*lambda)/b.Elapsed().Seconds()*float64(b.N)/1e9, "Gflop/s")
+			})
 		}
 	}
 }
