@@ -108,13 +108,33 @@ func (t *trsm) potf2(a []float64, lda, n, j0, jb int, avx bool) (ok, fast bool) 
 			a[i*lda+i] = ajj
 			s := 1 / ajj
 			// The rest of Dgemv's terms, l ∈ [i0, i), then Dscal.
-			row := a[i*lda : i*lda+end]
-			for c := i + 1; c < end; c++ {
-				v := row[c]
-				for l := i0; l < i; l++ {
-					v = float64(a[l*lda+c]*-a[l*lda+i]) + v
+			row := a[i*lda+i+1 : i*lda+end]
+			switch r {
+			case 0:
+				for c := range row {
+					row[c] *= s
 				}
-				row[c] = v * s
+			case 1:
+				m0, u0 := -a[i0*lda+i], a[i0*lda+i+1:i0*lda+end]
+				for c := range row {
+					row[c] = (float64(u0[c]*m0) + row[c]) * s
+				}
+			case 2:
+				m0, u0 := -a[i0*lda+i], a[i0*lda+i+1:i0*lda+end]
+				m1, u1 := -a[(i0+1)*lda+i], a[(i0+1)*lda+i+1:(i0+1)*lda+end]
+				for c := range row {
+					v := float64(u0[c]*m0) + row[c]
+					row[c] = (float64(u1[c]*m1) + v) * s
+				}
+			default:
+				m0, u0 := -a[i0*lda+i], a[i0*lda+i+1:i0*lda+end]
+				m1, u1 := -a[(i0+1)*lda+i], a[(i0+1)*lda+i+1:(i0+1)*lda+end]
+				m2, u2 := -a[(i0+2)*lda+i], a[(i0+2)*lda+i+1:(i0+2)*lda+end]
+				for c := range row {
+					v := float64(u0[c]*m0) + row[c]
+					v = float64(u1[c]*m1) + v
+					row[c] = (float64(u2[c]*m2) + v) * s
+				}
 			}
 		}
 		if !t.packGroup(a, lda, n, i0, i0, i0+trsmRows) {

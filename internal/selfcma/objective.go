@@ -72,15 +72,24 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 	// column k = x_k − m; solving Uᵀ W = V leaves column k of W =
 	// U^{−T}(x_k − m), whose squared norm is d_k² (rows of length λ keep the
 	// solve's inner loops long for small n).
-	// The transpose goes by blocks of 8 points, each read along its row.
+	// The transpose goes by 4 points at a time, each read along its row.
 	x := cur.X.RawMatrix()
-	for k0 := 0; k0 < lambda; k0 += 8 {
-		k1 := min(k0+8, lambda)
-		for i, m := range cur.Mean[:n] {
-			vi := ws.v[i*lambda+k0 : i*lambda+k1]
-			for k := range vi {
-				vi[k] = x.Data[(k0+k)*x.Stride+i] - m
-			}
+	mean := cur.Mean[:n]
+	k := 0
+	for ; k+4 <= lambda; k += 4 {
+		x0 := x.Data[k*x.Stride : k*x.Stride+n]
+		x1 := x.Data[(k+1)*x.Stride : (k+1)*x.Stride+n]
+		x2 := x.Data[(k+2)*x.Stride : (k+2)*x.Stride+n]
+		x3 := x.Data[(k+3)*x.Stride : (k+3)*x.Stride+n]
+		for i, m := range mean {
+			vi := ws.v[i*lambda+k : i*lambda+k+4]
+			vi[0], vi[1], vi[2], vi[3] = x0[i]-m, x1[i]-m, x2[i]-m, x3[i]-m
+		}
+	}
+	for ; k < lambda; k++ {
+		row := x.Data[k*x.Stride : k*x.Stride+n]
+		for i, m := range mean {
+			ws.v[i*lambda+k] = row[i] - m
 		}
 	}
 	ws.tr.solve(u, ws.v, lambda, packed, true) // blas64.Trsm(Left, Trans, 1, u, V), bit for bit
