@@ -87,10 +87,21 @@ func checkSolve(t *testing.T, name string, tr *trsm, u blas64.Triangular, v []fl
 	}
 }
 
-func TestTrsmSameBits(t *testing.T) {
+// skipWithoutKernels skips where h does not use the kernels (trsmFast
+// false): there gonum's pure-Go loops may be compiled into fused
+// multiply–adds, which the kernels never are.
+func skipWithoutKernels(t *testing.T) {
+	t.Helper()
+	if !trsmFast {
+		t.Skip("no kernels on this architecture: h uses gonum")
+	}
 	if !haveAVX {
 		t.Log("no AVX: only the Go kernels are compared")
 	}
+}
+
+func TestTrsmSameBits(t *testing.T) {
+	skipWithoutKernels(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	ns := []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 31, 33, 64, 65, 100, 127, 200, 257, 300}
 	lambdas := []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 20, 100, 101, 255, 300}
@@ -113,6 +124,7 @@ func TestTrsmSameBits(t *testing.T) {
 
 // TestTrsmCholesky: factors of ill-conditioned matrices, as h gets them.
 func TestTrsmCholesky(t *testing.T) {
+	skipWithoutKernels(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	var tr trsm
 	for _, n := range []int{1, 2, 5, 6, 10, 40, 63, 64, 65, 100, 130} {
@@ -134,6 +146,7 @@ func TestTrsmCholesky(t *testing.T) {
 // TestTrsmSpecial: zeros above the diagonal (gonum leaves their terms
 // out), overflow to ±Inf and NaN, signed zeros in V.
 func TestTrsmSpecial(t *testing.T) {
+	skipWithoutKernels(t)
 	var tr trsm
 	// A left-out term changes the result: Inf·0 would be NaN, and
 	// −0 + (+0) would be +0.
@@ -386,6 +399,7 @@ func checkCholesky(t *testing.T, name string, c []float64, n int) {
 }
 
 func TestCholeskySameBits(t *testing.T) {
+	skipWithoutKernels(t)
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, n := range []int{1, 3, 4, 63, 64, 65, 66, 67, 70, 100, 127, 128, 129, 131, 200, 257, 300, 401} {
 		for _, cond := range []struct{ spread, eps float64 }{{0, 1}, {6, 1e-10}, {12, 0}} {
@@ -401,6 +415,7 @@ func TestCholeskySameBits(t *testing.T) {
 // TestCholeskySpecial: not positive definite (in the first block, in a
 // later one), and zeros in U (a block-diagonal C', a zero row).
 func TestCholeskySpecial(t *testing.T) {
+	skipWithoutKernels(t)
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, n := range []int{5, 64, 65, 150} {
 		for _, bad := range []int{0, n / 2, n - 1} {
