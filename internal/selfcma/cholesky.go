@@ -54,23 +54,57 @@ func (t *trsm) cholesky(a []float64, n, lda int, avx bool) (ok, fast bool) {
 	}
 	for j := 0; j < n; j += nb {
 		jb := min(nb, n-j)
-		// Step 1, with the multipliers of the rows above the block.
-		for i0 := j; i0 < j+jb; i0 += trsmRows {
-			if !t.packGroup(a, lda, n, i0, 0, j) {
-				return true, false
-			}
-		}
+		// Step 1, with the multipliers of the rows above the block (packed
+		// when those rows were done).
 		t.updateRows(a, lda, n, j, j+jb, j, j+jb, 0, j, true, avx)
-		// Step 2; it packs the multipliers of the block's rows.
+		// Step 2; it packs the multipliers of the block's rows for the
+		// block's own rows.
 		if ok, fast := t.potf2(a, lda, n, j, jb, avx); !ok || !fast {
 			return ok, fast
 		}
-		// Steps 3 and 4.
 		if j+jb < n {
+			// Steps 3 and 4, then the multipliers of the block's rows for
+			// the rows below it.
 			t.solveRows(a, lda, n, j, j+jb, j+jb, n, avx)
+			if !t.packRows(a, lda, n, j, j+jb) {
+				return true, false
+			}
 		}
 	}
 	return true, true
+}
+
+// packRows fills the panel entries k ∈ [k0, k1) of the blocks of rows from
+// k1 (a multiple of 4) on, as packGroup does, reading U by rows, and
+// reports whether no multiplier is zero.
+func (t *trsm) packRows(a []float64, lda, n, k0, k1 int) bool {
+	for k := k0; k < k1; k++ {
+		row := a[k*lda : k*lda+n]
+		i0 := k1
+		for ; i0+trsmRows <= n; i0 += trsmRows {
+			u := row[i0 : i0+trsmRows]
+			if u[0] == 0 || u[1] == 0 || u[2] == 0 || u[3] == 0 {
+				return false
+			}
+			off := panelOffset(i0) + trsmRows*k
+			pk := t.panel[off : off+trsmRows]
+			pk[0], pk[1], pk[2], pk[3] = -u[0], -u[1], -u[2], -u[3]
+		}
+		if i0 < n {
+			off := panelOffset(i0) + trsmRows*k
+			pk := t.panel[off : off+trsmRows]
+			for r := range pk {
+				pk[r] = 0
+				if i0+r < n {
+					if row[i0+r] == 0 {
+						return false
+					}
+					pk[r] = -row[i0+r]
+				}
+			}
+		}
+	}
+	return true
 }
 
 // potf2 is gonum's Dpotf2 (Upper) on the diagonal block [j0, j0+jb) of a,
