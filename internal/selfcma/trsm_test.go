@@ -270,7 +270,7 @@ func TestHSameBits(t *testing.T) {
 	avx := haveAVX
 	t.Cleanup(func() { haveAVX = avx })
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, tc := range []struct{ n, lambda int }{{2, 6}, {5, 10}, {13, 17}, {30, 100}, {64, 24}, {101, 100}} {
+	for _, tc := range []struct{ n, lambda int }{{2, 6}, {5, 10}, {13, 17}, {30, 100}, {64, 24}, {101, 100}, {150, 40}} {
 		s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(1, tc.n), Sigma0: 1, Lambda: tc.lambda, Seed: uint64(tc.n), Termination: never}})
 		prev := new(cmaes.Step)
 		for g := range 12 {
