@@ -36,6 +36,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/selfcma/selfcma/internal/binenc"
 	"github.com/selfcma/selfcma/internal/cmaes"
@@ -243,13 +244,16 @@ func (s *ES) auxGeneration(cur *cmaes.Step) error {
 		s.work = append(s.work, &workspace{})
 	}
 	var wg sync.WaitGroup
+	var next atomic.Int64
 	for w := range workers {
 		wg.Add(1)
 		go func(ws *workspace) {
 			defer wg.Done()
 			// Each candidate's value depends on nothing but the candidate, so
-			// the result does not depend on the schedule.
-			for k := w; k < len(U); k += workers {
+			// the result does not depend on the schedule. The candidates are
+			// handed out one at a time: an infeasible one costs nothing, and
+			// a fixed split would leave a worker idle.
+			for k := int(next.Add(1) - 1); k < len(U); k = int(next.Add(1) - 1) {
 				vals[k] = objective(U[k], s.prev, cur, mu, ws)
 			}
 		}(s.work[w])
