@@ -238,6 +238,29 @@ func TestVersion5Parallel(t *testing.T) {
 	}
 }
 
+// TestVersion5WritesLargeBatches: a batch of more than maxResampled values
+// is written (a decoder allocates no batch larger than its blob or that),
+// one of maxResampled is not; both decode to the same ES.
+func TestVersion5WritesLargeBatches(t *testing.T) {
+	for _, c := range []struct {
+		lambda  int
+		written bool
+	}{{maxResampled, false}, {maxResampled + 1, true}} {
+		e := mustNew(t, Config{X0: []float64{1}, Sigma0: 1, Lambda: c.lambda, Seed: 3})
+		blob, _ := e.MarshalBinary()
+		if written := len(blob) > 8*c.lambda; written != c.written {
+			t.Errorf("λ = %d: %d bytes, batch written %v, want %v", c.lambda, len(blob), written, c.written)
+		}
+		d, err := Unmarshal(blob)
+		if err != nil {
+			t.Fatalf("λ = %d: %v", c.lambda, err)
+		}
+		if !samePoints(d.Ask(), e.Ask()) || !bytes.Equal(encodeAs(d, versionPacked), encodeAs(e, versionPacked)) {
+			t.Errorf("λ = %d: the decoded ES differs", c.lambda)
+		}
+	}
+}
+
 // TestVersion5RefusesAnotherBatch: a version-5 blob whose batch, sampled
 // again, is not the one handed out (another hash, another stream before it,
 // another mean) does not decode.

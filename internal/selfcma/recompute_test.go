@@ -3,7 +3,6 @@ package selfcma
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"os"
 	"testing"
@@ -211,22 +210,4 @@ func TestUpgradeEncoding4(t *testing.T) {
 	if v5, _ := s2.MarshalBinary(); len(v5) >= len(blob)-8*(8*8+16*8) {
 		t.Fatalf("version 5 takes %d bytes, version 4 took %d", len(v5), len(blob))
 	}
-}
-
-// BenchmarkUnmarshalPrimary times the decoding of the primary alone at
-// n = λ = 100, the part of BenchmarkMarshal that version 5 makes
-// decompose C and sample the batch again.
-func BenchmarkUnmarshalPrimary(b *testing.B) {
-	s := mustNew(b, Config{CMA: cmaes.Config{X0: uniformX0(1, 100), Sigma0: 1, Lambda: 100, Seed: 1}})
-	for range 3 {
-		step(b, s, rosenbrock)
-	}
-	blob, _ := s.primary.MarshalBinary()
-	b.Run(fmt.Sprintf("n=100/bytes=%d", len(blob)), func(b *testing.B) {
-		for b.Loop() {
-			if _, err := cmaes.Unmarshal(blob); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
