@@ -42,7 +42,7 @@ import (
 //     same code. A flag in place of the batch says whether it is written;
 //     it is not when it is what sampling from the random stream, m, σ, B
 //     and D gives (batchFresh: not after a Tell that stopped without
-//     sampling, nor for a batch of more than maxResampled values), and then
+//     sampling, nor for a batch larger than maxResampled), and then
 //     the stream field holds the stream before the batch was sampled, a
 //     hash of the batch follows the flag, and the decoder samples the batch
 //     again, puts the injected points of the batch in it, checks the hash
@@ -56,10 +56,6 @@ const (
 	versionNumerics  = 3
 	versionPacked    = 4
 	versionRecompute = 5
-	// maxResampled is the largest batch, in values λn, that version 5
-	// leaves out: a decoder allocates no larger batch than the blob holds
-	// or this.
-	maxResampled = 1 << 20
 	// EncodingVersion is the version MarshalTo writes, for a wrapping
 	// encoding to record and hand back to UnmarshalFromVersion.
 	EncodingVersion = stateVersion
@@ -97,7 +93,13 @@ func (e *ES) EncodedSize() int {
 }
 
 // resampled reports whether version 5 leaves the pending batch out.
-func (e *ES) resampled() bool { return e.batchFresh && e.p.Lambda*e.p.N <= maxResampled }
+func (e *ES) resampled() bool { return e.batchFresh && e.p.Lambda*e.p.N <= maxResampled(e.p.N) }
+
+// maxResampled is the largest batch, in values λn, that version 5 leaves
+// out at dimension n: 2¹⁶ values, or 32 times C's n(n+1)/2 if more. A
+// decoder then allocates no batch larger than its blob holds or 32 times
+// the C it holds, and a small blob samples no large batch.
+func maxResampled(n int) int { return max(1<<16, 32*(n*(n+1)/2)) }
 
 // encode writes the state in the layout of version (4 or 5; the tests
 // write version 4 to compare).
@@ -362,7 +364,7 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 	// must C (n(n+1)/2 values or more).
 	batchMax := r.Remaining() / 8
 	if version >= versionRecompute {
-		batchMax = max(batchMax, maxResampled)
+		batchMax = max(batchMax, maxResampled(n))
 	}
 	if r.Err() != nil || lambda < 2 || lambda > batchMax/n || n > r.Remaining()/(4*(n+1)) {
 		return nil, fmt.Errorf("population size %d: %w", lambda, binenc.ErrCorrupt)
@@ -432,7 +434,7 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 		return nil, fmt.Errorf("hyper-parameters out of range: %w", binenc.ErrCorrupt)
 	case len(e.mean) != n || len(e.pSigma) != n || len(e.pc) != n || len(cData) != n*n,
 		readBD && (len(e.d) != n || len(bData) != n*n),
-		resampled && lambda*n > maxResampled, !resampled && len(arx) != lambda*n,
+		resampled && lambda*n > maxResampled(n), !resampled && len(arx) != lambda*n,
 		e.hasBest && len(e.best.X) != n,
 		len(funHist) != len(e.funHist) || len(flat) != len(e.flatGens),
 		len(e.stagBest) != len(e.stagMed) || len(e.stagBest) > stagMax,

@@ -238,14 +238,14 @@ func TestVersion5Parallel(t *testing.T) {
 	}
 }
 
-// TestVersion5WritesLargeBatches: a batch of more than maxResampled values
-// is written (a decoder allocates no batch larger than its blob or that),
-// one of maxResampled is not; both decode to the same ES.
+// TestVersion5WritesLargeBatches: a batch of more than maxResampled(n)
+// values is written (a decoder allocates no batch larger than its blob or
+// that), one of maxResampled(n) is not; both decode to the same ES.
 func TestVersion5WritesLargeBatches(t *testing.T) {
 	for _, c := range []struct {
 		lambda  int
 		written bool
-	}{{maxResampled, false}, {maxResampled + 1, true}} {
+	}{{maxResampled(1), false}, {maxResampled(1) + 1, true}} {
 		e := mustNew(t, Config{X0: []float64{1}, Sigma0: 1, Lambda: c.lambda, Seed: 3})
 		blob, _ := e.MarshalBinary()
 		if written := len(blob) > 8*c.lambda; written != c.written {
