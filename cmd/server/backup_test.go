@@ -15,7 +15,7 @@ func TestShutdownCutsStalledBackup(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "b.db")
 	base, _, stop := startRun(t, []string{"-db", db, "-addr", "127.0.0.1:0", "-shutdown-timeout", "300ms"}, nil)
 	x0 := "[" + strings.Repeat("0.5,", 99) + "0.5]"
-	for range 40 { // about 10 MB: more than the connection's buffers
+	for range 80 { // about 10 MB: more than the connection's buffers
 		if code, body := request(t, "POST", base+"/v1/sessions", "", `{"x0": `+x0+`, "sigma0": 1, "population_size": 100, "algorithm": "cma-es"}`); code != 201 {
 			t.Fatalf("create: %d %s", code, body)
 		}

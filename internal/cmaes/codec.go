@@ -34,12 +34,28 @@ import (
 //     recomputation would differ (one not made by an update), so that every
 //     Step still decodes as it was. Versions 1 to 3 wrote both matrices in
 //     full and decode as before.
+//   - Version 5 (versionRecompute): B, D and the pending batch left out
+//     when the decoder can recompute them bit for bit. A flag after C says
+//     whether B and D are written; they are not when they are what the
+//     eigendecomposition of C by the ES's numerics version gives (the ES
+//     keeps that fact: bdFromC), and the decoder then decomposes C by the
+//     same code. A flag in place of the batch says whether it is written;
+//     it is not when it is what sampling from the random stream, m, σ, B
+//     and D gives (batchFresh: not after a Tell that stopped without
+//     sampling, nor for a batch larger than maxResampled), and then
+//     the stream field holds the stream before the batch was sampled, a
+//     hash of the batch follows the flag, and the decoder samples the batch
+//     again, puts the injected points of the batch in it, checks the hash
+//     and leaves the stream where the sampling left it. Versions 1 to 4
+//     wrote B, D, the batch and the stream as they were, and decode as
+//     before.
 const (
-	stateMagic      = "selfcma/cmaes"
-	stateVersion    = 4
-	versionInject   = 2
-	versionNumerics = 3
-	versionPacked   = 4
+	stateMagic       = "selfcma/cmaes"
+	stateVersion     = 5
+	versionInject    = 2
+	versionNumerics  = 3
+	versionPacked    = 4
+	versionRecompute = 5
 	// EncodingVersion is the version MarshalTo writes, for a wrapping
 	// encoding to record and hand back to UnmarshalFromVersion.
 	EncodingVersion = stateVersion
@@ -58,7 +74,7 @@ func (e *ES) MarshalBinary() ([]byte, error) {
 func (e *ES) AppendBinary(dst []byte) ([]byte, error) {
 	dst = slices.Grow(dst, e.EncodedSize()+64)
 	w := binenc.NewWriterTo(dst, stateMagic, stateVersion)
-	e.encode(w)
+	e.encode(w, stateVersion)
 	return w.Finish(), nil
 }
 
@@ -66,11 +82,34 @@ func (e *ES) AppendBinary(dst []byte) ([]byte, error) {
 func (e *ES) EncodedSize() int {
 	n, l := e.p.N, e.p.Lambda
 	k := len(e.injQueue) + len(e.batchInj)
-	return 8*(n*(n+1)/2+n*n+l*n+8*n+len(e.funHist)+2*len(e.stagBest)+len(e.flatGens)+k*(n+2)) + 1024
+	size := n*(n+1)/2 + 8*n + len(e.funHist) + 2*len(e.stagBest) + len(e.flatGens) + k*(n+2)
+	if !e.bdFromC {
+		size += n * n
+	}
+	if !e.resampled() {
+		size += l * n
+	}
+	return 8*size + 1024
 }
 
-func (e *ES) encode(w *binenc.Writer) {
-	rng, err := e.src.MarshalBinary()
+// resampled reports whether version 5 leaves the pending batch out.
+func (e *ES) resampled() bool { return e.batchFresh && e.p.Lambda*e.p.N <= maxResampled(e.p.N) }
+
+// maxResampled is the largest batch, in values λn, that version 5 leaves
+// out at dimension n: 2¹⁶ values, or 32 times C's n(n+1)/2 if more. A
+// decoder then allocates no batch larger than its blob holds or 32 times
+// the C it holds, and a small blob samples no large batch.
+func maxResampled(n int) int { return max(1<<16, 32*(n*(n+1)/2)) }
+
+// encode writes the state in the layout of version (4 or 5; the tests
+// write version 4 to compare).
+func (e *ES) encode(w *binenc.Writer, version uint32) {
+	src := e.src
+	resampled := version >= versionRecompute && e.resampled()
+	if resampled {
+		src = &e.batchSrc // the decoder samples the batch from it again
+	}
+	rng, err := src.MarshalBinary()
 	if err != nil {
 		panic(err) // PCG.MarshalBinary never fails
 	}
@@ -107,8 +146,17 @@ func (e *ES) encode(w *binenc.Writer) {
 	w.Floats(e.mean)
 	w.Float(e.sigma)
 	writeUpper(w, e.c) // version 4 (versionPacked): the upper triangle
-	w.Floats(e.b.RawMatrix().Data)
-	w.Floats(e.d)
+	writeBD := true
+	if version >= versionRecompute {
+		// Version 5 (versionRecompute): B and D only if decompose(C)
+		// would not give them.
+		writeBD = !e.bdFromC
+		w.Bool(e.bdFromC)
+	}
+	if writeBD {
+		w.Floats(e.b.RawMatrix().Data)
+		w.Floats(e.d)
+	}
 	w.Floats(e.pSigma)
 	w.Floats(e.pc)
 	w.Int(e.t)
@@ -121,7 +169,15 @@ func (e *ES) encode(w *binenc.Writer) {
 		w.Int(r.Lambda)
 		encodeReasons(w, r.Reasons)
 	}
-	w.Floats(e.arx.RawMatrix().Data)
+	if version >= versionRecompute {
+		// Version 5: the batch, or the hash of the batch sampled again.
+		w.Bool(resampled)
+	}
+	if resampled {
+		w.Uint64(e.batchSum)
+	} else {
+		w.Floats(e.arx.RawMatrix().Data)
+	}
 	w.Bool(e.hasBest)
 	w.Floats(e.best.X)
 	w.Float(e.best.F)
@@ -259,7 +315,7 @@ func Unmarshal(blob []byte) (*ES, error) {
 
 // UnmarshalFrom and MarshalTo let a wrapping package (selfcma) embed an ES
 // in its own encoding.
-func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w) }
+func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w, stateVersion) }
 
 // UnmarshalFrom decodes an ES embedded with MarshalTo by this code.
 func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r, stateVersion) }
@@ -303,9 +359,14 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 	}
 	e.rnd = rand.New(e.src)
 	lambda := r.Int()
-	// The pending batch (λ·n values) must still be in the blob: check before
-	// allocating for it.
-	if r.Err() != nil || lambda < 2 || lambda > r.Remaining()/(8*n) {
+	// The pending batch (λ·n values) must still be in the blob, or be one
+	// that version 5 samples again: check before allocating for it. So
+	// must C (n(n+1)/2 values or more).
+	batchMax := r.Remaining() / 8
+	if version >= versionRecompute {
+		batchMax = max(batchMax, maxResampled(n))
+	}
+	if r.Err() != nil || lambda < 2 || lambda > batchMax/n || n > r.Remaining()/(4*(n+1)) {
 		return nil, fmt.Errorf("population size %d: %w", lambda, binenc.ErrCorrupt)
 	}
 	if err := e.startRun(lambda); err != nil {
@@ -314,8 +375,14 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 	e.hyp = Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
 	e.mean = r.Floats()
 	e.sigma = r.Float()
-	cData, bData := readSym(r, version), r.Floats()
-	e.d, e.pSigma, e.pc = r.Floats(), r.Floats(), r.Floats()
+	cData := readSym(r, version)
+	// Version 5 (versionRecompute): B and D may be left out, to decompose C.
+	readBD := version < versionRecompute || !r.Bool()
+	var bData []float64
+	if readBD {
+		bData, e.d = r.Floats(), r.Floats()
+	}
+	e.pSigma, e.pc = r.Floats(), r.Floats()
 	e.t, e.generation, e.evaluations, e.run = r.Int(), r.Int(), r.Int(), r.Int()
 	k := r.Int()
 	if k < 0 || k > 1<<20 {
@@ -327,7 +394,14 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 		}
 		e.runEnds = append(e.runEnds, RunEnd{Generation: r.Int(), Lambda: r.Int(), Reasons: decodeReasons(r)})
 	}
-	arx := r.Floats()
+	// Version 5: the batch may be left out, to be sampled again.
+	resampled := version >= versionRecompute && r.Bool()
+	var arx []float64
+	if resampled {
+		e.batchSum = r.Uint64()
+	} else {
+		arx = r.Floats()
+	}
 	e.hasBest = r.Bool()
 	e.best = Best{X: r.Floats(), F: r.Float(), Generation: r.Int()}
 	funHist := r.Floats()
@@ -358,8 +432,9 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 	switch {
 	case !e.hyp.Valid():
 		return nil, fmt.Errorf("hyper-parameters out of range: %w", binenc.ErrCorrupt)
-	case len(e.mean) != n || len(e.d) != n || len(e.pSigma) != n || len(e.pc) != n,
-		len(cData) != n*n || len(bData) != n*n || len(arx) != lambda*n,
+	case len(e.mean) != n || len(e.pSigma) != n || len(e.pc) != n || len(cData) != n*n,
+		readBD && (len(e.d) != n || len(bData) != n*n),
+		resampled && lambda*n > maxResampled(n), !resampled && len(arx) != lambda*n,
 		e.hasBest && len(e.best.X) != n,
 		len(funHist) != len(e.funHist) || len(flat) != len(e.flatGens),
 		len(e.stagBest) != len(e.stagMed) || len(e.stagBest) > stagMax,
@@ -369,13 +444,37 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 		return nil, fmt.Errorf("inconsistent lengths or counters: %w", binenc.ErrCorrupt)
 	}
 	e.c = mat.NewSymDense(n, cData)
-	e.b = mat.NewDense(n, n, bData)
-	e.arx = mat.NewDense(lambda, n, arx)
 	e.funHist, e.flatGens = funHist, flat
-	if e.pheno != nil {
-		ph := e.pheno.RawMatrix()
-		for k := range lambda {
-			transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], arx[k*n:(k+1)*n], e.cfg.Bounds)
+	if readBD {
+		e.b = mat.NewDense(n, n, bData)
+	} else {
+		// The update's decomposition of the same C bits, by the same code
+		// and numerics version: the same B and D.
+		if !finiteSym(e.c) || !e.decompose(e.c) {
+			return nil, fmt.Errorf("C does not decompose: %w", binenc.ErrCorrupt)
+		}
+		e.bdFromC = true
+	}
+	if resampled {
+		// The batch as sample drew it from the stream before it; then its
+		// injected points, as takeInjections put them.
+		e.batchSrc = *e.src
+		e.drawBatch()
+		for k, in := range e.batchInj {
+			e.genotypeInto(e.arx.RawRowView(k), in.x)
+		}
+		arx = e.arx.RawMatrix().Data
+		if batchChecksum(e.arx) != e.batchSum {
+			return nil, fmt.Errorf("the batch sampled again differs from the one handed out: %w", binenc.ErrCorrupt)
+		}
+		e.batchFresh = true
+	} else {
+		e.arx = mat.NewDense(lambda, n, arx)
+		if e.pheno != nil {
+			ph := e.pheno.RawMatrix()
+			for k := range lambda {
+				transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], arx[k*n:(k+1)*n], e.cfg.Bounds)
+			}
 		}
 	}
 	// An injected candidate is the genotype of its point, handed out as given.

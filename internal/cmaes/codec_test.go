@@ -188,9 +188,10 @@ func TestUnmarshalStepRejectsWrittenCMu(t *testing.T) {
 	}
 }
 
-// TestEncodingSizes checks the sizes of version 4: C and a step's C take
-// n(n+1)/2 values, B and the pending batch n² and λn, and a version-3 blob
-// of the same state (C in full) decodes to the same state.
+// TestEncodingSizes checks the sizes of versions 4 and 5: C and a step's C
+// take n(n+1)/2 values; B, D and the pending batch n², n and λn in version
+// 4, none in version 5 after an update; and a version-3 blob of the same
+// state (C in full) decodes to the same state.
 func TestEncodingSizes(t *testing.T) {
 	for _, c := range []struct{ n, lambda int }{{1, 2}, {10, 10}, {40, 8}} {
 		e := mustNew(t, Config{X0: uniformX0(4, c.n), Sigma0: 1, Lambda: c.lambda, Seed: 8})
@@ -198,8 +199,13 @@ func TestEncodingSizes(t *testing.T) {
 			step(t, e, sphere)
 		}
 		blob, _ := e.MarshalBinary()
+		v4 := asVersion4(t, blob)
+		// Less B and D with their lengths, the batch for its hash, two flags.
+		if got, want := len(v4)-len(blob), 8*(c.n*c.n+c.n+c.lambda*c.n)+14; got != want {
+			t.Errorf("n=%d: version 5 saves %d bytes, want %d", c.n, got, want)
+		}
 		v3 := asVersion3(t, blob)
-		if got, want := len(v3)-len(blob), 8*(c.n*c.n-c.n*(c.n+1)/2); got != want {
+		if got, want := len(v3)-len(v4), 8*(c.n*c.n-c.n*(c.n+1)/2); got != want {
 			t.Errorf("n=%d: version 4 saves %d bytes on C, want %d", c.n, got, want)
 		}
 		if size := e.EncodedSize(); size < len(blob) || size > len(blob)+2048 {
@@ -209,7 +215,9 @@ func TestEncodingSizes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("n=%d: the version-3 blob: %v", c.n, err)
 		}
-		if again, _ := d.MarshalBinary(); !bytes.Equal(again, blob) {
+		// Encoded again, it writes B, D and the batch (no version-3 blob
+		// says they can be recomputed) and is otherwise the same state.
+		if again, _ := d.MarshalBinary(); !bytes.Equal(asVersion4(t, again), v4) {
 			t.Errorf("n=%d: the version-3 blob decodes to another state", c.n)
 		}
 		st := e.LastStep()

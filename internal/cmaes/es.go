@@ -87,6 +87,11 @@ type ES struct {
 	pSigma []float64
 	pc     []float64
 	t      int // generations of the current run (t of Algorithm 1)
+	// bdFromC: B and D are what decompose returns for the bits of C with
+	// the ES's numerics version (set by an update that the safeguards left
+	// alone), so an encoding may leave them out and its decoder recompute
+	// them bit for bit (codec.go, version 5).
+	bdFromC bool
 
 	generation  int // generations told over all runs; id of the pending batch
 	evaluations int
@@ -97,6 +102,14 @@ type ES struct {
 	// bounds, the phenotypes handed out.
 	arx   *mat.Dense
 	pheno *mat.Dense
+	// batchFresh: the pending batch is what sample made from batchSrc, the
+	// random stream before it, and the current m, σ, B, D (a Tell that
+	// changes them without sampling again, as a stop does, clears it);
+	// batchSum is batchChecksum of it. An encoding may then leave the batch
+	// out and its decoder sample it again (codec.go, version 5).
+	batchFresh bool
+	batchSrc   rand.PCG
+	batchSum   uint64
 
 	best    Best
 	hasBest bool
@@ -187,6 +200,7 @@ func (e *ES) startRun(lambda int) error {
 		e.b.Set(i, i, 1)
 		e.d[i] = 1
 	}
+	e.bdFromC = false // B = I, D = 1 set directly, not decomposed
 	e.pSigma = make([]float64, n)
 	e.pc = make([]float64, n)
 	e.t = 0
@@ -223,10 +237,21 @@ func (e *ES) allocScratch() {
 	e.lastStep = newStep(n, l)
 }
 
-// sample draws the batch of the current generation: x_k = m + σ B D z_k,
-// z_k ~ N(0, I) (Algorithm 1, line 4), drawn point by point, coordinate by
-// coordinate from the ES's own stream.
+// sample draws the batch of the current generation (drawBatch) and puts
+// the waiting injected points in it.
 func (e *ES) sample() {
+	e.batchSrc = *e.src
+	e.drawBatch()
+	e.takeInjections()
+	e.batchSum = batchChecksum(e.arx)
+	e.batchFresh = true
+}
+
+// drawBatch draws x_k = m + σ B D z_k, z_k ~ N(0, I) (Algorithm 1, line 4),
+// point by point, coordinate by coordinate from the ES's own stream, and
+// with bounds their images. It depends on nothing but the stream, m, σ, B,
+// D and the bounds: a decoder that restores those samples the same batch.
+func (e *ES) drawBatch() {
 	n, l := e.p.N, e.p.Lambda
 	z := e.scratch.z.RawMatrix()
 	for k := range l {
@@ -250,7 +275,22 @@ func (e *ES) sample() {
 			transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], x.Data[k*x.Stride:k*x.Stride+n], e.cfg.Bounds)
 		}
 	}
-	e.takeInjections()
+}
+
+// batchChecksum hashes the bits of the batch: a decoder that samples the
+// batch again checks it got the points handed out. Each step is a
+// bijection of the hash, so a batch that differs in one value always
+// hashes differently.
+func batchChecksum(x *mat.Dense) uint64 {
+	r := x.RawMatrix()
+	h := uint64(0x5e1fc3a)
+	for k := range r.Rows {
+		for _, v := range r.Data[k*r.Stride : k*r.Stride+r.Cols] {
+			h = (h ^ math.Float64bits(v)) * 0x9e3779b97f4a7c15
+			h ^= h >> 32
+		}
+	}
+	return h
 }
 
 // Ask returns the points of the pending generation, as fresh slices: the
@@ -302,6 +342,7 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 		return Record{}, fmt.Errorf("cmaes: %d fitness values, want λ = %d", len(fitness), e.p.Lambda)
 	}
 	rec := Record{Generation: e.generation, Run: e.run, Lambda: e.p.Lambda, Hyper: e.hyp, Injected: len(e.batchInj)}
+	e.batchFresh = false // until sample draws the next batch
 	order := e.rank(fitness)
 	nFinite := 0
 	for _, f := range fitness {
@@ -485,7 +526,7 @@ func (e *ES) update(order []int) bool {
 	copy(e.pc, pcNew)
 	e.c.CopySym(e.scratch.cNew)
 	e.sigma = sigmaNew
-	e.safeguard()
+	e.bdFromC = !e.safeguard()
 	e.t++
 	e.stepValid = true
 	return true
@@ -518,9 +559,10 @@ func (e *ES) decompose(c *mat.SymDense) bool {
 }
 
 // safeguard keeps C positive definite with a bounded condition number and σ
-// bounded relative to D (docs/algorithm.md §1).
-func (e *ES) safeguard() {
-	n := e.p.N
+// bounded relative to D (docs/algorithm.md §1). It reports whether it
+// changed C and D.
+func (e *ES) safeguard() bool {
+	n, changed := e.p.N, false
 	lo, hi := e.d[0]*e.d[0], e.d[n-1]*e.d[n-1] // EigenSym sorts ascending
 	if lo <= 0 || hi > maxCondition*lo {
 		add := hi/maxCondition - math.Max(lo, 0)
@@ -528,6 +570,7 @@ func (e *ES) safeguard() {
 			e.c.SetSym(i, i, e.c.At(i, i)+add)
 			e.d[i] = math.Sqrt(e.d[i]*e.d[i] + add)
 		}
+		changed = true
 	}
 	if maxD := e.d[n-1]; e.sigma > maxSigmaOverD*maxD {
 		s := e.sigma / maxD
@@ -542,7 +585,9 @@ func (e *ES) safeguard() {
 				cm.Data[i*cm.Stride+j] *= s * s
 			}
 		}
+		changed = true
 	}
+	return changed
 }
 
 func finite(v []float64) bool {

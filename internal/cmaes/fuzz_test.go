@@ -28,6 +28,12 @@ func FuzzUnmarshal(f *testing.F) {
 	_ = e.Inject([][]float64{{1, 1}}, false)
 	blob, _ = e.MarshalBinary()
 	f.Add(blob)
+	f.Add(asVersion4(f, blob))
+	// Stopped by a tell: the batch written (version 5).
+	stopped, _ := New(Config{X0: []float64{1, 2}, Sigma0: 1, Seed: 2, Termination: Termination{MaxEvaluations: 1}})
+	step(f, stopped, sphere)
+	blob, _ = stopped.MarshalBinary()
+	f.Add(blob)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// As given (the checksum refuses almost all), then resealed so the

@@ -99,7 +99,7 @@ func TestBackupSlowDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 40 { // about 10 MB, created aside: only the backup meets the WriteTimeout
+	for range 80 { // about 10 MB, created aside: only the backup meets the WriteTimeout
 		if _, err := m.Create(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}

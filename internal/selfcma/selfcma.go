@@ -312,15 +312,17 @@ func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma()
 // Encoding. Version v embeds the two CMA-ES and the kept step in cmaes's
 // encoding esEncoding[v]: 1 in 1; 2 in 2 (injected points, the
 // failed-generation count); 3 in 3 (the numerics version); 4 in 4 (C as its
-// upper triangle, the step without its C_μ, which the decoder recomputes).
+// upper triangle, the step without its C_μ, which the decoder recomputes);
+// 5 in 5 (B, D and the pending batch left out when the decoder recomputes
+// them: the decomposition of C, the batch sampled again).
 const (
 	stateMagic   = "selfcma/selfcma"
-	stateVersion = 4
+	stateVersion = 5
 )
 
 // esEncoding is the cmaes encoding version embedded by each state version
 // (esEncoding[stateVersion] must be cmaes.EncodingVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5}
 
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.

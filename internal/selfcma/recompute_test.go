@@ -1,0 +1,213 @@
+package selfcma
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/binenc"
+	"github.com/selfcma/selfcma/internal/cmaes"
+)
+
+func sameBitsOf(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameRows(a, b [][]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !sameBitsOf(a[k], b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// floatBytes is v as binenc writes it.
+func floatBytes(v []float64) []byte {
+	var out []byte
+	for _, x := range v {
+		out = binary.LittleEndian.AppendUint64(out, math.Float64bits(x))
+	}
+	return out
+}
+
+// sameES reports where two CMA-ES differ in what version 5 may leave out
+// of a blob and recompute: B, D, the batch (genotypes and points handed
+// out); "" if nowhere.
+func sameES(a, b *cmaes.ES) string {
+	ba, da := a.Eigen()
+	bb, db := b.Eigen()
+	switch {
+	case !sameBitsOf(ba.RawMatrix().Data, bb.RawMatrix().Data):
+		return "B"
+	case !sameBitsOf(da, db):
+		return "D"
+	case !sameRows(a.Genotypes(), b.Genotypes()):
+		return "the batch"
+	case !sameRows(a.Ask(), b.Ask()):
+		return "the points handed out"
+	}
+	return ""
+}
+
+// twin is a state decoded from the blob of another, told the same values
+// for left more generations.
+type twin struct {
+	es   *ES
+	left int
+}
+
+// TestVersion5DecodesBitForBit checks, after every generation of runs with
+// injected points, bounds, failed evaluations and IPOP restarts, that the
+// decoded self-CMA-ES has the B, D and batch of both its CMA-ES bit for bit
+// (left out of the blob and recomputed), encodes back to the same bytes,
+// and, told what the original is told for 3 generations, asks the same
+// points and stays the same state.
+func TestVersion5DecodesBitForBit(t *testing.T) {
+	n := 5
+	cfgs := map[string]Config{
+		"default": {CMA: cmaes.Config{X0: uniformX0(7, n), Sigma0: 1, Lambda: 16, Seed: 41}},
+		"uniform, ipop, bounds": {Init: InitUniform, CMA: cmaes.Config{X0: make([]float64, n), Sigma0: 1, Seed: 42, Lambda: 8,
+			Bounds:   &cmaes.Bounds{Lower: []float64{-2, -2, -2, -2, -2}, Upper: []float64{3, 3, 3, 3, 3}},
+			Restarts: cmaes.Restarts{IPOP: true, Max: 2}, Termination: cmaes.Termination{TolX: 0.05}}},
+	}
+	for name, cfg := range cfgs {
+		t.Run(name, func(t *testing.T) {
+			s := mustNew(t, cfg)
+			leftOut, checked, restarts := 0, 0, 0
+			var twins []twin
+			for g := range 250 {
+				if s.Stopped() != nil {
+					break
+				}
+				if g%4 == 1 {
+					a := []float64{2.5, -1.5, 0.1 * float64(g%9), 2.9, -1.9}
+					if err := s.Inject([][]float64{a}, g%8 == 1); err != nil {
+						t.Fatal(err)
+					}
+					for _, tw := range twins {
+						if err := tw.es.Inject([][]float64{a}, g%8 == 1); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				X := s.Ask()
+				v := make([]float64, len(X))
+				for k, x := range X {
+					v[k] = rosenbrock(x)
+					if g%9 == 4 && k == 2 || g%13 == 6 {
+						v[k] = math.NaN()
+					}
+				}
+				rec, err := s.Tell(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec.Restarted {
+					restarts++
+				}
+				blob, _ := s.MarshalBinary()
+				kept := twins[:0]
+				for _, tw := range twins {
+					if !sameRows(tw.es.Ask(), X) {
+						t.Fatalf("generation %d: a state decoded %d generations ago asks other points", g, 4-tw.left)
+					}
+					if _, err := tw.es.Tell(v); err != nil {
+						t.Fatal(err)
+					}
+					if again, _ := tw.es.MarshalBinary(); !bytes.Equal(again, blob) {
+						t.Fatalf("generation %d: a state decoded %d generations ago is another state", g, 4-tw.left)
+					}
+					if tw.left--; tw.left > 0 {
+						kept = append(kept, tw)
+					}
+				}
+				twins = kept
+
+				d, err := Unmarshal(blob)
+				if err != nil {
+					t.Fatalf("generation %d: %v", g, err)
+				}
+				if where := sameES(d.primary, s.primary); where != "" {
+					t.Fatalf("generation %d: the decoded primary's %s differs", g, where)
+				}
+				if where := sameES(d.aux, s.aux); where != "" {
+					t.Fatalf("generation %d: the decoded auxiliary's %s differs", g, where)
+				}
+				if again, _ := d.MarshalBinary(); !bytes.Equal(again, blob) {
+					t.Fatalf("generation %d: the decoded state encodes to other bytes", g)
+				}
+				// B's first row and the batch's last point are not in the blob.
+				B, _ := s.primary.Eigen()
+				G := s.primary.Genotypes()
+				if !bytes.Contains(blob, floatBytes(B.RawRowView(0))) && !bytes.Contains(blob, floatBytes(G[len(G)-1])) {
+					leftOut++
+				}
+				twins = append(twins, twin{d, 3})
+				checked++
+			}
+			if checked < 40 || leftOut < checked*3/4 {
+				t.Fatalf("%d generations checked, %d with B, D and the batch left out", checked, leftOut)
+			}
+			if cfg.CMA.Restarts.IPOP && restarts == 0 {
+				t.Fatal("no restart")
+			}
+		})
+	}
+}
+
+// encoding4Continuation is continueHash(s, 6) by the code of state version
+// 4 (commit 542aea5) from testdata/encoding4-n8.state, which that code
+// wrote after 12 generations on the ellipsoid of New(Config{CMA:
+// cmaes.Config{X0: uniformX0(3, 8), Sigma0: 0.5, Lambda: 16, Seed: 47,
+// Bounds: [−4, 5]⁸}}), two points injected at generations 1, 5 and 9 (at 1
+// and 9 with their steps clipped) and one more waiting.
+const encoding4Continuation = "3d1edade8e2dafe30474944e9c6593ff997946a10716504b809c91f9b1e3d692"
+
+// TestUpgradeEncoding4 checks that a self-CMA-ES of state version 4 (B, D
+// and the batches written) continues bit for bit as the code that wrote it
+// did, also after it is encoded again in version 5.
+func TestUpgradeEncoding4(t *testing.T) {
+	blob, err := os.ReadFile("testdata/encoding4-n8.state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 4 {
+		t.Fatalf("the fixture has version %d (%v), want 4", v, err)
+	}
+	s, err := Unmarshal(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.hasPrev {
+		t.Fatal("the fixture keeps no step")
+	}
+	again, _ := s.MarshalBinary()
+	s2, err := Unmarshal(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := continueHash(t, s, 6); got != encoding4Continuation {
+		t.Fatalf("continuation %s, the old code's %s", got, encoding4Continuation)
+	}
+	if got := continueHash(t, s2, 6); got != encoding4Continuation {
+		t.Fatalf("re-encoded continuation %s, want %s", got, encoding4Continuation)
+	}
+	// Its own generations leave B, D and the batch out.
+	if v5, _ := s2.MarshalBinary(); len(v5) >= len(blob)-8*(8*8+16*8) {
+		t.Fatalf("version 5 takes %d bytes, version 4 took %d", len(v5), len(blob))
+	}
+}
