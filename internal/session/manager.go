@@ -46,8 +46,8 @@ type Manager struct {
 type Options struct {
 	Limits   Limits // zero value = DefaultLimits
 	CacheCap int    // decoded sessions kept in memory; 0 = 256
-	// CacheBytes bounds them too, in bytes of their encoded states (about
-	// what a decoded session holds); 0 = DefaultCacheBytes.
+	// CacheBytes bounds them too, in bytes they hold (about 72(n² + λn)
+	// each); 0 = DefaultCacheBytes.
 	CacheBytes int64
 	Now        func() time.Time // the time sessions are stamped with, for tests; nil = time.Now (leases are timed by the store)
 
