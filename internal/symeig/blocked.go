@@ -21,6 +21,11 @@ const (
 	// fixed row blocks run in parallel. Same algorithm as Dsyev, different
 	// rounding.
 	Blocked = 2
+	// DivideConquer is version Blocked's reduction followed by LAPACK's
+	// divide and conquer (dstedc) on the tridiagonal matrix and the product
+	// of the two orthogonal factors (FactorizeDivideConquer, dc.go), as
+	// dsyevd; up to order 25 it is version Blocked bit for bit.
+	DivideConquer = 3
 	// Latest is the version of new sessions.
 	Latest = Blocked
 )
@@ -35,13 +40,16 @@ const syr2kBlocks = 8
 const minSyr2kParallel = 96
 
 // FactorizeVersion is Factorize with the numerics of the given version
-// (Dsyev or Blocked); it returns false for an unknown version.
+// (Dsyev, Blocked or DivideConquer); it returns false for an unknown
+// version.
 func (ws *Workspace) FactorizeVersion(version, n int, a []float64, lda int, w []float64) bool {
 	switch version {
 	case Dsyev:
 		return ws.Factorize(n, a, lda, w)
 	case Blocked:
 		return ws.FactorizeBlocked(n, a, lda, w)
+	case DivideConquer:
+		return ws.FactorizeDivideConquer(n, a, lda, w)
 	}
 	return false
 }
@@ -50,7 +58,7 @@ func (ws *Workspace) FactorizeVersion(version, n int, a []float64, lda int, w []
 // tridiagonal reduction of version Blocked. Its result does not depend on
 // GOMAXPROCS (tested).
 func (ws *Workspace) FactorizeBlocked(n int, a []float64, lda int, w []float64) bool {
-	return ws.factorize(n, a, lda, w, true)
+	return ws.factorize(n, a, lda, w, Blocked)
 }
 
 // sytrd is gonum's Dsytrd (upper) with its own latrd and syr2k: it reduces

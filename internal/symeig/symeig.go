@@ -67,6 +67,7 @@ type Workspace struct {
 	panels     [][]float64 // per rotating goroutine: eight rows, transposed
 	xbuf, ybuf []float64   // FactorizeBlocked: unit-stride x and y of symvUpper
 	vt, wt     []float64   // FactorizeBlocked: transposed panels of syr2k
+	dc         dcWork      // FactorizeDivideConquer
 }
 
 // sweep is one call of Dlasr(Right, Variable, dir) in gonum's Dsteqr:
@@ -84,13 +85,14 @@ type sweep struct {
 // iteration does not converge (a and w are then unspecified), as
 // lapack64.Syev does.
 func (ws *Workspace) Factorize(n int, a []float64, lda int, w []float64) bool {
-	return ws.factorize(n, a, lda, w, false)
+	return ws.factorize(n, a, lda, w, Dsyev)
 }
 
 // factorize is dsyev: scale, reduce to tridiagonal form (gonum's Dsytrd, or
-// version Blocked's sytrd when blocked), form Q and iterate (orgtrSteqr),
-// scale back.
-func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, blocked bool) bool {
+// version Blocked's sytrd in later versions), form Q and iterate
+// (orgtrSteqr) or, in version DivideConquer above order dcSmall, divide and
+// conquer and multiply (orgtrStedc), scale back.
+func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, version int) bool {
 	if n == 0 {
 		return true
 	}
@@ -116,12 +118,16 @@ func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, blocked
 		impl.Dlascl(lapack.UpperTri, 0, 0, 1, sigma, n, n, a, lda)
 	}
 
-	if blocked {
-		ws.sytrd(n, a, lda, w, ws.e, ws.tau)
-	} else {
+	if version == Dsyev {
 		impl.Dsytrd(blas.Upper, n, a, lda, w, ws.e, ws.tau, ws.work, len(ws.work))
+	} else {
+		ws.sytrd(n, a, lda, w, ws.e, ws.tau)
 	}
-	if !ws.orgtrSteqr(n, a, lda, w) {
+	if version == DivideConquer && n > dcSmall {
+		if !ws.orgtrStedc(n, a, lda, w) {
+			return false
+		}
+	} else if !ws.orgtrSteqr(n, a, lda, w) {
 		return false
 	}
 	if sigma != 0 {
