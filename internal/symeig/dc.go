@@ -10,13 +10,11 @@ package symeig
 // Berkeley, The University of Colorado Denver). Indices count from 0; the
 // matrices of eigenvectors here are column-major, as in LAPACK (column j of
 // q, eigenvector j, is q[j*ldq : j*ldq+n]), so that a row-major reader
-// sees them transposed. The products are gonum's Dgemm, whose result does
-// not depend on GOMAXPROCS: each block of the product is summed by one
-// goroutine in a fixed order (tested with the whole decomposition).
+// sees them transposed. The products are gemm (gemm.go), whose result
+// depends on neither GOMAXPROCS nor the processor.
 
 import (
 	"math"
-	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -44,6 +42,8 @@ type dcWork struct {
 	indxc  []int
 	indxp  []int
 	coltyp []int
+	mm     gemmWork // the products
+	orm    ormWork  // the back-transformation
 }
 
 func (dw *dcWork) grow(n int) {
@@ -559,10 +559,9 @@ func (dw *dcWork) laed3(k, n, n1 int, d, q []float64, ldq int, rho float64) bool
 		copy(s[j*n23:(j+1)*n23], q[j*ldq+ctot[colUpper]:j*ldq+ctot[colUpper]+n23])
 	}
 	iq2 := n1 * n12
-	bi := blas64.Implementation()
 	if n23 != 0 {
 		// Column-major C = A·B is row-major Cᵀ = Bᵀ·Aᵀ.
-		bi.Dgemm(blas.NoTrans, blas.NoTrans, k, n2, n23, 1, s[:k*n23], n23, q2[iq2:iq2+n23*n2], n2, 0, q[n1:], ldq)
+		dw.mm.gemm(k, n2, n23, s[:k*n23], n23, q2[iq2:iq2+n23*n2], n2, q[n1:], ldq)
 	} else {
 		for j := range k {
 			clear(q[j*ldq+n1 : j*ldq+n])
@@ -572,7 +571,7 @@ func (dw *dcWork) laed3(k, n, n1 int, d, q []float64, ldq int, rho float64) bool
 		copy(s[j*n12:(j+1)*n12], q[j*ldq:j*ldq+n12])
 	}
 	if n12 != 0 {
-		bi.Dgemm(blas.NoTrans, blas.NoTrans, k, n1, n12, 1, s[:k*n12], n12, q2[:n12*n1], n1, 0, q, ldq)
+		dw.mm.gemm(k, n1, n12, s[:k*n12], n12, q2[:n12*n1], n1, q, ldq)
 	} else {
 		for j := range k {
 			clear(q[j*ldq : j*ldq+n1])
@@ -583,37 +582,30 @@ func (dw *dcWork) laed3(k, n, n1 int, d, q []float64, ldq int, rho float64) bool
 
 // FactorizeDivideConquer is Factorize (same input, output and failure)
 // with the numerics of version DivideConquer: version Blocked's reduction
-// T = Qᵀ A Q, the eigenvectors Z of T by divide and conquer (stedc) while
-// Dorgtr forms Q on another goroutine, and Q·Z by Dgemm. Up to order
+// T = Qᵀ A Q, the eigenvectors Z of T by divide and conquer (stedc), and
+// Q·Z by applying the reflectors in blocks (ormWork). Up to order
 // dcSmall it is FactorizeBlocked. Its result does not depend on GOMAXPROCS
 // (tested).
 func (ws *Workspace) FactorizeDivideConquer(n int, a []float64, lda int, w []float64) bool {
 	return ws.factorize(n, a, lda, w, DivideConquer)
 }
 
-// orgtrStedc forms Q from the reflectors in a (Dorgtr) while stedc solves
-// the tridiagonal problem (d, ws.e), then sets a = Q·Z.
+// orgtrStedc solves the tridiagonal problem (d, ws.e) by stedc and sets
+// a = Q·Z, Q the reflectors left in a by the reduction.
 func (ws *Workspace) orgtrStedc(n int, a []float64, lda int, d []float64) bool {
 	dw := &ws.dc
 	dw.grow(n)
-	var wg sync.WaitGroup
-	wg.Go(func() { impl.Dorgtr(blas.Upper, n, a, lda, ws.tau, ws.work, len(ws.work)) })
-	ok := dw.stedc(n, d, ws.e)
-	wg.Wait()
-	if !ok {
+	if !dw.stedc(n, d, ws.e) {
 		return false
 	}
-	// dw.q is Zᵀ row-major; zr = Z.
-	zr, out := dw.s[:n*n], dw.q2[:n*n]
+	// Take the reflectors out of a, put Z (dw.q is Zᵀ) in, apply.
+	dw.orm.prepare(n, a, lda, ws.tau)
 	for j := range n {
 		col := dw.q[j*n : (j+1)*n]
 		for i, v := range col {
-			zr[i*n+j] = v
+			a[i*lda+j] = v
 		}
 	}
-	blas64.Implementation().Dgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, lda, zr, n, 0, out, n)
-	for i := range n {
-		copy(a[i*lda:i*lda+n], out[i*n:(i+1)*n])
-	}
+	dw.orm.apply(n, a, lda)
 	return true
 }
