@@ -17,8 +17,13 @@ const (
 	// NumericsBlocked is the same algorithm with a faster tridiagonal
 	// reduction (internal/symeig.FactorizeBlocked); other rounding.
 	NumericsBlocked = symeig.Blocked
+	// NumericsDC is the blocked reduction followed by divide and conquer
+	// on the tridiagonal matrix and the back-transformation as matrix
+	// products, as LAPACK's dsyevd (internal/symeig.FactorizeDivideConquer);
+	// other rounding above n = 25, the same as NumericsBlocked up to it.
+	NumericsDC = symeig.DivideConquer
 	// NumericsLatest is what Config.Numerics = 0 selects.
-	NumericsLatest = NumericsBlocked
+	NumericsLatest = NumericsDC
 )
 
 // Numerics returns the numerics version of the ES (never 0).
@@ -27,8 +32,8 @@ func (e *ES) Numerics() int { return e.cfg.Numerics }
 // validNumerics checks Config.Numerics: 0 (the latest) or a known version.
 func validNumerics(v int) error {
 	switch v {
-	case 0, NumericsDsyev, NumericsBlocked:
+	case 0, NumericsDsyev, NumericsBlocked, NumericsDC:
 		return nil
 	}
-	return fmt.Errorf("cmaes: numerics version %d, want 0 (latest), %d or %d", v, NumericsDsyev, NumericsBlocked)
+	return fmt.Errorf("cmaes: numerics version %d, want 0 (latest), %d, %d or %d", v, NumericsDsyev, NumericsBlocked, NumericsDC)
 }

@@ -83,7 +83,7 @@ func TestUpgradeKeepsNumerics1(t *testing.T) {
 
 func TestNumericsConfig(t *testing.T) {
 	x0 := uniformX0(1, 5)
-	for _, c := range []struct{ in, want int }{{0, NumericsLatest}, {1, 1}, {2, 2}} {
+	for _, c := range []struct{ in, want int }{{0, NumericsLatest}, {1, 1}, {2, 2}, {3, 3}} {
 		e := mustNew(t, Config{X0: x0, Sigma0: 1, Numerics: c.in})
 		if e.Numerics() != c.want || e.Config().Numerics != c.want {
 			t.Errorf("Numerics %d: got %d, want %d", c.in, e.Numerics(), c.want)
@@ -93,7 +93,7 @@ func TestNumericsConfig(t *testing.T) {
 			t.Errorf("Numerics %d after decoding: %v, %v", c.in, d, err)
 		}
 	}
-	for _, v := range []int{-1, 3} {
+	for _, v := range []int{-1, 4} {
 		if _, err := New(Config{X0: x0, Sigma0: 1, Numerics: v}); err == nil {
 			t.Errorf("Numerics %d accepted", v)
 		}
@@ -123,7 +123,7 @@ func TestNumericsDeterministic(t *testing.T) {
 func TestDecodeRejectsNumerics(t *testing.T) {
 	e := mustNew(t, Config{X0: uniformX0(1, 3), Sigma0: 1})
 	blob, _ := e.MarshalBinary()
-	for _, v := range []int64{0, 3, -1} {
+	for _, v := range []int64{0, 4, -1} {
 		bad := append([]byte(nil), blob...)
 		binary.LittleEndian.PutUint64(bad[len(bad)-12:], uint64(v))
 		if _, err := Unmarshal(binenc.Reseal(bad)); err == nil {
