@@ -301,3 +301,33 @@ func BenchmarkFactorizeDivideConquer(b *testing.B) {
 		})
 	}
 }
+
+// TestFactorizeDivideConquerWithoutAVX checks that the plain Go kernels (a
+// processor without AVX) give the same bits as the AVX ones.
+func TestFactorizeDivideConquerWithoutAVX(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, n := range []int{30, 97, 160} {
+		a := matrices(n, r)["wide"]
+		run := func() ([]float64, []float64) {
+			var ws Workspace
+			v := append([]float64(nil), a...)
+			w := make([]float64, n)
+			if !ws.FactorizeDivideConquer(n, v, n, w) {
+				t.Fatal("not converged")
+			}
+			return v, w
+		}
+		wantV, wantW := run()
+		func() {
+			defer func(g, r bool) { haveGemm4x8, haveRot16 = g, r }(haveGemm4x8, haveRot16)
+			haveGemm4x8, haveRot16 = false, false
+			v, w := run()
+			if i := sameBits(w, wantW); i >= 0 {
+				t.Fatalf("n=%d: eigenvalue %d differs without AVX", n, i)
+			}
+			if i := sameBits(v, wantV); i >= 0 {
+				t.Fatalf("n=%d: eigenvector entry %d differs without AVX", n, i)
+			}
+		}()
+	}
+}
