@@ -61,10 +61,11 @@ func (ws *Workspace) FactorizeBlocked(n int, a []float64, lda int, w []float64) 
 	return ws.factorize(n, a, lda, w, Blocked)
 }
 
-// sytrd is gonum's Dsytrd (upper) with its own latrd and syr2k: it reduces
-// the symmetric matrix in the upper triangle of a to tridiagonal form
-// T = Qᵀ A Q, leaving the reflectors in a as Dorgtr expects them.
-func (ws *Workspace) sytrd(n int, a []float64, lda int, d, e, tau []float64) {
+// sytrd is gonum's Dsytrd (upper) with its own latrd and syr2k (syr2kTiled
+// if tiled): it reduces the symmetric matrix in the upper triangle of a to
+// tridiagonal form T = Qᵀ A Q, leaving the reflectors in a as Dorgtr
+// expects them.
+func (ws *Workspace) sytrd(n int, a []float64, lda int, d, e, tau []float64, tiled bool) {
 	nb := impl.Ilaenv(1, "DSYTRD", "U", n, -1, -1, -1)
 	nx := n
 	if 1 < nb && nb < n {
@@ -83,7 +84,11 @@ func (ws *Workspace) sytrd(n int, a []float64, lda int, d, e, tau []float64) {
 		// Reduce columns i..i+nb−1, keeping W for the update.
 		ws.latrd(i+nb, nb, a, lda, e, tau, wk, ldw)
 		// A(0:i, 0:i) −= V Wᵀ + W Vᵀ, V = A(0:i, i:i+nb).
-		ws.syr2k(i, nb, a[i:], lda, wk, ldw, a, lda)
+		if tiled {
+			ws.syr2kTiled(i, nb, a[i:], lda, wk, ldw, a, lda)
+		} else {
+			ws.syr2k(i, nb, a[i:], lda, wk, ldw, a, lda)
+		}
 		for j := i; j < i+nb; j++ {
 			a[(j-1)*lda+j] = e[j-1]
 			d[j] = a[j*lda+j]

@@ -89,7 +89,8 @@ func (ws *Workspace) Factorize(n int, a []float64, lda int, w []float64) bool {
 }
 
 // factorize is dsyev: scale, reduce to tridiagonal form (gonum's Dsytrd, or
-// version Blocked's sytrd in later versions), form Q and iterate
+// version Blocked's sytrd in later versions, with syr2kTiled in version
+// DivideConquer), form Q and iterate
 // (orgtrSteqr) or, in version DivideConquer above order dcSmall, divide and
 // conquer and multiply (orgtrStedc), scale back.
 func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, version int) bool {
@@ -121,7 +122,7 @@ func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, version
 	if version == Dsyev {
 		impl.Dsytrd(blas.Upper, n, a, lda, w, ws.e, ws.tau, ws.work, len(ws.work))
 	} else {
-		ws.sytrd(n, a, lda, w, ws.e, ws.tau)
+		ws.sytrd(n, a, lda, w, ws.e, ws.tau, version == DivideConquer)
 	}
 	if version == DivideConquer && n > dcSmall {
 		if !ws.orgtrStedc(n, a, lda, w) {
