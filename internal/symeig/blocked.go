@@ -82,7 +82,7 @@ func (ws *Workspace) sytrd(n int, a []float64, lda int, d, e, tau []float64, til
 	kk := n - ((n-nx+nb-1)/nb)*nb
 	for i := n - nb; i >= kk; i -= nb {
 		// Reduce columns i..i+nb−1, keeping W for the update.
-		ws.latrd(i+nb, nb, a, lda, e, tau, wk, ldw)
+		ws.latrd(i+nb, nb, a, lda, e, tau, wk, ldw, tiled)
 		// A(0:i, 0:i) −= V Wᵀ + W Vᵀ, V = A(0:i, i:i+nb).
 		if tiled {
 			ws.syr2kTiled(i, nb, a[i:], lda, wk, ldw, a, lda)
@@ -110,8 +110,8 @@ func (ws *Workspace) growBlocked(n, nb int) {
 }
 
 // latrd is gonum's Dlatrd (upper) with the symmetric product on unit-stride
-// copies (symvUpper).
-func (ws *Workspace) latrd(n, nb int, a []float64, lda int, e, tau, w []float64, ldw int) {
+// copies (symvUpper, or symvFused if fused).
+func (ws *Workspace) latrd(n, nb int, a []float64, lda int, e, tau, w []float64, ldw int, fused bool) {
 	bi := blas64.Implementation()
 	for i := n - 1; i >= n-nb; i-- {
 		iw := i - n + nb
@@ -126,7 +126,11 @@ func (ws *Workspace) latrd(n, nb int, a []float64, lda int, e, tau, w []float64,
 			a[(i-1)*lda+i] = 1
 
 			// W(0:i, iw).
-			ws.symvUpper(i, a, lda, a[i:], lda, w[iw:], ldw)
+			if fused {
+				ws.symvFused(i, a, lda, a[i:], lda, w[iw:], ldw)
+			} else {
+				ws.symvUpper(i, a, lda, a[i:], lda, w[iw:], ldw)
+			}
 			if i < n-1 {
 				bi.Dgemv(blas.Trans, i, n-i-1, 1, w[iw+1:], ldw, a[i:], lda, 0, w[(i+1)*ldw+iw:], ldw)
 				bi.Dgemv(blas.NoTrans, i, n-i-1, -1, a[i+1:], lda, w[(i+1)*ldw+iw:], ldw, 1, w[iw:], ldw)

@@ -67,6 +67,7 @@ type Workspace struct {
 	panels     [][]float64 // per rotating goroutine: eight rows, transposed
 	xbuf, ybuf []float64   // FactorizeBlocked: unit-stride x and y of symvUpper
 	vt, wt     []float64   // FactorizeBlocked: transposed panels of syr2k
+	symvY      []float64   // FactorizeDivideConquer: symvFused's partial products
 	dc         dcWork      // FactorizeDivideConquer
 }
 
@@ -89,8 +90,8 @@ func (ws *Workspace) Factorize(n int, a []float64, lda int, w []float64) bool {
 }
 
 // factorize is dsyev: scale, reduce to tridiagonal form (gonum's Dsytrd, or
-// version Blocked's sytrd in later versions, with syr2kTiled in version
-// DivideConquer), form Q and iterate
+// version Blocked's sytrd in later versions, with syr2kTiled and
+// symvFused in version DivideConquer), form Q and iterate
 // (orgtrSteqr) or, in version DivideConquer above order dcSmall, divide and
 // conquer and multiply (orgtrStedc), scale back.
 func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, version int) bool {
