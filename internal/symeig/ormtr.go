@@ -11,8 +11,8 @@ import (
 // v_p[0:p] = A[0:p, p+1], v_p[p+1:] = 0) and Z the eigenvectors of T. As
 // LAPACK's dormtr (dormql), the reflectors are applied in blocks of ormNB,
 // each block H_{p0+nb−1} ⋯ H_{p0} = I − V Tᵀ Vᵀ with T the upper triangular
-// factor of dlarft (direction forward), so that Z ← Z − V (Tᵀ (Vᵀ Z)): two
-// products by gemm and a small triangular one. The columns of Z are split
+// factor of dlarft (direction forward), so that Z ← Z + Ṽ (Vᵀ Z) with
+// Ṽ = −V Tᵀ formed once per block: two products by gemm. The columns of Z are split
 // into slabs, one per goroutine, each taken through every block: a column's
 // result depends on that column alone, so the split does not change the
 // bits.
@@ -23,19 +23,22 @@ const ormNB = 32
 // ormWork holds the back-transformation's buffers.
 type ormWork struct {
 	vt   []float64   // row p: v_p (length n, zero past p)
-	negV [][]float64 // per block: −V, row-major (p0+nb)×nb
-	t    [][]float64 // per block: T, nb×nb upper triangular
-	slab []ormSlab   // per goroutine
+	negV []float64   // one block's −V, row-major (p0+nb)×nb
+	t    []float64   // one block's T, nb×nb upper triangular
+	tt   []float64   // Tᵀ
+	vtil [][]float64 // per block: Ṽ = −V Tᵀ, row-major (p0+nb)×nb
+	mm   gemmWork
+	slab []ormSlab // per goroutine
 }
 
 // ormSlab is one goroutine's scratch.
 type ormSlab struct {
-	w, w2 []float64 // Vᵀ C and Tᵀ Vᵀ C, nb × slab width
-	mm    gemmWork
+	w  []float64 // Vᵀ C, nb × slab width
+	mm gemmWork
 }
 
 // prepare reads the reflectors in a (stride lda) and tau, as
-// Dsytrd(Upper) left them, for apply: v_p, and −V and T of each block.
+// Dsytrd(Upper) left them, for apply: v_p, and Ṽ of each block.
 func (o *ormWork) prepare(n int, a []float64, lda int, tau []float64) {
 	nref := n - 1
 	if len(o.vt) < n*n {
@@ -52,29 +55,36 @@ func (o *ormWork) prepare(n int, a []float64, lda int, tau []float64) {
 	}
 	clear(vt[nref*n:])
 
-	// −V and T of each block.
+	// Ṽ = −V Tᵀ of each block.
 	nblocks := (nref + ormNB - 1) / ormNB
-	for len(o.negV) < nblocks {
-		o.negV = append(o.negV, nil)
-		o.t = append(o.t, nil)
+	for len(o.vtil) < nblocks {
+		o.vtil = append(o.vtil, nil)
+	}
+	if len(o.negV) < n*ormNB {
+		o.negV = make([]float64, n*ormNB)
+		o.t = make([]float64, ormNB*ormNB)
+		o.tt = make([]float64, ormNB*ormNB)
 	}
 	for bk := range nblocks {
 		p0 := bk * ormNB
 		nb := min(ormNB, nref-p0)
 		m := p0 + nb
-		if len(o.negV[bk]) < m*nb {
-			o.negV[bk] = make([]float64, m*nb)
+		if len(o.vtil[bk]) < m*nb {
+			o.vtil[bk] = make([]float64, m*nb)
 		}
-		if len(o.t[bk]) < nb*nb {
-			o.t[bk] = make([]float64, nb*nb)
-		}
-		negV, t := o.negV[bk][:m*nb], o.t[bk][:nb*nb]
+		negV, t, tt := o.negV[:m*nb], o.t[:nb*nb], o.tt[:nb*nb]
 		for r := range m {
 			for j := range nb {
 				negV[r*nb+j] = -vt[(p0+j)*n+r]
 			}
 		}
 		larftForward(nb, m, vt[p0*n:], n, tau[p0:p0+nb], t)
+		for i := range nb {
+			for j := range nb {
+				tt[i*nb+j] = t[j*nb+i]
+			}
+		}
+		o.mm.mul(m, nb, nb, negV, nb, tt, nb, o.vtil[bk][:m*nb], nb, false, 1)
 	}
 }
 
@@ -125,35 +135,17 @@ func (o *ormWork) applySlab(lo, hi, n, nblocks int, c []float64, ldc int, s *orm
 	}
 	if len(s.w) < ormNB*w {
 		s.w = make([]float64, ormNB*w)
-		s.w2 = make([]float64, ormNB*w)
 	}
 	cs := c[lo:]
 	for bk := range nblocks {
 		p0 := bk * ormNB
 		nb := min(ormNB, n-1-p0)
 		m := p0 + nb
-		negV, t := o.negV[bk][:m*nb], o.t[bk][:nb*nb]
-		wv, w2 := s.w[:nb*w], s.w2[:nb*w]
+		vtil, wv := o.vtil[bk][:m*nb], s.w[:nb*w]
 		// W = Vᵀ C(0:m, lo:hi).
 		s.mm.mul(nb, w, m, o.vt[p0*n:], n, cs, ldc, wv, w, false, 1)
-		// W2 = Tᵀ W: row i is Σ_{l ≤ i} T[l, i] W[l, :], in increasing l.
-		for i := range nb {
-			row := w2[i*w : (i+1)*w]
-			tli := t[i]
-			src := wv[:w]
-			for j := range row {
-				row[j] = float64(tli * src[j])
-			}
-			for l := 1; l <= i; l++ {
-				tli = t[l*nb+i]
-				src = wv[l*w : (l+1)*w]
-				for j := range row {
-					row[j] += float64(tli * src[j])
-				}
-			}
-		}
-		// C(0:m, lo:hi) += (−V) W2.
-		s.mm.mul(m, w, nb, negV, nb, w2, w, cs, ldc, true, 1)
+		// C(0:m, lo:hi) += Ṽ W.
+		s.mm.mul(m, w, nb, vtil, nb, wv, w, cs, ldc, true, 1)
 	}
 }
 
