@@ -141,10 +141,25 @@ func (g *gemmWork) block(ib, wk, m, n, kc int, a []float64, lda int, c []float64
 			h := min(gemmMR, mc-q*gemmMR)
 			apq := ap[q*kc*gemmMR : (q+1)*kc*gemmMR]
 			ct := c[(i0+q*gemmMR)*ldc+j0:]
-			if haveGemm4x8 && h == gemmMR && w == gemmNR {
-				gemm4x8(kc, apq, bp, ct, ldc, first)
-			} else {
+			switch {
+			case !haveGemm4x8:
 				gemmTileGo(kc, h, w, apq, bp, ct, ldc, first)
+			case h == gemmMR && w == gemmNR:
+				gemm4x8(kc, apq, bp, ct, ldc, first)
+			default:
+				// A partial tile: the packed panels are zero past it, so
+				// the kernel runs on a full copy and only the tile goes
+				// back.
+				var tile [gemmMR * gemmNR]float64
+				if !first {
+					for r := range h {
+						copy(tile[r*gemmNR:r*gemmNR+w], ct[r*ldc:r*ldc+w])
+					}
+				}
+				gemm4x8(kc, apq, bp, tile[:], gemmNR, first)
+				for r := range h {
+					copy(ct[r*ldc:r*ldc+w], tile[r*gemmNR:r*gemmNR+w])
+				}
 			}
 		}
 	}
