@@ -78,7 +78,7 @@ func (o *ormWork) prepare(n int, a []float64, lda int, tau []float64) {
 				negV[r*nb+j] = -vt[(p0+j)*n+r]
 			}
 		}
-		larftForward(nb, m, vt[p0*n:], n, tau[p0:p0+nb], t)
+		o.larftForward(nb, m, vt[p0*n:], n, negV, tau[p0:p0+nb], t, tt)
 		for i := range nb {
 			for j := range nb {
 				tt[i*nb+j] = t[j*nb+i]
@@ -152,21 +152,17 @@ func (o *ormWork) applySlab(lo, hi, n, nblocks int, c []float64, ldc int, s *orm
 // larftForward is dlarft(DIRECT = 'F', STOREV = 'R' on vᵀ): the upper
 // triangular T (nb×nb, row-major) with H_0 H_1 ⋯ H_{nb−1} = I − V T Vᵀ,
 // V's columns the rows of vt (stride ldv, length m), H_j = I − τ_j v_j v_jᵀ.
-// T[j, j] = τ_j, T[0:j, j] = −τ_j T[0:j, 0:j] (V[:, 0:j]ᵀ v_j).
-func larftForward(nb, m int, vt []float64, ldv int, tau, t []float64) {
+// T[j, j] = τ_j, T[0:j, j] = −τ_j T[0:j, 0:j] (V[:, 0:j]ᵀ v_j), with the
+// Gram matrix −VᵀV = vt · negV (negV = −V, m×nb) from gemm into g.
+func (o *ormWork) larftForward(nb, m int, vt []float64, ldv int, negV []float64, tau, t, g []float64) {
+	o.mm.mul(nb, nb, m, vt, ldv, negV, nb, g, nb, false, 1)
 	clear(t[:nb*nb])
 	for j := range nb {
 		if tau[j] == 0 {
 			continue
 		}
-		vj := vt[j*ldv : j*ldv+m]
 		for i := range j {
-			vi := vt[i*ldv : i*ldv+m]
-			var s float64
-			for r := range m {
-				s += float64(vi[r] * vj[r])
-			}
-			t[i*nb+j] = float64(-tau[j] * s)
+			t[i*nb+j] = float64(tau[j] * g[i*nb+j])
 		}
 		// T[0:j, j] = T[0:j, 0:j] T[0:j, j], upper triangular, top down.
 		for i := range j {
