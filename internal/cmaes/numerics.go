@@ -20,7 +20,10 @@ const (
 	// NumericsDC is the blocked reduction followed by divide and conquer
 	// on the tridiagonal matrix and the back-transformation as matrix
 	// products, as LAPACK's dsyevd (internal/symeig.FactorizeDivideConquer);
-	// other rounding above n = 25, the same as NumericsBlocked up to it.
+	// the decomposition rounds as NumericsBlocked's up to n = 25,
+	// differently above. The sampling product B D z (Algorithm 1, line 4)
+	// is symeig.Product's from this version on, also a summation order of
+	// its own, so the points differ from NumericsBlocked's at every n.
 	NumericsDC = symeig.DivideConquer
 	// NumericsLatest is what Config.Numerics = 0 selects.
 	NumericsLatest = NumericsDC

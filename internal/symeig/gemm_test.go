@@ -91,3 +91,32 @@ func BenchmarkGemm(b *testing.B) {
 		})
 	}
 }
+
+// TestProductMulTransB checks MulTransB against the defining loop bit for
+// bit.
+func TestProductMulTransB(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	const m, n, k = 37, 21, 300
+	a := make([]float64, m*(k+1))
+	b := make([]float64, n*(k+2))
+	for i := range a {
+		a[i] = r.NormFloat64()
+	}
+	for i := range b {
+		b[i] = r.NormFloat64()
+	}
+	c := make([]float64, m*n)
+	var p Product
+	p.MulTransB(m, n, k, a, k+1, b, k+2, c, n)
+	for i := range m {
+		for j := range n {
+			s := 0.0
+			for l := range k {
+				s += float64(a[i*(k+1)+l] * b[j*(k+2)+l])
+			}
+			if sameBits([]float64{s}, c[i*n+j:i*n+j+1]) >= 0 {
+				t.Fatalf("c[%d,%d] = %v, want %v", i, j, c[i*n+j], s)
+			}
+		}
+	}
+}
