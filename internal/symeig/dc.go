@@ -15,6 +15,8 @@ package symeig
 
 import (
 	"math"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -44,6 +46,37 @@ type dcWork struct {
 	coltyp []int
 	mm     gemmWork // the products
 	orm    ormWork  // the back-transformation
+	zsign  []float64
+	// scratch is one vector of order n per goroutine of split.
+	scratch [][]float64
+}
+
+// minSplit is the fewest iterations split handles per goroutine.
+const minSplit = 48
+
+// workers is the number of goroutines split uses for k iterations.
+func (dw *dcWork) workers(k int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), k/minSplit))
+}
+
+// split runs fn on [0, k) in contiguous ranges on dw.workers(k)
+// goroutines, fn(lo, hi, worker). Callers give it iterations that are
+// independent, so the split never changes the result.
+func (dw *dcWork) split(k int, fn func(lo, hi, wk int)) {
+	nw := dw.workers(k)
+	for len(dw.scratch) < nw {
+		dw.scratch = append(dw.scratch, make([]float64, dw.n))
+	}
+	if nw == 1 {
+		fn(0, k, 0)
+		return
+	}
+	var wg sync.WaitGroup
+	for wk := 1; wk < nw; wk++ {
+		wg.Go(func() { fn(wk*k/nw, (wk+1)*k/nw, wk) })
+	}
+	fn(0, k/nw, 0)
+	wg.Wait()
 }
 
 func (dw *dcWork) grow(n int) {
@@ -59,6 +92,7 @@ func (dw *dcWork) grow(n int) {
 		dlamda: make([]float64, n),
 		w:      make([]float64, n),
 		tmp:    make([]float64, max(n, 2*dcSmall)),
+		zsign:  make([]float64, n),
 		steqrZ: make([]float64, dcSmall*dcSmall),
 		iwork:  make([]int, 2*n+2),
 		indxq:  make([]int, n),
@@ -500,10 +534,20 @@ func (dw *dcWork) laed2(n, n1 int, d, q []float64, ldq int, indxq []int, rho flo
 func (dw *dcWork) laed3(k, n, n1 int, d, q []float64, ldq int, rho float64) bool {
 	dlamda, w, q2, s := dw.dlamda[:k], dw.w[:k], dw.q2, dw.s
 	indx, ctot := dw.indxc[:k], dw.coltyp[:4]
-	for j := range k {
-		var ok bool
-		// Column j of q gets delta_i = dlamda_i − λ_j.
-		if d[j], ok = laed4(k, j, dlamda, w, q[j*ldq:j*ldq+k], rho); !ok {
+	// The roots, each independent of the others: column j of q gets
+	// delta_i = dlamda_i − λ_j.
+	failed := make([]bool, dw.workers(k))
+	dw.split(k, func(lo, hi, wk int) {
+		for j := lo; j < hi; j++ {
+			var ok bool
+			if d[j], ok = laed4(k, j, dlamda, w, q[j*ldq:j*ldq+k], rho); !ok {
+				failed[wk] = true
+				return
+			}
+		}
+	})
+	for _, f := range failed {
+		if f {
 			return false
 		}
 	}
@@ -517,36 +561,43 @@ func (dw *dcWork) laed3(k, n, n1 int, d, q []float64, ldq int, rho float64) bool
 			col[1] = w[indx[1]]
 		}
 	default:
-		// ẑ from the computed roots (Gu–Eisenstat), signs of z.
-		copy(s[:k], w)
-		for i := range k {
-			w[i] = q[i*ldq+i]
-		}
-		for j := range k {
-			col := q[j*ldq : j*ldq+k]
-			for i := range j {
-				w[i] *= col[i] / (dlamda[i] - dlamda[j])
+		// ẑ from the computed roots (Gu–Eisenstat), signs of z; row i's
+		// product in increasing j, rows split between goroutines.
+		zsign := dw.zsign[:k]
+		copy(zsign, w)
+		dw.split(k, func(lo, hi, _ int) {
+			for i := lo; i < hi; i++ {
+				w[i] = q[i*ldq+i]
 			}
-			for i := j + 1; i < k; i++ {
-				w[i] *= col[i] / (dlamda[i] - dlamda[j])
+			for j := range k {
+				col := q[j*ldq : j*ldq+k]
+				for i := lo; i < min(hi, j); i++ {
+					w[i] *= col[i] / (dlamda[i] - dlamda[j])
+				}
+				for i := max(lo, j+1); i < hi; i++ {
+					w[i] *= col[i] / (dlamda[i] - dlamda[j])
+				}
 			}
-		}
-		for i := range k {
-			w[i] = math.Copysign(math.Sqrt(-w[i]), s[i])
-		}
+			for i := lo; i < hi; i++ {
+				w[i] = math.Copysign(math.Sqrt(-w[i]), zsign[i])
+			}
+		})
 		// Eigenvector j: ẑ_i / (dlamda_i − λ_j), normalised, rows permuted
-		// back.
-		bi := blas64.Implementation()
-		for j := range k {
-			col := q[j*ldq : j*ldq+k]
-			for i := range k {
-				s[i] = w[i] / col[i]
+		// back; columns split between goroutines.
+		dw.split(k, func(lo, hi, wk int) {
+			bi := blas64.Implementation()
+			sv := dw.scratch[wk][:k]
+			for j := lo; j < hi; j++ {
+				col := q[j*ldq : j*ldq+k]
+				for i := range k {
+					sv[i] = w[i] / col[i]
+				}
+				temp := bi.Dnrm2(k, sv, 1)
+				for i := range k {
+					col[i] = sv[indx[i]] / temp
+				}
 			}
-			temp := bi.Dnrm2(k, s[:k], 1)
-			for i := range k {
-				col[i] = s[indx[i]] / temp
-			}
-		}
+		})
 	}
 
 	// Back-transform: Q(0:n1, :k) = Q1 · S(upper and dense rows), Q(n1:n,
