@@ -106,9 +106,16 @@ func (dw *dcWork) grow(n int) {
 // stedc is dstedc(COMPZ = 'I') for n ≥ 2: the eigenvalues of the symmetric
 // tridiagonal matrix (d, e) in ascending order in d and its eigenvectors in
 // dw.q (column-major, leading dimension n). e is destroyed. It returns
-// false if an iteration does not converge.
+// false if an iteration does not converge or T is not finite.
 func (dw *dcWork) stedc(n int, d, e []float64) bool {
 	q, ldq := dw.q, n
+	// A non-finite T has no decomposition (and gonum's Dlascl panics on a
+	// NaN norm).
+	for i := range n {
+		if math.IsNaN(d[i]) || math.IsInf(d[i], 0) || i < n-1 && (math.IsNaN(e[i]) || math.IsInf(e[i], 0)) {
+			return false
+		}
+	}
 	if n <= dcSmall {
 		return dw.steqr(n, d, e, q, ldq)
 	}

@@ -331,3 +331,33 @@ func TestFactorizeDivideConquerWithoutAVX(t *testing.T) {
 		}()
 	}
 }
+
+// TestFactorizeDivideConquerNonFinite checks that a matrix with a NaN or
+// an infinity neither panics nor hangs (cmaes rejects the result by its
+// finiteness, or the false).
+func TestFactorizeDivideConquerNonFinite(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	for _, n := range []int{30, 120} {
+		for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			for _, at := range [][2]int{{0, 0}, {n / 2, n - 1}, {n - 1, n - 1}} {
+				a := matrices(n, r)["random"]
+				a[at[0]*n+at[1]], a[at[1]*n+at[0]] = bad, bad
+				var ws Workspace
+				w := make([]float64, n)
+				ok := ws.FactorizeDivideConquer(n, a, n, w)
+				if ok && finiteAll(w) && finiteAll(a) {
+					t.Errorf("n=%d, %v at %v: finite decomposition of a non-finite matrix", n, bad, at)
+				}
+			}
+		}
+	}
+}
+
+func finiteAll(v []float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
