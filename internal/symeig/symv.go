@@ -2,6 +2,7 @@ package symeig
 
 import (
 	"math"
+	"runtime"
 	"sync"
 )
 
@@ -10,7 +11,7 @@ import (
 // result depends on the order alone, never on GOMAXPROCS.
 const (
 	symvParts       = 4
-	minSymvParallel = 160
+	minSymvParallel = 256
 )
 
 // symvRowGo is symvRow: y[j] += xr·a[j], and Σ a[j]·x[j] in eight lanes
@@ -82,11 +83,20 @@ func (ws *Workspace) symvFused(m int, a []float64, lda int, x []float64, incx in
 		}
 		return
 	}
+	// The parts on up to GOMAXPROCS goroutines (which one runs a part
+	// does not matter).
+	gs := min(parts, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for p := 1; p < parts; p++ {
-		wg.Go(func() { part(p) })
+	for g := 1; g < gs; g++ {
+		wg.Go(func() {
+			for p := g; p < parts; p += gs {
+				part(p)
+			}
+		})
 	}
-	part(0)
+	for p := 0; p < parts; p += gs {
+		part(p)
+	}
 	wg.Wait()
 	for r := range m {
 		s := ws.symvY[r]
