@@ -45,6 +45,11 @@ func (g *gemmWork) gemm(m, n, k int, a []float64, lda int, b []float64, ldb int,
 // mul sets c = a·b, or c = c + a·b if acc (each entry then starts its sum
 // from c instead of 0), on up to maxWorkers goroutines.
 func (g *gemmWork) mul(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int, acc bool, maxWorkers int) {
+	g.mulT(m, n, k, a, lda, b, ldb, false, c, ldc, acc, maxWorkers)
+}
+
+// mulT is mul with B = bᵀ (b n×k, stride ldb) if transB.
+func (g *gemmWork) mulT(m, n, k int, a []float64, lda int, b []float64, ldb int, transB bool, c []float64, ldc int, acc bool, maxWorkers int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -69,7 +74,11 @@ func (g *gemmWork) mul(m, n, k int, a []float64, lda int, b []float64, ldb int, 
 	}
 	for pc := 0; pc < k; pc += gemmKC {
 		kc := min(gemmKC, k-pc)
-		g.packB(kc, n, b[pc*ldb:], ldb)
+		if transB {
+			g.packBT(kc, n, b[pc:], ldb)
+		} else {
+			g.packB(kc, n, b[pc*ldb:], ldb)
+		}
 		first := pc == 0 && !acc
 		blocks := (m + gemmMC - 1) / gemmMC
 		if workers == 1 {
@@ -90,6 +99,28 @@ func (g *gemmWork) mul(m, n, k int, a []float64, lda int, b []float64, ldb int, 
 			g.block(ib, 0, m, n, kc, a[pc:], lda, c, ldc, first)
 		}
 		wg.Wait()
+	}
+}
+
+// packBT is packB for B = bᵀ, b n×kc with stride ldb: row l of panel p
+// holds b(p·gemmNR+jj, l).
+func (g *gemmWork) packBT(kc, n int, b []float64, ldb int) {
+	for p := 0; p*gemmNR < n; p++ {
+		j0 := p * gemmNR
+		w := min(gemmNR, n-j0)
+		dst := g.bp[p*kc*gemmNR : (p+1)*kc*gemmNR]
+		for jj := range gemmNR {
+			if jj >= w {
+				for l := range kc {
+					dst[l*gemmNR+jj] = 0
+				}
+				continue
+			}
+			src := b[(j0+jj)*ldb : (j0+jj)*ldb+kc]
+			for l, v := range src {
+				dst[l*gemmNR+jj] = v
+			}
+		}
 	}
 }
 
@@ -120,6 +151,18 @@ func (g *gemmWork) block(ib, wk, m, n, kc int, a []float64, lda int, c []float64
 	for q := 0; q*gemmMR < mc; q++ {
 		dst := ap[q*kc*gemmMR : (q+1)*kc*gemmMR]
 		h := min(gemmMR, mc-q*gemmMR)
+		r0 := i0 + q*gemmMR
+		if h == gemmMR {
+			s0 := a[r0*lda : r0*lda+kc]
+			s1 := a[(r0+1)*lda : (r0+1)*lda+kc]
+			s2 := a[(r0+2)*lda : (r0+2)*lda+kc]
+			s3 := a[(r0+3)*lda : (r0+3)*lda+kc]
+			for l := range kc {
+				d := dst[l*gemmMR : l*gemmMR+4 : l*gemmMR+4]
+				d[0], d[1], d[2], d[3] = s0[l], s1[l], s2[l], s3[l]
+			}
+			continue
+		}
 		for r := range gemmMR {
 			if r >= h {
 				for l := range kc {
@@ -127,7 +170,7 @@ func (g *gemmWork) block(ib, wk, m, n, kc int, a []float64, lda int, c []float64
 				}
 				continue
 			}
-			src := a[(i0+q*gemmMR+r)*lda:]
+			src := a[(r0+r)*lda:]
 			for l := range kc {
 				dst[l*gemmMR+r] = src[l]
 			}
