@@ -17,11 +17,11 @@ const (
 	// NumericsBlocked is the same algorithm with a faster tridiagonal
 	// reduction (internal/symeig.FactorizeBlocked); other rounding.
 	NumericsBlocked = symeig.Blocked
-	// NumericsDC is the blocked reduction followed by divide and conquer
-	// on the tridiagonal matrix and the back-transformation as matrix
-	// products, as LAPACK's dsyevd (internal/symeig.FactorizeDivideConquer);
-	// the decomposition rounds as NumericsBlocked's up to n = 25,
-	// differently above. The sampling product B D z (Algorithm 1, line 4)
+	// NumericsDC is the blocked reduction (faster kernels) followed, above
+	// n = 96, by divide and conquer on the tridiagonal matrix and the
+	// back-transformation as matrix products, as LAPACK's dsyevd
+	// (internal/symeig.FactorizeDivideConquer); the decomposition rounds as
+	// NumericsBlocked's up to n = 32, differently above. The sampling product B D z (Algorithm 1, line 4)
 	// is symeig.Product's from this version on, also a summation order of
 	// its own, so the points differ from NumericsBlocked's at every n.
 	NumericsDC = symeig.DivideConquer

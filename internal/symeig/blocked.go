@@ -21,10 +21,11 @@ const (
 	// fixed row blocks run in parallel. Same algorithm as Dsyev, different
 	// rounding.
 	Blocked = 2
-	// DivideConquer is version Blocked's reduction followed by LAPACK's
-	// divide and conquer (dstedc) on the tridiagonal matrix and the product
-	// of the two orthogonal factors (FactorizeDivideConquer, dc.go), as
-	// dsyevd; up to order 25 it is version Blocked bit for bit.
+	// DivideConquer is version Blocked's reduction (with faster kernels)
+	// followed, above order 96, by LAPACK's divide and conquer (dstedc) on
+	// the tridiagonal matrix and the product of the two orthogonal factors
+	// (FactorizeDivideConquer, dc.go), as dsyevd; up to order 32 it is
+	// version Blocked bit for bit.
 	DivideConquer = 3
 	// Latest is the version of new sessions.
 	Latest = Blocked

@@ -27,6 +27,12 @@ import (
 // order or less are solved by QL/QR (Dsteqr).
 const dcSmall = 25
 
+// dcMinOrder is the largest order version DivideConquer decomposes by
+// QL/QR (orgtrSteqr, on its own reduction) instead of divide and conquer:
+// below about 80 the QL/QR path is faster (measured), above 100 the
+// divide and conquer.
+const dcMinOrder = 96
+
 // dcWork holds the buffers of the divide and conquer for one order n.
 type dcWork struct {
 	n      int
@@ -640,10 +646,13 @@ func (dw *dcWork) laed3(k, n, n1 int, d, q []float64, ldq int, rho float64) bool
 
 // FactorizeDivideConquer is Factorize (same input, output and failure)
 // with the numerics of version DivideConquer: version Blocked's reduction
-// T = Qᵀ A Q, the eigenvectors Z of T by divide and conquer (stedc), and
-// Q·Z by applying the reflectors in blocks (ormWork). Up to order
-// dcSmall it is FactorizeBlocked. Its result does not depend on GOMAXPROCS
-// (tested).
+// with its rank-2k updates by gemm tiles (syr2kTiled) and its symmetric
+// products in one pass per row (symvFused), T = Qᵀ A Q; then, above order
+// dcMinOrder, the eigenvectors Z of T by divide and conquer (stedc) and
+// Q·Z by applying the reflectors in blocks (ormWork), and up to it
+// version Blocked's QL/QR. Up to order 32, where the reduction is not
+// blocked, it is FactorizeBlocked bit for bit. Its result does not depend
+// on GOMAXPROCS (tested).
 func (ws *Workspace) FactorizeDivideConquer(n int, a []float64, lda int, w []float64) bool {
 	return ws.factorize(n, a, lda, w, DivideConquer)
 }

@@ -44,7 +44,7 @@ func decompositionErrors(n int, a, v, w []float64) (orth, resid float64) {
 // own (or 16 n ε, whichever is larger).
 func TestFactorizeDivideConquerAgreesWithSyev(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	sizes := []int{1, 2, 3, 25, 26, 27, 51, 100, 200, 400}
+	sizes := []int{1, 2, 3, 25, 26, 51, dcMinOrder, dcMinOrder + 1, 200, 400}
 	if testing.Short() {
 		sizes = sizes[:8]
 	}
@@ -219,12 +219,13 @@ func TestFactorizeDivideConquerDeterministic(t *testing.T) {
 	}
 }
 
-// TestFactorizeDivideConquerSmall checks that up to order dcSmall version
-// DivideConquer is version Blocked bit for bit, and that above it the
-// version matters (the divide and conquer runs).
+// TestFactorizeDivideConquerSmall checks that up to order 32 (no blocked
+// reduction) version DivideConquer is version Blocked bit for bit, and that
+// above it the version matters (its own reduction, then from dcMinOrder on
+// the divide and conquer).
 func TestFactorizeDivideConquerSmall(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
-	for _, n := range []int{1, 2, 10, dcSmall, dcSmall + 1, 60} {
+	for _, n := range []int{1, 2, 10, dcSmall, 32, 33, 60, dcMinOrder + 1} {
 		a := matrices(n, r)["random"]
 		run := func(version int) ([]float64, []float64) {
 			var ws Workspace
@@ -238,10 +239,10 @@ func TestFactorizeDivideConquerSmall(t *testing.T) {
 		v2, w2 := run(Blocked)
 		v3, w3 := run(DivideConquer)
 		same := sameBits(v2, v3) < 0 && sameBits(w2, w3) < 0
-		if n <= dcSmall && !same {
+		if n <= 32 && !same {
 			t.Errorf("n=%d: DivideConquer differs from Blocked", n)
 		}
-		if n > dcSmall && same {
+		if n > 32 && same {
 			t.Errorf("n=%d: DivideConquer gave Blocked's bits: the test would not see a wrong version", n)
 		}
 	}
@@ -251,7 +252,7 @@ func TestFactorizeDivideConquerSmall(t *testing.T) {
 // against the same matrix packed.
 func TestFactorizeDivideConquerStride(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	const n, lda = 70, 75
+	const n, lda = 110, 115
 	a := matrices(n, r)["wide"]
 	want := append([]float64(nil), a...)
 	wantW := make([]float64, n)
@@ -306,7 +307,7 @@ func BenchmarkFactorizeDivideConquer(b *testing.B) {
 // processor without AVX) give the same bits as the AVX ones.
 func TestFactorizeDivideConquerWithoutAVX(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
-	for _, n := range []int{30, 97, 160} {
+	for _, n := range []int{30, 60, dcMinOrder + 1, 160} {
 		a := matrices(n, r)["wide"]
 		run := func() ([]float64, []float64) {
 			var ws Workspace

@@ -92,8 +92,8 @@ func (ws *Workspace) Factorize(n int, a []float64, lda int, w []float64) bool {
 // factorize is dsyev: scale, reduce to tridiagonal form (gonum's Dsytrd, or
 // version Blocked's sytrd in later versions, with syr2kTiled and
 // symvFused in version DivideConquer), form Q and iterate
-// (orgtrSteqr) or, in version DivideConquer above order dcSmall, divide and
-// conquer and multiply (orgtrStedc), scale back.
+// (orgtrSteqr) or, in version DivideConquer above order dcMinOrder, divide
+// and conquer and multiply (orgtrStedc), scale back.
 func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, version int) bool {
 	if n == 0 {
 		return true
@@ -125,7 +125,7 @@ func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, version
 	} else {
 		ws.sytrd(n, a, lda, w, ws.e, ws.tau, version == DivideConquer)
 	}
-	if version == DivideConquer && n > dcSmall {
+	if version == DivideConquer && n > dcMinOrder {
 		if !ws.orgtrStedc(n, a, lda, w) {
 			return false
 		}
