@@ -55,24 +55,24 @@ func (w *Writer) Floats(v []float64) {
 	}
 }
 
-// SymFloats writes the full n×n row-major matrix (as Floats) of the
-// symmetric matrix whose upper triangle is in data, row i at data[i*stride:]:
-// the lower triangle mirrored, without building the matrix.
-func (w *Writer) SymFloats(n, stride int, data []float64) {
-	w.Int(n * n)
+// UpperFloats writes the symmetric n×n matrix whose upper triangle is in
+// data, row i at data[i*stride:] (the lower triangle is not read), as n and
+// then the upper triangle row by row: n(n+1)/2 values, about half the bytes
+// of the full matrix. Reader.UpperFloats reads it back.
+func (w *Writer) UpperFloats(n, stride int, data []float64) {
+	w.Int(n)
+	k := n * (n + 1) / 2
 	off := len(w.buf)
-	w.buf = slices.Grow(w.buf, 8*n*n)[:off+8*n*n]
+	w.buf = slices.Grow(w.buf, 8*k)[:off+8*k]
 	out := w.buf[off:]
 	for i := range n {
-		for j := range n {
-			x := data[i*stride+j]
-			if j < i {
-				x = data[j*stride+i]
-			}
-			binary.LittleEndian.PutUint64(out[8*(i*n+j):], math.Float64bits(x))
+		for _, x := range data[i*stride+i : i*stride+n] {
+			binary.LittleEndian.PutUint64(out, math.Float64bits(x))
+			out = out[8:]
 		}
 	}
 }
+
 func (w *Writer) Ints(v []int) {
 	w.Int(len(v))
 	for _, x := range v {
@@ -210,6 +210,37 @@ func (r *Reader) Floats() []float64 {
 		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(in[8*i:]))
 	}
 	return v
+}
+
+// maxUpperDim bounds the dimension UpperFloats reads, so that n(n+1)/2
+// cannot overflow before it is checked against the blob.
+const maxUpperDim = 1 << 30
+
+// UpperFloats reads a matrix written by Writer.UpperFloats and returns its
+// dimension n and its full n×n row-major data, both triangles set (the
+// lower mirrored from the upper, bit for bit).
+func (r *Reader) UpperFloats() (int, []float64) {
+	n := r.Int()
+	if r.err != nil {
+		return 0, nil
+	}
+	if n < 0 || n > maxUpperDim || n*(n+1)/2 > (len(r.buf)-r.off)/8 {
+		r.fail("symmetric matrix of dimension %d exceeds the blob", n)
+		return 0, nil
+	}
+	in := r.need(8 * (n * (n + 1) / 2))
+	if r.err != nil {
+		return 0, nil
+	}
+	v := make([]float64, n*n)
+	for i := range n {
+		for j := i; j < n; j++ {
+			x := math.Float64frombits(binary.LittleEndian.Uint64(in))
+			in = in[8:]
+			v[i*n+j], v[j*n+i] = x, x
+		}
+	}
+	return n, v
 }
 
 func (r *Reader) Ints() []int {

@@ -114,10 +114,12 @@ func TestReaderVersions(t *testing.T) {
 	}
 }
 
-// TestSymFloats: the full matrix SymFloats writes from an upper triangle
-// (with a stride) reads back as Floats of the mirrored matrix, and
-// NewWriterTo writes after what dst holds the bytes NewWriter writes.
-func TestSymFloats(t *testing.T) {
+// TestUpperFloats: UpperFloats writes n and the upper triangle (with a
+// stride, the lower never read), n(n+1)/2 values, and reads back the full
+// matrix with both triangles equal to the written one bit for bit (−0 and
+// NaN payloads included).
+func TestUpperFloats(t *testing.T) {
+	odd := []float64{math.Copysign(0, -1), math.Float64frombits(0x7ff8000000000abc), math.Inf(-1), 1e-310}
 	for _, n := range []int{0, 1, 2, 5, 17} {
 		stride := n + 3
 		data := make([]float64, n*stride)
@@ -125,6 +127,9 @@ func TestSymFloats(t *testing.T) {
 		for i := range n {
 			for j := i; j < n; j++ {
 				v := float64(i*100+j) + 0.25
+				if (i+j)%3 == 0 {
+					v = odd[(i+j)%len(odd)]
+				}
 				data[i*stride+j] = v
 				full[i*n+j], full[j*n+i] = v, v
 			}
@@ -134,19 +139,45 @@ func TestSymFloats(t *testing.T) {
 		}
 		prefix := []byte("kept")
 		w := NewWriterTo(slices.Clone(prefix), "tag", 2)
-		w.SymFloats(n, stride, data)
+		w.UpperFloats(n, stride, data)
+		w.Int(7) // what follows is read at its place
 		blob := w.Finish()
-		want := NewWriter("tag", 2)
-		want.Floats(full)
-		if !slices.Equal(blob[len(prefix):], want.Finish()) || string(blob[:len(prefix)]) != "kept" {
-			t.Fatalf("n=%d: SymFloats differs from Floats of the full matrix", n)
+		if string(blob[:len(prefix)]) != "kept" {
+			t.Fatalf("n=%d: the prefix was overwritten", n)
+		}
+		empty := NewWriter("tag", 2)
+		if got, want := len(blob)-len(prefix)-len(empty.Finish()), 8+8*n*(n+1)/2+8; got != want {
+			t.Fatalf("n=%d: %d bytes, want %d", n, got, want)
 		}
 		r, err := NewReader(blob[len(prefix):], "tag", 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.Floats(); !slices.Equal(got, full) || r.Done() != nil {
-			t.Fatalf("n=%d: read back %v, want %v", n, got, full)
+		gotN, got := r.UpperFloats()
+		if gotN != n || len(got) != n*n || r.Int() != 7 || r.Done() != nil {
+			t.Fatalf("n=%d: read dimension %d, %d values, err %v", n, gotN, len(got), r.Err())
+		}
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(full[i]) {
+				t.Fatalf("n=%d: entry (%d, %d) is %v, want %v", n, i/n, i%n, got[i], full[i])
+			}
+		}
+	}
+}
+
+// TestUpperFloatsRejects: a negative, huge or truncated dimension is an
+// error, not a panic or a large allocation.
+func TestUpperFloatsRejects(t *testing.T) {
+	for _, n := range []int{-1, 3, 1 << 31, math.MaxInt, math.MinInt} {
+		w := NewWriter("tag", 1)
+		w.Int(n)
+		w.Floats([]float64{1, 2, 3}) // 4 words: fewer than 3·4/2 + … values
+		r, err := NewReader(w.Finish(), "tag", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, v := r.UpperFloats(); !errors.Is(r.Err(), ErrCorrupt) || v != nil {
+			t.Errorf("dimension %d: err %v, %d values", n, r.Err(), len(v))
 		}
 	}
 }

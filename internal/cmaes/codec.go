@@ -25,11 +25,21 @@ import (
 //   - Version 3 (versionNumerics): the numerics version (Config.Numerics)
 //     after it. A state of version 1 or 2 decodes with NumericsDsyev, the
 //     eigendecomposition every ES had before, so it continues bit for bit.
+//   - Version 4 (versionPacked): the same fields, smaller. C is written as
+//     its upper triangle, n(n+1)/2 values instead of n² (binenc's
+//     UpperFloats); so is a Step's C. A Step no longer carries C_μ, which
+//     its points, order, mean, σ and the weights of its (n, λ) determine:
+//     the decoder recomputes it with the update's own code (cMuInto), bit
+//     for bit. A flag before it keeps C_μ written for a Step where that
+//     recomputation would differ (one not made by an update), so that every
+//     Step still decodes as it was. Versions 1 to 3 wrote both matrices in
+//     full and decode as before.
 const (
 	stateMagic      = "selfcma/cmaes"
-	stateVersion    = 3
+	stateVersion    = 4
 	versionInject   = 2
 	versionNumerics = 3
+	versionPacked   = 4
 	// EncodingVersion is the version MarshalTo writes, for a wrapping
 	// encoding to record and hand back to UnmarshalFromVersion.
 	EncodingVersion = stateVersion
@@ -56,7 +66,7 @@ func (e *ES) AppendBinary(dst []byte) ([]byte, error) {
 func (e *ES) EncodedSize() int {
 	n, l := e.p.N, e.p.Lambda
 	k := len(e.injQueue) + len(e.batchInj)
-	return 8*(3*n*n+l*n+8*n+len(e.funHist)+2*len(e.stagBest)+len(e.flatGens)+k*(n+2)) + 1024
+	return 8*(n*(n+1)/2+n*n+l*n+8*n+len(e.funHist)+2*len(e.stagBest)+len(e.flatGens)+k*(n+2)) + 1024
 }
 
 func (e *ES) encode(w *binenc.Writer) {
@@ -96,7 +106,7 @@ func (e *ES) encode(w *binenc.Writer) {
 	w.Float(e.hyp.Cc)
 	w.Floats(e.mean)
 	w.Float(e.sigma)
-	writeSym(w, e.c)
+	writeUpper(w, e.c) // version 4 (versionPacked): the upper triangle
 	w.Floats(e.b.RawMatrix().Data)
 	w.Floats(e.d)
 	w.Floats(e.pSigma)
@@ -196,11 +206,37 @@ func decodeReasons(r *binenc.Reader) []StopReason {
 // the encoding mirrors a symmetric matrix bit for bit.
 func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
-// writeSym writes the full n×n row-major data of a symmetric matrix, the
-// lower half mirrored from the upper one that SymDense keeps.
-func writeSym(w *binenc.Writer, c *mat.SymDense) {
+// writeUpper writes the upper triangle of a symmetric matrix, the one
+// SymDense keeps (version 4, versionPacked).
+func writeUpper(w *binenc.Writer, c *mat.SymDense) {
 	r := c.RawSymmetric()
-	w.SymFloats(r.N, r.Stride, r.Data)
+	w.UpperFloats(r.N, r.Stride, r.Data)
+}
+
+// readSym reads a symmetric matrix written by a state of the given version:
+// its full n×n data, both triangles set. Versions 1 to 3 wrote all n²
+// values, which must be symmetric bit for bit; version 4 its upper
+// triangle.
+func readSym(r *binenc.Reader, version uint32) []float64 {
+	if version >= versionPacked {
+		_, data := r.UpperFloats()
+		return data
+	}
+	data := r.Floats()
+	n := int(math.Sqrt(float64(len(data))))
+	if r.Err() != nil || n*n != len(data) {
+		r.Fail("matrix of %d values is not square", len(data))
+		return nil
+	}
+	for i := range n {
+		for j := range i {
+			if !sameBits(data[i*n+j], data[j*n+i]) {
+				r.Fail("matrix not symmetric")
+				return nil
+			}
+		}
+	}
+	return data
 }
 
 // Unmarshal decodes a state written by MarshalBinary. A corrupted, truncated
@@ -278,7 +314,7 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 	e.hyp = Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
 	e.mean = r.Floats()
 	e.sigma = r.Float()
-	cData, bData := r.Floats(), r.Floats()
+	cData, bData := readSym(r, version), r.Floats()
 	e.d, e.pSigma, e.pc = r.Floats(), r.Floats(), r.Floats()
 	e.t, e.generation, e.evaluations, e.run = r.Int(), r.Int(), r.Int(), r.Int()
 	k := r.Int()
@@ -332,13 +368,6 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 		!(e.sigma > 0), e.t < 0, e.generation < 0, e.evaluations < 0, e.run < 0, e.failedGens < 0:
 		return nil, fmt.Errorf("inconsistent lengths or counters: %w", binenc.ErrCorrupt)
 	}
-	for i := range n {
-		for j := range n {
-			if !sameBits(cData[i*n+j], cData[j*n+i]) {
-				return nil, fmt.Errorf("C not symmetric: %w", binenc.ErrCorrupt)
-			}
-		}
-	}
 	e.c = mat.NewSymDense(n, cData)
 	e.b = mat.NewDense(n, n, bData)
 	e.arx = mat.NewDense(lambda, n, arx)
@@ -365,19 +394,26 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 	return e, nil
 }
 
-// EncodedSize is about the number of bytes MarshalTo writes.
+// EncodedSize is about the number of bytes MarshalTo writes (C_μ not
+// written, as for every Step an update made).
 func (s *Step) EncodedSize() int {
 	l, n := s.X.Dims()
-	return 8*(2*n*n+l*n+4*n+2*l) + 256
+	return 8*(n*(n+1)/2+l*n+4*n+2*l) + 256
 }
 
-// MarshalTo appends the Step to w (selfcma persists the step it replays).
+// MarshalTo appends the Step to w (selfcma persists the step it replays),
+// in the layout of version 4 (versionPacked): C as its upper triangle, and
+// C_μ only if cMuInto would not recompute it bit for bit.
 func (s *Step) MarshalTo(w *binenc.Writer) {
-	writeSym(w, s.C)
+	writeUpper(w, s.C)
 	w.Floats(s.PC)
 	w.Floats(s.Yw)
 	w.Float(s.HSigma)
-	writeSym(w, s.CMu)
+	keep := !sameSymBits(s.CMu, s.recomputeCMu())
+	w.Bool(keep)
+	if keep {
+		writeUpper(w, s.CMu)
+	}
 	w.Float(s.MuW)
 	w.Float(s.Hyper.C1)
 	w.Float(s.Hyper.CMu)
@@ -391,10 +427,59 @@ func (s *Step) MarshalTo(w *binenc.Writer) {
 	w.Ints(s.Order)
 }
 
+// recomputeCMu returns C_μ computed from the Step's points, order, mean
+// and σ with the weights of its dimension and λ, as the update computed
+// it (Algorithm 1, line 12), or nil if the Step's sizes do not allow it.
+func (s *Step) recomputeCMu() *mat.SymDense {
+	l, n := s.X.Dims()
+	p, err := NewParams(n, l)
+	if err != nil || len(s.Mean) != n || len(s.Order) != l {
+		return nil
+	}
+	cmu := mat.NewSymDense(n, nil)
+	cMuInto(cmu, mat.NewDense(n, p.Mu, nil), s.X, s.Order, s.Mean, s.Sigma, p.Weights)
+	return cmu
+}
+
+// sameSymBits reports whether a and b have the same upper triangle, bit for
+// bit.
+func sameSymBits(a, b *mat.SymDense) bool {
+	if a == nil || b == nil || a.SymmetricDim() != b.SymmetricDim() {
+		return false
+	}
+	ra, rb := a.RawSymmetric(), b.RawSymmetric()
+	for i := range ra.N {
+		for j := i; j < ra.N; j++ {
+			if !sameBits(ra.Data[i*ra.Stride+j], rb.Data[i*rb.Stride+j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // UnmarshalStep decodes a Step written by MarshalTo, checking that its
 // sizes agree with each other.
-func UnmarshalStep(r *binenc.Reader) (*Step, error) {
-	c, pc, yw, hs, cmu := r.Floats(), r.Floats(), r.Floats(), r.Float(), r.Floats()
+func UnmarshalStep(r *binenc.Reader) (*Step, error) { return UnmarshalStepVersion(r, stateVersion) }
+
+// UnmarshalStepVersion decodes a Step written by MarshalTo in a state whose
+// cmaes EncodingVersion was version (1 to EncodingVersion). A Step of
+// version 4 without C_μ gets it recomputed (recomputeCMu); one that carries
+// a C_μ that the recomputation gives too is refused, as MarshalTo never
+// writes it, so that every Step decoded encodes back to the same bytes.
+func UnmarshalStepVersion(r *binenc.Reader, version uint32) (*Step, error) {
+	if version < 1 || version > stateVersion {
+		return nil, fmt.Errorf("cmaes: step encoding version %d, want 1 to %d: %w", version, stateVersion, binenc.ErrCorrupt)
+	}
+	c, pc, yw, hs := readSym(r, version), r.Floats(), r.Floats(), r.Float()
+	keep := true
+	if version >= versionPacked {
+		keep = r.Bool()
+	}
+	var cmu []float64
+	if keep {
+		cmu = readSym(r, version)
+	}
 	muw := r.Float()
 	h := Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
 	sigma, ps, mean := r.Float(), r.Floats(), r.Floats()
@@ -403,7 +488,7 @@ func UnmarshalStep(r *binenc.Reader) (*Step, error) {
 		return nil, err
 	}
 	n := len(pc)
-	if n < 1 || len(c) != n*n || len(cmu) != n*n || len(yw) != n || len(ps) != n || len(mean) != n ||
+	if n < 1 || len(c) != n*n || keep && len(cmu) != n*n || len(yw) != n || len(ps) != n || len(mean) != n ||
 		l < 2 || len(x) != l*n || len(order) != l {
 		return nil, fmt.Errorf("step sizes inconsistent: %w", binenc.ErrCorrupt)
 	}
@@ -414,15 +499,22 @@ func UnmarshalStep(r *binenc.Reader) (*Step, error) {
 		}
 		seen[k] = true
 	}
-	for i := range n {
-		for j := range n {
-			if !sameBits(c[i*n+j], c[j*n+i]) || !sameBits(cmu[i*n+j], cmu[j*n+i]) {
-				return nil, fmt.Errorf("step matrices not symmetric: %w", binenc.ErrCorrupt)
-			}
-		}
-	}
-	return &Step{
-		C: mat.NewSymDense(n, c), PC: pc, Yw: yw, HSigma: hs, CMu: mat.NewSymDense(n, cmu), MuW: muw,
+	s := &Step{
+		C: mat.NewSymDense(n, c), PC: pc, Yw: yw, HSigma: hs, MuW: muw,
 		Hyper: h, Sigma: sigma, PSigma: ps, Mean: mean, X: mat.NewDense(l, n, x), Order: order,
-	}, nil
+	}
+	if keep {
+		s.CMu = mat.NewSymDense(n, cmu)
+	}
+	if version < versionPacked {
+		return s, nil
+	}
+	recomputed := s.recomputeCMu()
+	switch {
+	case !keep:
+		s.CMu = recomputed
+	case sameSymBits(s.CMu, recomputed):
+		return nil, fmt.Errorf("step carries the C_μ its points give: %w", binenc.ErrCorrupt)
+	}
+	return s, nil
 }

@@ -472,17 +472,8 @@ func (e *ES) update(order []int) bool {
 		st.HSigma = 1
 	}
 
-	// Line 12: C_μ = Σ w_i y_i y_iᵀ, y_i = (x_{i:λ} − m)/σ, formed as
-	// Yᵀ Y with the columns of Y scaled by √w_i.
-	ym := e.scratch.ymu.RawMatrix()
-	for i, w := range p.Weights {
-		xr := x.Data[order[i]*x.Stride : order[i]*x.Stride+n]
-		sw := math.Sqrt(w)
-		for j := range n {
-			ym.Data[j*ym.Stride+i] = sw * (xr[j] - e.mean[j]) / e.sigma
-		}
-	}
-	st.CMu.SymOuterK(1, e.scratch.ymu)
+	// Line 12: C_μ = Σ w_i y_i y_iᵀ, y_i = (x_{i:λ} − m)/σ.
+	cMuInto(st.CMu, e.scratch.ymu, xm, order, e.mean, e.sigma, p.Weights)
 
 	// Lines 11 and 13: p_c and C, through the same code as a replay.
 	pcNew := e.scratch.vec2

@@ -121,11 +121,9 @@ func TestFailedGenerationsSurviveMarshal(t *testing.T) {
 func asVersion1(tb testing.TB, blob []byte) []byte {
 	tb.Helper()
 	const tail = 4*8 + 8 // MaxFailedGenerations, the count, two empty lists; the numerics
-	body := bytes.Clone(blob[:len(blob)-4])
+	v3 := asVersion3(tb, blob)
+	body := bytes.Clone(v3[:len(v3)-4])
 	at := 8 + len(stateMagic)
-	if binary.LittleEndian.Uint32(body[at:]) != stateVersion {
-		tb.Fatalf("not a version-%d blob", stateVersion)
-	}
 	block := body[len(body)-tail:]
 	for _, b := range block[:4*8] {
 		if b != 0 {
@@ -137,6 +135,57 @@ func asVersion1(tb testing.TB, blob []byte) []byte {
 	}
 	binary.LittleEndian.PutUint32(body[at:], 1)
 	return binenc.Reseal(append(body[:len(body)-tail], 0, 0, 0, 0))
+}
+
+// asVersion3 turns a blob of the current version (4) into the version-3
+// blob of the same state: C written in full, n² values, rather than as its
+// upper triangle.
+func asVersion3(tb testing.TB, blob []byte) []byte {
+	tb.Helper()
+	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// Skip to C, field by field as encode writes them.
+	r.Floats()
+	r.Float()
+	r.Int()
+	r.Uint64()
+	if r.Bool() {
+		r.Floats()
+		r.Floats()
+	}
+	r.Int()
+	r.Bool()
+	for range 5 {
+		r.Float()
+	}
+	for range 5 {
+		r.Bool()
+	}
+	r.Int()
+	r.Bytes()
+	r.Int()
+	for range 3 {
+		r.Float()
+	}
+	r.Floats()
+	r.Float()
+	body := blob[:len(blob)-4]
+	from := len(body) - r.Remaining()
+	_, c := r.UpperFloats()
+	if r.Err() != nil {
+		tb.Fatal(r.Err())
+	}
+	to := len(body) - r.Remaining()
+	out := append([]byte(nil), body[:from]...)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(c)))
+	for _, v := range c {
+		out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
+	}
+	out = append(out, body[to:]...)
+	binary.LittleEndian.PutUint32(out[8+len(stateMagic):], 3)
+	return binenc.Reseal(append(out, 0, 0, 0, 0))
 }
 
 // A version-1 state decodes with MaxFailedGenerations at its default and

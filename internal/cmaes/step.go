@@ -91,3 +91,21 @@ func (e *ES) LastStep() *Step {
 	}
 	return &e.lastStep
 }
+
+// cMuInto sets cmu to C_μ = Σ_{i≤μ} w_i y_i y_iᵀ, y_i = (x_{i:λ} − m)/σ
+// (Algorithm 1, line 12), formed as Y Yᵀ where column i of the n×μ matrix
+// ym is √w_i y_i. x is λ×n, row k = x_k; order ranks its rows, best first.
+// The update and the decoding of a Step without its C_μ both compute C_μ
+// here, so the decoded C_μ is the update's bit for bit.
+func cMuInto(cmu *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mean []float64, sigma float64, weights []float64) {
+	n := len(mean)
+	xr, yr := x.RawMatrix(), ym.RawMatrix()
+	for i, w := range weights {
+		row := xr.Data[order[i]*xr.Stride : order[i]*xr.Stride+n]
+		sw := math.Sqrt(w)
+		for j := range n {
+			yr.Data[j*yr.Stride+i] = sw * (row[j] - mean[j]) / sigma
+		}
+	}
+	cmu.SymOuterK(1, ym)
+}

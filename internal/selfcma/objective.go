@@ -19,6 +19,7 @@ type workspace struct {
 	v    []float64 // n×λ, column k = x_k − m, then solved in place
 	d    []float64
 	rank []int
+	tr   trsm
 }
 
 func (ws *workspace) size(n, lambda int) {
@@ -39,29 +40,59 @@ func (ws *workspace) size(n, lambda int) {
 // C' comes from the kept C_μ in O(n²) (cmaes.Step.Replay); the distances
 // from a Cholesky factor C' = UᵀU and one triangular solve of the λ×n block,
 // d_k² = ‖U^{−T}(x_k − m^t)‖². σ is not needed: only the ranking counts.
+// The factor and the solve run register-blocked kernels that give the bits
+// of gonum's lapack64.Potrf and blas64.Trsm (cholesky.go, trsm.go): sessions
+// continue bit for bit, and the ranks cannot change.
 func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float64, bool) {
 	lambda, n := cur.X.Dims()
 	ws.size(n, lambda)
 
 	// Algorithm 3, lines 2–3: replay the update t−1 → t with θ.
 	prev.Replay(theta, ws.pc, ws.c)
-	u, ok := lapack64.Potrf(ws.c.RawSymmetric())
+	c := ws.c.RawSymmetric()
+	var ok, packed bool
+	if trsmFast && haveAVX {
+		// lapack64.Potrf's bits (cholesky.go). On a zero in U it gives up
+		// part-way, and gonum factors C' replayed afresh. (Without AVX,
+		// gonum's SSE2 is faster than the Go kernels.)
+		ok, packed = ws.tr.cholesky(c.Data, n, c.Stride, true)
+		if !packed {
+			prev.Replay(theta, ws.pc, ws.c)
+		}
+	}
+	if !packed {
+		_, ok = lapack64.Potrf(c)
+	}
 	if !ok {
 		return 0, false
 	}
+	u := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: c.Stride, Data: c.Data}
 
 	// Line 4: d_k for the points x_k of generation t around m^t. V is n×λ,
 	// column k = x_k − m; solving Uᵀ W = V leaves column k of W =
 	// U^{−T}(x_k − m), whose squared norm is d_k² (rows of length λ keep the
 	// solve's inner loops long for small n).
+	// The transpose goes by 4 points at a time, each read along its row.
 	x := cur.X.RawMatrix()
-	for k := range lambda {
-		row := x.Data[k*x.Stride : k*x.Stride+n]
-		for i := range n {
-			ws.v[i*lambda+k] = row[i] - cur.Mean[i]
+	mean := cur.Mean[:n]
+	k := 0
+	for ; k+4 <= lambda; k += 4 {
+		x0 := x.Data[k*x.Stride : k*x.Stride+n]
+		x1 := x.Data[(k+1)*x.Stride : (k+1)*x.Stride+n]
+		x2 := x.Data[(k+2)*x.Stride : (k+2)*x.Stride+n]
+		x3 := x.Data[(k+3)*x.Stride : (k+3)*x.Stride+n]
+		for i, m := range mean {
+			vi := ws.v[i*lambda+k : i*lambda+k+4]
+			vi[0], vi[1], vi[2], vi[3] = x0[i]-m, x1[i]-m, x2[i]-m, x3[i]-m
 		}
 	}
-	blas64.Trsm(blas.Left, blas.Trans, 1, u, blas64.General{Rows: n, Cols: lambda, Stride: lambda, Data: ws.v})
+	for ; k < lambda; k++ {
+		row := x.Data[k*x.Stride : k*x.Stride+n]
+		for i, m := range mean {
+			ws.v[i*lambda+k] = row[i] - m
+		}
+	}
+	ws.tr.solve(u, ws.v, lambda, packed, true) // blas64.Trsm(Left, Trans, 1, u, V), bit for bit
 	for k := range ws.d {
 		ws.d[k] = 0
 	}

@@ -36,6 +36,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/selfcma/selfcma/internal/binenc"
 	"github.com/selfcma/selfcma/internal/cmaes"
@@ -243,13 +244,16 @@ func (s *ES) auxGeneration(cur *cmaes.Step) error {
 		s.work = append(s.work, &workspace{})
 	}
 	var wg sync.WaitGroup
+	var next atomic.Int64
 	for w := range workers {
 		wg.Add(1)
 		go func(ws *workspace) {
 			defer wg.Done()
 			// Each candidate's value depends on nothing but the candidate, so
-			// the result does not depend on the schedule.
-			for k := w; k < len(U); k += workers {
+			// the result does not depend on the schedule. The candidates are
+			// handed out one at a time: an infeasible one costs nothing, and
+			// a fixed split would leave a worker idle.
+			for k := int(next.Add(1) - 1); k < len(U); k = int(next.Add(1) - 1) {
 				vals[k] = objective(U[k], s.prev, cur, mu, ws)
 			}
 		}(s.work[w])
@@ -305,17 +309,18 @@ func (s *ES) Primary() *cmaes.ES { return s.primary }
 // AuxMean returns the auxiliary's mean u and step size.
 func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma() }
 
-// Encoding. Version v embeds the two CMA-ES in cmaes's encoding
-// esEncoding[v]: 1 in 1; 2 in 2 (injected points, the failed-generation
-// count); 3 in 3 (the numerics version).
+// Encoding. Version v embeds the two CMA-ES and the kept step in cmaes's
+// encoding esEncoding[v]: 1 in 1; 2 in 2 (injected points, the
+// failed-generation count); 3 in 3 (the numerics version); 4 in 4 (C as its
+// upper triangle, the step without its C_μ, which the decoder recomputes).
 const (
 	stateMagic   = "selfcma/selfcma"
-	stateVersion = 3
+	stateVersion = 4
 )
 
 // esEncoding is the cmaes encoding version embedded by each state version
 // (esEncoding[stateVersion] must be cmaes.EncodingVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4}
 
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.
@@ -363,7 +368,7 @@ func Unmarshal(blob []byte) (*ES, error) {
 		return nil, fmt.Errorf("selfcma: decode auxiliary: dimension %d: %w", s.aux.Dim(), binenc.ErrCorrupt)
 	}
 	if s.hasPrev = r.Bool(); s.hasPrev {
-		if s.prev, err = cmaes.UnmarshalStep(r); err != nil {
+		if s.prev, err = cmaes.UnmarshalStepVersion(r, esVersion); err != nil {
 			return nil, fmt.Errorf("selfcma: decode step: %w", err)
 		}
 		if l, n := s.prev.X.Dims(); n != s.primary.Dim() || l != s.primary.Params().Lambda {

@@ -115,6 +115,20 @@ func (c *cache) evict() {
 // version is still its version (one cheap read: another server may have
 // written since), else decoded from the store. e.mu is held.
 func (m *Manager) load(ctx context.Context, e *entry, id string) (*loaded, error) {
+	if ng, ok := m.store.(NewerGetter); ok && e.l != nil {
+		rec, err := ng.GetNewer(ctx, id, e.l.version)
+		switch {
+		case errors.Is(err, ErrNoRecord):
+			e.l = nil
+			return nil, errorf(CodeNotFound, "no session %q", id)
+		case err != nil:
+			return nil, internal("load session", err)
+		case rec.Version == e.l.version:
+			return e.l, nil
+		}
+		e.l = nil // written by another Manager
+		return m.decode(e, rec)
+	}
 	if e.l != nil {
 		v, err := m.store.Version(ctx, id)
 		switch {
@@ -135,6 +149,11 @@ func (m *Manager) load(ctx context.Context, e *entry, id string) (*loaded, error
 	if err != nil {
 		return nil, internal("load session", err)
 	}
+	return m.decode(e, rec)
+}
+
+// decode decodes rec into e.
+func (m *Manager) decode(e *entry, rec Record) (*loaded, error) {
 	l, err := decodeLoaded(rec)
 	if err != nil {
 		return nil, internal("load session", err)

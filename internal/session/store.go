@@ -129,6 +129,17 @@ type Importer interface {
 	Import(ctx context.Context, rec Record, hist []HistoryEntry) error
 }
 
+// NewerGetter is a store that can check a cached version and read the
+// record in one round trip: what a server does on every request that
+// another server's write made stale (several servers, requests spread
+// over them).
+type NewerGetter interface {
+	// GetNewer returns the record of id if its stored version is not
+	// version, and a Record with only ID and Version (Meta and State nil)
+	// if it is; an error wrapping ErrNoRecord if id is not stored.
+	GetNewer(ctx context.Context, id string, version uint64) (Record, error)
+}
+
 // Checker reads the whole store for what a restart could trip on (the
 // server's -check): every problem found, never a panic.
 type Checker interface {

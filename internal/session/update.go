@@ -58,21 +58,28 @@ var stateBufs = sync.Pool{New: func() any { return new([]byte) }}
 // confirms the version as Store.Version would, so a tell on a current cache
 // costs one round trip to the store, not two. An outcome that writes
 // nothing (an error, a retried tell) rests on the cache alone, and a lease
-// is written without a compare-and-swap, so these go ahead only once
-// Store.Version confirms the cache; else the update starts over from the
-// store.
+// is written without a compare-and-swap, so these go ahead only once the
+// store confirms the cache (Store.Version, or NewerGetter.GetNewer, which
+// returns the stored session at once when the cache is stale); else the
+// update starts over from the store.
 func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn change) (*loaded, error) {
 	optimistic := e.l != nil
-	pendingGen := -1 // as last loaded
+	var fresh *loaded // loaded by the check of an optimistic attempt
+	pendingGen := -1  // as last loaded
 	for range maxAttempts {
 		var (
 			l   *loaded
 			err error
 		)
-		if optimistic {
+		switch {
+		case fresh != nil:
+			l, fresh = fresh, nil
+		case optimistic:
 			l = e.l
-		} else if l, err = m.load(ctx, e, id); err != nil {
-			return nil, err
+		default:
+			if l, err = m.load(ctx, e, id); err != nil {
+				return nil, err
+			}
 		}
 		pendingGen = l.opt.Generation()
 		w, err := fn(l)
@@ -80,8 +87,12 @@ func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn chan
 		// they too need the check first.
 		if optimistic && (err != nil || w == nil || w.leases != nil) {
 			optimistic = false
-			if v, verr := m.store.Version(ctx, id); verr != nil || v != l.version {
-				e.l = nil // stale (or gone): load from the store and apply fn again
+			cur, lerr := m.load(ctx, e, id) // e.l is l: l if current
+			if lerr != nil {
+				return nil, lerr
+			}
+			if cur != l {
+				fresh = cur // stale: apply fn again to the stored session
 				continue
 			}
 		}

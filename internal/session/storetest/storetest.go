@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) session.Store) {
 		{"List", testList},
 		{"Delete", testDelete},
 		{"Version", testVersion},
+		{"NewerGetter", testNewerGetter},
 		{"OddIDs", testOddIDs},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"ConcurrentCreates", testConcurrentCreates},
@@ -340,6 +341,30 @@ func testVersion(t *testing.T, st session.Store) {
 	put(t, st, rec("a", 1, "m", ""), nil)
 	if v, err := st.Version(ctx, "a"); err != nil || v != 2 {
 		t.Fatalf("Version = %d %v, want 2", v, err)
+	}
+}
+
+// GetNewer reads nothing but the version while it is the one given, and
+// the whole record once it is not.
+func testNewerGetter(t *testing.T, st session.Store) {
+	ng, ok := st.(session.NewerGetter)
+	if !ok {
+		t.Skip("the store is no session.NewerGetter")
+	}
+	if _, err := ng.GetNewer(ctx, "a", 1); !errors.Is(err, session.ErrNoRecord) {
+		t.Fatalf("GetNewer of an unknown id: %v", err)
+	}
+	put(t, st, rec("a", 0, "m1", "s1"), nil)
+	r, err := ng.GetNewer(ctx, "a", 1)
+	if err != nil || r.ID != "a" || r.Version != 1 || r.Meta != nil || r.State != nil {
+		t.Fatalf("GetNewer at the stored version: %+v %v, want the version alone", r, err)
+	}
+	put(t, st, rec("a", 1, "m2", "s2"), nil)
+	for _, cached := range []uint64{1, 0, 7} {
+		r, err := ng.GetNewer(ctx, "a", cached)
+		if err != nil || r.Version != 2 || string(r.Meta) != "m2" || string(r.State) != "s2" {
+			t.Fatalf("GetNewer with version %d cached: %+v %v, want version 2, m2, s2", cached, r, err)
+		}
 	}
 }
 

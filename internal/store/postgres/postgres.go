@@ -1,10 +1,11 @@
 // Package postgres is the PostgreSQL implementation of session.Store: the
 // store that several servers share. It uses pgx (pgxpool).
 //
-// Tables (schema version 2; migrate.go keeps the versions, in the table
+// Tables (schema version 3; migrate.go keeps the versions, in the table
 // schema_migrations):
 //
-//	sessions          id, version, meta, state (STORAGE EXTERNAL)
+//	sessions          id, version, meta, state (STORAGE EXTERNAL; a row
+//	                  of up to 8 KB stays in line: toast_tuple_target)
 //	history           session, generation, data
 //	idempotency_keys  key, session, data
 //	leases            session, generation, index, worker, expires_at
@@ -23,9 +24,10 @@
 // takes an advisory lock on the session's id (its hash) and a KEY SHARE lock
 // on the session's row (a Delete waits for it, or it for the Delete; a Put
 // does not), and commits with synchronous_commit off: a lease lost in a crash of the database costs an
-// evaluation twice, never a value. PostgreSQL groups the WAL flushes of
-// concurrent commits itself, so, unlike the bbolt store, this one has no
-// group commit of its own.
+// evaluation twice, never a value.
+//
+// The Puts of stored sessions that arrive together are written in one
+// transaction (group.go), as the bbolt store groups its commits.
 package postgres
 
 import (
@@ -50,12 +52,14 @@ import (
 type Store struct {
 	pool     *pgxpool.Pool
 	onCommit func(writes int, took time.Duration)
+	group    *grouper // the Puts of stored sessions (group.go)
 }
 
 var (
-	_ session.Store    = (*Store)(nil)
-	_ session.Importer = (*Store)(nil)
-	_ session.Checker  = (*Store)(nil)
+	_ session.Store       = (*Store)(nil)
+	_ session.Importer    = (*Store)(nil)
+	_ session.Checker     = (*Store)(nil)
+	_ session.NewerGetter = (*Store)(nil)
 )
 
 // Options tune Open.
@@ -64,6 +68,9 @@ type Options struct {
 	// committed, with 1 and the time it took (cmd/server makes metrics of
 	// it, as of the bbolt store's commits).
 	OnCommit func(writes int, took time.Duration)
+	// GroupWriters is the most groups of Puts written at once (group.go);
+	// 0 means DefaultGroupWriters.
+	GroupWriters int
 	// NoMigrate leaves the schema as it is (the server's -check, which
 	// changes nothing): Open fails on a database without the tables, and
 	// Check reports a schema other than SchemaVersion.
@@ -76,6 +83,12 @@ type Options struct {
 // PostgreSQL's default max_connections (100) with room for pg_dump and
 // -check.
 const DefaultMaxConns = 16
+
+// DefaultGroupWriters is the most groups of Puts a Store writes at once,
+// unless Options.GroupWriters says otherwise: a quarter of the pool, so
+// that Gets, claims and creates find connections while the Puts of many
+// sessions queue into a few transactions.
+const DefaultGroupWriters = DefaultMaxConns / 4
 
 // IsURL reports whether db names a PostgreSQL database rather than a file.
 func IsURL(db string) bool {
@@ -113,7 +126,15 @@ func Open(ctx context.Context, url string, opt *Options) (*Store, error) {
 			return nil, fmt.Errorf("postgres: migrate: %w", err)
 		}
 	}
-	return &Store{pool: pool, onCommit: opt.OnCommit}, nil
+	writers := opt.GroupWriters
+	if writers <= 0 {
+		writers = DefaultGroupWriters
+	}
+	return &Store{
+		pool:     pool,
+		onCommit: opt.OnCommit,
+		group:    &grouper{pool: pool, writers: writers, onCommit: opt.OnCommit},
+	}, nil
 }
 
 // Close closes the pool's connections, after the queries under way.
@@ -146,6 +167,22 @@ func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 		return 0, fmt.Errorf("postgres: version of %s: %w", id, err)
 	}
 	return v, nil
+}
+
+// GetNewer implements session.NewerGetter: the version, and the meta and
+// state only if the version is not the one cached.
+func (s *Store) GetNewer(ctx context.Context, id string, version uint64) (session.Record, error) {
+	r := session.Record{ID: id}
+	err := s.pool.QueryRow(ctx, `SELECT version,
+		CASE WHEN version <> $2 THEN meta END, CASE WHEN version <> $2 THEN state END
+		FROM sessions WHERE id = $1`, []byte(id), int64(version)).Scan(&r.Version, &r.Meta, &r.State)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return session.Record{}, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
+	}
+	if err != nil {
+		return session.Record{}, fmt.Errorf("postgres: get %s: %w", id, err)
+	}
+	return r, nil
 }
 
 // List implements session.Store.
@@ -248,10 +285,15 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 			kd = []byte{}
 		}
 		err = s.pool.QueryRow(ctx, putNew, []byte(rec.ID), meta, rec.State, key, kd, g, data).Scan(&n)
+		if err == nil && n > 0 && s.onCommit != nil {
+			s.onCommit(1, time.Since(start))
+		}
 	case rec.State == nil:
-		err = s.pool.QueryRow(ctx, putMeta, []byte(rec.ID), int64(rec.Version), meta, g, data).Scan(&n)
+		n, err = s.group.put(ctx, &groupPut{id: rec.ID, sql: putMeta,
+			args: []any{[]byte(rec.ID), int64(rec.Version), meta, g, data}})
 	default:
-		err = s.pool.QueryRow(ctx, putState, []byte(rec.ID), int64(rec.Version), meta, rec.State, g, data).Scan(&n)
+		n, err = s.group.put(ctx, &groupPut{id: rec.ID, sql: putState,
+			args: []any{[]byte(rec.ID), int64(rec.Version), meta, rec.State, g, data}})
 	}
 	if err != nil {
 		var pe *pgconn.PgError
@@ -262,9 +304,6 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 	}
 	if n == 0 {
 		return 0, s.conflict(ctx, "put", rec.ID, rec.Version)
-	}
-	if s.onCommit != nil {
-		s.onCommit(1, time.Since(start))
 	}
 	return rec.Version + 1, nil
 }

@@ -1,0 +1,262 @@
+package cmaes
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/binenc"
+	"gonum.org/v1/gonum/mat"
+)
+
+// encodeStep returns the blob of s alone, as selfcma embeds it.
+func encodeStep(s *Step) []byte {
+	w := binenc.NewWriter("step", stateVersion)
+	s.MarshalTo(w)
+	return w.Finish()
+}
+
+func decodeStep(tb testing.TB, blob []byte) *Step {
+	tb.Helper()
+	r, err := binenc.NewReader(blob, "step", stateVersion)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := UnmarshalStep(r)
+	if err == nil {
+		err = r.Done()
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// symBitsDiffer returns the first entry (i ≤ j) where the upper triangles
+// of a and b differ in their bits, or −1, −1.
+func symBitsDiffer(a, b *mat.SymDense) (int, int) {
+	ra, rb := a.RawSymmetric(), b.RawSymmetric()
+	for i := range ra.N {
+		for j := i; j < ra.N; j++ {
+			if math.Float64bits(ra.Data[i*ra.Stride+j]) != math.Float64bits(rb.Data[i*rb.Stride+j]) {
+				return i, j
+			}
+		}
+	}
+	return -1, -1
+}
+
+func sameFloatBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkStepRoundTrip checks that the Step decodes from its encoding with
+// every field equal bit for bit, C_μ recomputed (not written), and that a
+// Step whose C_μ no update made still round-trips, with C_μ written.
+func checkStepRoundTrip(t *testing.T, g int, st *Step) {
+	t.Helper()
+	blob := encodeStep(st)
+	got := decodeStep(t, blob)
+	if i, j := symBitsDiffer(got.CMu, st.CMu); i >= 0 {
+		t.Fatalf("generation %d: decoded C_μ(%d, %d) = %v, the update's %v", g, i, j, got.CMu.At(i, j), st.CMu.At(i, j))
+	}
+	if i, j := symBitsDiffer(got.C, st.C); i >= 0 {
+		t.Fatalf("generation %d: decoded C(%d, %d) differs", g, i, j)
+	}
+	if !sameFloatBits(got.X.RawMatrix().Data, st.X.RawMatrix().Data) || !sameFloatBits(got.PC, st.PC) ||
+		!sameFloatBits(got.Yw, st.Yw) || !sameFloatBits(got.PSigma, st.PSigma) || !sameFloatBits(got.Mean, st.Mean) ||
+		!sameFloatBits([]float64{got.HSigma, got.MuW, got.Sigma}, []float64{st.HSigma, st.MuW, st.Sigma}) ||
+		got.Hyper != st.Hyper || !bytes.Equal(encodeStep(got), blob) {
+		t.Fatalf("generation %d: the decoded step differs", g)
+	}
+	for k := range st.Order {
+		if got.Order[k] != st.Order[k] {
+			t.Fatalf("generation %d: decoded order differs", g)
+		}
+	}
+
+	// The same Step with one bit of C_μ changed: C_μ is written, the blob
+	// is longer by exactly its upper triangle, and it decodes as it was.
+	n := len(st.PC)
+	var odd Step
+	odd.CopyFrom(st)
+	odd.CMu.SetSym(0, n-1, math.Float64frombits(math.Float64bits(odd.CMu.At(0, n-1))^1))
+	oddBlob := encodeStep(&odd)
+	if extra := len(oddBlob) - len(blob); extra != 8+8*n*(n+1)/2 {
+		t.Fatalf("generation %d: a step with its own C_μ takes %d more bytes, want %d", g, extra, 8+8*n*(n+1)/2)
+	}
+	if i, j := symBitsDiffer(decodeStep(t, oddBlob).CMu, odd.CMu); i >= 0 {
+		t.Fatalf("generation %d: a written C_μ decodes differently at (%d, %d)", g, i, j)
+	}
+}
+
+// TestStepEncodingRecomputesCMu checks, on the steps of long runs with
+// failed evaluations, injected points (clipped and not), bounds and IPOP
+// restarts, that a Step encoded without its C_μ decodes with the update's
+// C_μ bit for bit.
+func TestStepEncodingRecomputesCMu(t *testing.T) {
+	n := 6
+	cfgs := map[string]Config{
+		"plain": {X0: uniformX0(2, n), Sigma0: 1, Seed: 21, Lambda: 12},
+		"bounds, ipop": {X0: constVec(n, 1), Sigma0: 1, Seed: 22, Bounds: &Bounds{Lower: constVec(n, -1), Upper: constVec(n, 3)},
+			Restarts: Restarts{IPOP: true, Max: 3}, Termination: Termination{TolX: 0.05}},
+	}
+	for name, cfg := range cfgs {
+		t.Run(name, func(t *testing.T) {
+			e := mustNew(t, cfg)
+			steps, lambdas := 0, map[int]bool{}
+			for g := range 300 {
+				if e.Stopped() != nil {
+					break
+				}
+				if g%3 == 0 {
+					a, b := make([]float64, n), make([]float64, n)
+					for i := range a {
+						a[i] = 2.9 - 0.3*float64((g+i)%7)
+						b[i] = -0.9 + 0.1*float64((g*i)%5)
+					}
+					if err := e.Inject([][]float64{a, b}, g%2 == 0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				X := e.Ask()
+				v := make([]float64, len(X))
+				for k, x := range X {
+					v[k] = rosenbrock(x)
+					if g%7 == 3 && k%3 == 1 {
+						v[k] = math.NaN()
+					}
+				}
+				if _, err := e.Tell(v); err != nil {
+					t.Fatal(err)
+				}
+				if st := e.LastStep(); st != nil {
+					checkStepRoundTrip(t, g, st)
+					steps++
+					lambdas[st.X.RawMatrix().Rows] = true
+				}
+			}
+			if steps < 50 {
+				t.Fatalf("only %d steps checked", steps)
+			}
+			if cfg.Restarts.IPOP && len(lambdas) < 2 {
+				t.Fatalf("steps of λ %v only: no restart tested", lambdas)
+			}
+		})
+	}
+}
+
+// TestUnmarshalStepRejectsWrittenCMu: a step of version 4 that carries the
+// C_μ its points give is not what MarshalTo writes, and is refused (every
+// step decoded encodes back to its bytes).
+func TestUnmarshalStepRejectsWrittenCMu(t *testing.T) {
+	e := mustNew(t, Config{X0: uniformX0(3, 4), Sigma0: 1, Seed: 5})
+	step(t, e, sphere)
+	st := e.LastStep()
+	w := binenc.NewWriter("step", stateVersion)
+	writeUpper(w, st.C)
+	w.Floats(st.PC)
+	w.Floats(st.Yw)
+	w.Float(st.HSigma)
+	w.Bool(true)
+	writeUpper(w, st.CMu)
+	w.Float(st.MuW)
+	w.Float(st.Hyper.C1)
+	w.Float(st.Hyper.CMu)
+	w.Float(st.Hyper.Cc)
+	w.Float(st.Sigma)
+	w.Floats(st.PSigma)
+	w.Floats(st.Mean)
+	w.Int(st.X.RawMatrix().Rows)
+	w.Floats(st.X.RawMatrix().Data)
+	w.Ints(st.Order)
+	r, err := binenc.NewReader(w.Finish(), "step", stateVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UnmarshalStep(r); err == nil {
+		t.Fatal("a step with its recomputable C_μ written decoded")
+	}
+}
+
+// TestEncodingSizes checks the sizes of version 4: C and a step's C take
+// n(n+1)/2 values, B and the pending batch n² and λn, and a version-3 blob
+// of the same state (C in full) decodes to the same state.
+func TestEncodingSizes(t *testing.T) {
+	for _, c := range []struct{ n, lambda int }{{1, 2}, {10, 10}, {40, 8}} {
+		e := mustNew(t, Config{X0: uniformX0(4, c.n), Sigma0: 1, Lambda: c.lambda, Seed: 8})
+		for range 3 {
+			step(t, e, sphere)
+		}
+		blob, _ := e.MarshalBinary()
+		v3 := asVersion3(t, blob)
+		if got, want := len(v3)-len(blob), 8*(c.n*c.n-c.n*(c.n+1)/2); got != want {
+			t.Errorf("n=%d: version 4 saves %d bytes on C, want %d", c.n, got, want)
+		}
+		if size := e.EncodedSize(); size < len(blob) || size > len(blob)+2048 {
+			t.Errorf("n=%d: EncodedSize %d for %d bytes", c.n, size, len(blob))
+		}
+		d, err := Unmarshal(v3)
+		if err != nil {
+			t.Fatalf("n=%d: the version-3 blob: %v", c.n, err)
+		}
+		if again, _ := d.MarshalBinary(); !bytes.Equal(again, blob) {
+			t.Errorf("n=%d: the version-3 blob decodes to another state", c.n)
+		}
+		st := e.LastStep()
+		if st == nil {
+			t.Fatalf("n=%d: no step", c.n)
+		}
+		if size, got := st.EncodedSize(), len(encodeStep(st)); size < got || size > got+512 {
+			t.Errorf("n=%d: step EncodedSize %d for %d bytes", c.n, size, got)
+		}
+	}
+}
+
+// encoding3State is testdata/encoding3-n12.state: written by the code of
+// state version 3 (commit 0e9253e) after 25 generations on the ellipsoid of
+// New(Config{X0: uniformX0(3, 12), Sigma0: 0.5, Lambda: 10, Seed: 13,
+// Bounds: [−4, 5]¹²}), two points injected at generations 1, 6, 11, … (at 1,
+// 11 and 21 with their steps clipped), and one more, constVec(12, −3.5),
+// waiting; encoding3Continuation is continueHash(e, 20) by that same code.
+const encoding3Continuation = "f87926afe0bee8d87ee8311dfc852e62cf5885b6eba6a8319dd59c52d77eae5f"
+
+// TestUpgradeEncoding3 checks that a state of version 3 (C in full)
+// continues bit for bit as the code that wrote it did, also after it is
+// encoded again in version 4.
+func TestUpgradeEncoding3(t *testing.T) {
+	blob, err := os.ReadFile("testdata/encoding3-n12.state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 3 {
+		t.Fatalf("the fixture has version %d (%v), want 3", v, err)
+	}
+	e, err := Unmarshal(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := e.MarshalBinary()
+	if len(again) >= len(blob) {
+		t.Errorf("re-encoded in version 4: %d bytes, version 3 took %d", len(again), len(blob))
+	}
+	if got := continueHash(t, e, 20); got != encoding3Continuation {
+		t.Fatalf("continuation %s, the old code's %s", got, encoding3Continuation)
+	}
+	e2, err := Unmarshal(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := continueHash(t, e2, 20); got != encoding3Continuation {
+		t.Fatalf("re-encoded continuation %s, want %s", got, encoding3Continuation)
+	}
+}

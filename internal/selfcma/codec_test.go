@@ -1,0 +1,188 @@
+package selfcma
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/binenc"
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"gonum.org/v1/gonum/mat"
+)
+
+// sameUpperBits reports whether a and b have the same upper triangle, bit
+// for bit.
+func sameUpperBits(a, b *mat.SymDense) bool {
+	ra, rb := a.RawSymmetric(), b.RawSymmetric()
+	if ra.N != rb.N {
+		return false
+	}
+	for i := range ra.N {
+		for j := i; j < ra.N; j++ {
+			if math.Float64bits(ra.Data[i*ra.Stride+j]) != math.Float64bits(rb.Data[i*rb.Stride+j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestKeptStepDecodesWithItsCMu checks, after every generation of runs with
+// injected points, bounds, failed evaluations and IPOP restarts, that the
+// decoded state's kept step has the C_μ and C of the original bit for bit,
+// though its C_μ is not in the blob (the blob is smaller than with it by
+// its upper triangle).
+func TestKeptStepDecodesWithItsCMu(t *testing.T) {
+	n := 5
+	cfgs := map[string]Config{
+		"default": {CMA: cmaes.Config{X0: uniformX0(7, n), Sigma0: 1, Lambda: 16, Seed: 31}},
+		"uniform, ipop, bounds": {Init: InitUniform, CMA: cmaes.Config{X0: make([]float64, n), Sigma0: 1, Seed: 32, Lambda: 8,
+			Bounds:   &cmaes.Bounds{Lower: []float64{-2, -2, -2, -2, -2}, Upper: []float64{3, 3, 3, 3, 3}},
+			Restarts: cmaes.Restarts{IPOP: true, Max: 3}, Termination: cmaes.Termination{TolX: 0.05}}},
+	}
+	for name, cfg := range cfgs {
+		t.Run(name, func(t *testing.T) {
+			s := mustNew(t, cfg)
+			checked, lambdas := 0, map[int]bool{}
+			for g := range 250 {
+				if s.Stopped() != nil {
+					break
+				}
+				if g%4 == 1 {
+					a := []float64{2.5, -1.5, 0.1 * float64(g%9), 2.9, -1.9}
+					if err := s.Inject([][]float64{a}, g%8 == 1); err != nil {
+						t.Fatal(err)
+					}
+				}
+				X := s.Ask()
+				v := make([]float64, len(X))
+				for k, x := range X {
+					v[k] = rosenbrock(x)
+					if g%9 == 4 && k == 2 {
+						v[k] = math.NaN()
+					}
+				}
+				if _, err := s.Tell(v); err != nil {
+					t.Fatal(err)
+				}
+				blob, _ := s.MarshalBinary()
+				d, err := Unmarshal(blob)
+				if err != nil {
+					t.Fatalf("generation %d: %v", g, err)
+				}
+				if d.hasPrev != s.hasPrev {
+					t.Fatalf("generation %d: hasPrev %v, want %v", g, d.hasPrev, s.hasPrev)
+				}
+				if !s.hasPrev {
+					continue
+				}
+				if !sameUpperBits(d.prev.CMu, s.prev.CMu) || !sameUpperBits(d.prev.C, s.prev.C) {
+					t.Fatalf("generation %d: the decoded step's C_μ or C differs from the update's", g)
+				}
+				// With a C_μ that no update made, the step writes it.
+				var odd cmaes.Step
+				odd.CopyFrom(s.prev)
+				odd.CMu.SetSym(0, 0, math.Nextafter(odd.CMu.At(0, 0), 2))
+				orig := s.prev
+				s.prev = &odd
+				oddBlob, _ := s.MarshalBinary()
+				s.prev = orig
+				if got, want := len(oddBlob)-len(blob), 8+8*n*(n+1)/2; got != want {
+					t.Fatalf("generation %d: the step's C_μ would take %d bytes, want %d", g, got, want)
+				}
+				do, err := Unmarshal(oddBlob)
+				if err != nil {
+					t.Fatalf("generation %d: the state with a written C_μ: %v", g, err)
+				}
+				if again, _ := do.MarshalBinary(); !sameUpperBits(do.prev.CMu, odd.CMu) || !bytes.Equal(again, oddBlob) {
+					t.Fatalf("generation %d: a written C_μ does not decode as it was", g)
+				}
+				checked++
+				lambdas[s.prev.X.RawMatrix().Rows] = true
+			}
+			if checked < 40 {
+				t.Fatalf("only %d kept steps checked", checked)
+			}
+			if cfg.CMA.Restarts.IPOP && len(lambdas) < 2 {
+				t.Fatalf("kept steps of λ %v only: no restart tested", lambdas)
+			}
+		})
+	}
+}
+
+// encoding3Continuation is continueHash(s, 6) by the code of state version
+// 3 (commit 0e9253e) from testdata/encoding3-n8.state, which that code
+// wrote after 12 generations on the ellipsoid of New(Config{CMA:
+// cmaes.Config{X0: uniformX0(3, 8), Sigma0: 0.5, Lambda: 16, Seed: 17,
+// Bounds: [−4, 5]⁸}}), two points injected at generations 1, 5 and 9 (at 1
+// and 9 with their steps clipped) and one more waiting.
+const encoding3Continuation = "bdd4fc40f91f634dbc4d2f0e32801b8cf14596c1f8eeadfee82f9d957fdb0665"
+
+// TestUpgradeEncoding3 checks that a self-CMA-ES of state version 3 (its
+// kept step with C_μ written) continues bit for bit as the code that wrote
+// it did, also after it is encoded again in version 4, where the C_μ of
+// the kept step is recomputed.
+func TestUpgradeEncoding3(t *testing.T) {
+	blob, err := os.ReadFile("testdata/encoding3-n8.state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 3 {
+		t.Fatalf("the fixture has version %d (%v), want 3", v, err)
+	}
+	s, err := Unmarshal(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.hasPrev {
+		t.Fatal("the fixture keeps no step")
+	}
+	again, _ := s.MarshalBinary()
+	s2, err := Unmarshal(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The C_μ the version-3 blob carried is the one version 4 recomputes.
+	if !sameUpperBits(s2.prev.CMu, s.prev.CMu) {
+		t.Fatal("the recomputed C_μ differs from the one the version-3 state carried")
+	}
+	n := s.Dim()
+	if saved, least := len(blob)-len(again), 8*(n*(n+1)/2+n*n); saved < least {
+		t.Errorf("version 4 saves %d bytes, want at least %d", saved, least)
+	}
+	if got := continueHash(t, s, 6); got != encoding3Continuation {
+		t.Fatalf("continuation %s, the old code's %s", got, encoding3Continuation)
+	}
+	if got := continueHash(t, s2, 6); got != encoding3Continuation {
+		t.Fatalf("re-encoded continuation %s, want %s", got, encoding3Continuation)
+	}
+}
+
+// BenchmarkMarshal times the encoding and the decoding of a self-CMA-ES
+// with a kept step (the step's C_μ recomputed by both).
+func BenchmarkMarshal(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		s := mustNew(b, Config{CMA: cmaes.Config{X0: uniformX0(1, n), Sigma0: 1, Lambda: 100, Seed: 1}})
+		for range 3 {
+			step(b, s, rosenbrock)
+		}
+		blob, _ := s.MarshalBinary()
+		b.Run(fmt.Sprintf("encode/n=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(blob)))
+			var buf []byte
+			for b.Loop() {
+				buf, _ = s.AppendBinary(buf[:0])
+			}
+		})
+		b.Run(fmt.Sprintf("decode/n=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(blob)))
+			for b.Loop() {
+				if _, err := Unmarshal(blob); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
