@@ -78,7 +78,7 @@ func BenchmarkGenerationNumerics(b *testing.B) {
 		if c.lambda != 100 {
 			continue
 		}
-		for _, v := range []int{NumericsDsyev, NumericsBlocked} {
+		for _, v := range []int{NumericsDsyev, NumericsBlocked, NumericsDC} {
 			b.Run(fmt.Sprintf("%v/numerics=%d", c, v), func(b *testing.B) {
 				e, next := benchESNumerics(b, c, v)
 				b.ReportAllocs()

@@ -148,6 +148,7 @@ type scratch struct {
 	eigVecs *mat.Dense // n×n: the eigendecomposition's input and output
 	eigVals []float64  // eigenvalues of the last decomposition, ascending
 	eig     symeig.Workspace
+	prod    symeig.Product // the sampling product from NumericsDC on
 	vec     []float64
 	vec2    []float64
 	sorted  []float64
@@ -260,9 +261,16 @@ func (e *ES) drawBatch() {
 			row[i] = e.rnd.NormFloat64() * e.d[i]
 		}
 	}
-	// Row k of Y is (B D z_k)ᵀ = (D z_k)ᵀ Bᵀ.
-	e.scratch.y.Mul(e.scratch.z, e.b.T())
+	// Row k of Y is (B D z_k)ᵀ = (D z_k)ᵀ Bᵀ. From NumericsDC on, by the
+	// numerics version's own product (its summation order is part of the
+	// version).
 	y, x := e.scratch.y.RawMatrix(), e.arx.RawMatrix()
+	if e.cfg.Numerics >= NumericsDC {
+		b := e.b.RawMatrix()
+		e.scratch.prod.MulTransB(l, n, n, z.Data, z.Stride, b.Data, b.Stride, y.Data, y.Stride)
+	} else {
+		e.scratch.y.Mul(e.scratch.z, e.b.T())
+	}
 	for k := range l {
 		yr, xr := y.Data[k*y.Stride:k*y.Stride+n], x.Data[k*x.Stride:k*x.Stride+n]
 		for i := range xr {

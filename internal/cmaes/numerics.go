@@ -17,8 +17,16 @@ const (
 	// NumericsBlocked is the same algorithm with a faster tridiagonal
 	// reduction (internal/symeig.FactorizeBlocked); other rounding.
 	NumericsBlocked = symeig.Blocked
+	// NumericsDC is the blocked reduction (faster kernels) followed, above
+	// n = 96, by divide and conquer on the tridiagonal matrix and the
+	// back-transformation as matrix products, as LAPACK's dsyevd
+	// (internal/symeig.FactorizeDivideConquer); the decomposition rounds as
+	// NumericsBlocked's up to n = 32, differently above. The sampling product B D z (Algorithm 1, line 4)
+	// is symeig.Product's from this version on, also a summation order of
+	// its own, so the points differ from NumericsBlocked's at every n.
+	NumericsDC = symeig.DivideConquer
 	// NumericsLatest is what Config.Numerics = 0 selects.
-	NumericsLatest = NumericsBlocked
+	NumericsLatest = NumericsDC
 )
 
 // Numerics returns the numerics version of the ES (never 0).
@@ -27,8 +35,8 @@ func (e *ES) Numerics() int { return e.cfg.Numerics }
 // validNumerics checks Config.Numerics: 0 (the latest) or a known version.
 func validNumerics(v int) error {
 	switch v {
-	case 0, NumericsDsyev, NumericsBlocked:
+	case 0, NumericsDsyev, NumericsBlocked, NumericsDC:
 		return nil
 	}
-	return fmt.Errorf("cmaes: numerics version %d, want 0 (latest), %d or %d", v, NumericsDsyev, NumericsBlocked)
+	return fmt.Errorf("cmaes: numerics version %d, want 0 (latest), %d, %d or %d", v, NumericsDsyev, NumericsBlocked, NumericsDC)
 }

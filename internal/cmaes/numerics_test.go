@@ -81,9 +81,57 @@ func TestUpgradeKeepsNumerics1(t *testing.T) {
 	}
 }
 
+// numerics2State is testdata/numerics2-n40.state: written by the code of
+// commit 0e9253e (numerics version 2 the latest) after 30 generations of
+// New(Config{X0: uniformX0(3, 40), Sigma0: 0.5, Lambda: 10, Seed: 7}) on
+// the ellipsoid; numerics2Continuation is continueHash(e, 20) by that same
+// code.
+const numerics2Continuation = "2f7da3300e58b293bf63ca321da51c1376ba2951f3d0f0e339c86a4ab001bf6c"
+
+// TestUpgradeKeepsNumerics2 checks that an ES of numerics version 2,
+// written before version 3 existed, decodes with NumericsBlocked and
+// continues bit for bit as the old code did, also through an encoding by
+// the new code, and that the latest numerics would have sampled other
+// points (n = 40 is above the order where versions 2 and 3 agree).
+func TestUpgradeKeepsNumerics2(t *testing.T) {
+	blob, err := os.ReadFile("testdata/numerics2-n40.state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Unmarshal(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Numerics() != NumericsBlocked {
+		t.Fatalf("numerics %d, want %d", e.Numerics(), NumericsBlocked)
+	}
+	again, err := e.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := continueHash(t, e, 20); got != numerics2Continuation {
+		t.Fatalf("continuation %s, the old code's %s", got, numerics2Continuation)
+	}
+	e2, err := Unmarshal(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e2.Numerics() != NumericsBlocked {
+		t.Fatalf("re-encoded: numerics %d", e2.Numerics())
+	}
+	if got := continueHash(t, e2, 20); got != numerics2Continuation {
+		t.Fatalf("re-encoded continuation %s, want %s", got, numerics2Continuation)
+	}
+	e3, _ := Unmarshal(blob)
+	e3.cfg.Numerics = NumericsLatest
+	if got := continueHash(t, e3, 20); got == numerics2Continuation {
+		t.Fatal("the latest numerics continue the same: the fixture does not tell versions apart")
+	}
+}
+
 func TestNumericsConfig(t *testing.T) {
 	x0 := uniformX0(1, 5)
-	for _, c := range []struct{ in, want int }{{0, NumericsLatest}, {1, 1}, {2, 2}} {
+	for _, c := range []struct{ in, want int }{{0, NumericsLatest}, {1, 1}, {2, 2}, {3, 3}} {
 		e := mustNew(t, Config{X0: x0, Sigma0: 1, Numerics: c.in})
 		if e.Numerics() != c.want || e.Config().Numerics != c.want {
 			t.Errorf("Numerics %d: got %d, want %d", c.in, e.Numerics(), c.want)
@@ -93,7 +141,7 @@ func TestNumericsConfig(t *testing.T) {
 			t.Errorf("Numerics %d after decoding: %v, %v", c.in, d, err)
 		}
 	}
-	for _, v := range []int{-1, 3} {
+	for _, v := range []int{-1, 4} {
 		if _, err := New(Config{X0: x0, Sigma0: 1, Numerics: v}); err == nil {
 			t.Errorf("Numerics %d accepted", v)
 		}
@@ -123,7 +171,7 @@ func TestNumericsDeterministic(t *testing.T) {
 func TestDecodeRejectsNumerics(t *testing.T) {
 	e := mustNew(t, Config{X0: uniformX0(1, 3), Sigma0: 1})
 	blob, _ := e.MarshalBinary()
-	for _, v := range []int64{0, 3, -1} {
+	for _, v := range []int64{0, 4, -1} {
 		bad := append([]byte(nil), blob...)
 		binary.LittleEndian.PutUint64(bad[len(bad)-12:], uint64(v))
 		if _, err := Unmarshal(binenc.Reseal(bad)); err == nil {

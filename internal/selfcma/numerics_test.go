@@ -74,7 +74,7 @@ func TestUpgradeKeepsNumerics1(t *testing.T) {
 // TestNumericsOfAux checks that the auxiliary CMA-ES takes the primary's
 // numerics, also when it restarts with the primary.
 func TestNumericsOfAux(t *testing.T) {
-	for _, v := range []int{0, cmaes.NumericsDsyev, cmaes.NumericsBlocked} {
+	for _, v := range []int{0, cmaes.NumericsDsyev, cmaes.NumericsBlocked, cmaes.NumericsDC} {
 		s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1, Numerics: v,
 			Restarts: cmaes.Restarts{IPOP: true, Max: 1}}})
 		want := v

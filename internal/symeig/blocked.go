@@ -21,6 +21,12 @@ const (
 	// fixed row blocks run in parallel. Same algorithm as Dsyev, different
 	// rounding.
 	Blocked = 2
+	// DivideConquer is version Blocked's reduction (with faster kernels)
+	// followed, above order 96, by LAPACK's divide and conquer (dstedc) on
+	// the tridiagonal matrix and the product of the two orthogonal factors
+	// (FactorizeDivideConquer, dc.go), as dsyevd; up to order 32 it is
+	// version Blocked bit for bit.
+	DivideConquer = 3
 	// Latest is the version of new sessions.
 	Latest = Blocked
 )
@@ -35,13 +41,16 @@ const syr2kBlocks = 8
 const minSyr2kParallel = 96
 
 // FactorizeVersion is Factorize with the numerics of the given version
-// (Dsyev or Blocked); it returns false for an unknown version.
+// (Dsyev, Blocked or DivideConquer); it returns false for an unknown
+// version.
 func (ws *Workspace) FactorizeVersion(version, n int, a []float64, lda int, w []float64) bool {
 	switch version {
 	case Dsyev:
 		return ws.Factorize(n, a, lda, w)
 	case Blocked:
 		return ws.FactorizeBlocked(n, a, lda, w)
+	case DivideConquer:
+		return ws.FactorizeDivideConquer(n, a, lda, w)
 	}
 	return false
 }
@@ -50,13 +59,14 @@ func (ws *Workspace) FactorizeVersion(version, n int, a []float64, lda int, w []
 // tridiagonal reduction of version Blocked. Its result does not depend on
 // GOMAXPROCS (tested).
 func (ws *Workspace) FactorizeBlocked(n int, a []float64, lda int, w []float64) bool {
-	return ws.factorize(n, a, lda, w, true)
+	return ws.factorize(n, a, lda, w, Blocked)
 }
 
-// sytrd is gonum's Dsytrd (upper) with its own latrd and syr2k: it reduces
-// the symmetric matrix in the upper triangle of a to tridiagonal form
-// T = Qᵀ A Q, leaving the reflectors in a as Dorgtr expects them.
-func (ws *Workspace) sytrd(n int, a []float64, lda int, d, e, tau []float64) {
+// sytrd is gonum's Dsytrd (upper) with its own latrd and syr2k (syr2kTiled
+// if tiled): it reduces the symmetric matrix in the upper triangle of a to
+// tridiagonal form T = Qᵀ A Q, leaving the reflectors in a as Dorgtr
+// expects them.
+func (ws *Workspace) sytrd(n int, a []float64, lda int, d, e, tau []float64, tiled bool) {
 	nb := impl.Ilaenv(1, "DSYTRD", "U", n, -1, -1, -1)
 	nx := n
 	if 1 < nb && nb < n {
@@ -73,9 +83,13 @@ func (ws *Workspace) sytrd(n int, a []float64, lda int, d, e, tau []float64) {
 	kk := n - ((n-nx+nb-1)/nb)*nb
 	for i := n - nb; i >= kk; i -= nb {
 		// Reduce columns i..i+nb−1, keeping W for the update.
-		ws.latrd(i+nb, nb, a, lda, e, tau, wk, ldw)
+		ws.latrd(i+nb, nb, a, lda, e, tau, wk, ldw, tiled)
 		// A(0:i, 0:i) −= V Wᵀ + W Vᵀ, V = A(0:i, i:i+nb).
-		ws.syr2k(i, nb, a[i:], lda, wk, ldw, a, lda)
+		if tiled {
+			ws.syr2kTiled(i, nb, a[i:], lda, wk, ldw, a, lda)
+		} else {
+			ws.syr2k(i, nb, a[i:], lda, wk, ldw, a, lda)
+		}
 		for j := i; j < i+nb; j++ {
 			a[(j-1)*lda+j] = e[j-1]
 			d[j] = a[j*lda+j]
@@ -97,8 +111,8 @@ func (ws *Workspace) growBlocked(n, nb int) {
 }
 
 // latrd is gonum's Dlatrd (upper) with the symmetric product on unit-stride
-// copies (symvUpper).
-func (ws *Workspace) latrd(n, nb int, a []float64, lda int, e, tau, w []float64, ldw int) {
+// copies (symvUpper, or symvFused if fused).
+func (ws *Workspace) latrd(n, nb int, a []float64, lda int, e, tau, w []float64, ldw int, fused bool) {
 	bi := blas64.Implementation()
 	for i := n - 1; i >= n-nb; i-- {
 		iw := i - n + nb
@@ -113,7 +127,11 @@ func (ws *Workspace) latrd(n, nb int, a []float64, lda int, e, tau, w []float64,
 			a[(i-1)*lda+i] = 1
 
 			// W(0:i, iw).
-			ws.symvUpper(i, a, lda, a[i:], lda, w[iw:], ldw)
+			if fused {
+				ws.symvFused(i, a, lda, a[i:], lda, w[iw:], ldw)
+			} else {
+				ws.symvUpper(i, a, lda, a[i:], lda, w[iw:], ldw)
+			}
 			if i < n-1 {
 				bi.Dgemv(blas.Trans, i, n-i-1, 1, w[iw+1:], ldw, a[i:], lda, 0, w[(i+1)*ldw+iw:], ldw)
 				bi.Dgemv(blas.NoTrans, i, n-i-1, -1, a[i+1:], lda, w[(i+1)*ldw+iw:], ldw, 1, w[iw:], ldw)

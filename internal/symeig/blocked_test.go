@@ -180,7 +180,7 @@ func TestFactorizeVersion(t *testing.T) {
 	if !ok || sameBits(v2, v1) < 0 {
 		t.Fatal("version Blocked gave dsyev's bits: the test would not see a wrong version")
 	}
-	if _, _, ok := run(3); ok {
-		t.Fatal("unknown version 3 accepted")
+	if _, _, ok := run(4); ok {
+		t.Fatal("unknown version 4 accepted")
 	}
 }

@@ -67,6 +67,8 @@ type Workspace struct {
 	panels     [][]float64 // per rotating goroutine: eight rows, transposed
 	xbuf, ybuf []float64   // FactorizeBlocked: unit-stride x and y of symvUpper
 	vt, wt     []float64   // FactorizeBlocked: transposed panels of syr2k
+	symvY      []float64   // FactorizeDivideConquer: symvFused's partial products
+	dc         dcWork      // FactorizeDivideConquer
 }
 
 // sweep is one call of Dlasr(Right, Variable, dir) in gonum's Dsteqr:
@@ -84,13 +86,15 @@ type sweep struct {
 // iteration does not converge (a and w are then unspecified), as
 // lapack64.Syev does.
 func (ws *Workspace) Factorize(n int, a []float64, lda int, w []float64) bool {
-	return ws.factorize(n, a, lda, w, false)
+	return ws.factorize(n, a, lda, w, Dsyev)
 }
 
 // factorize is dsyev: scale, reduce to tridiagonal form (gonum's Dsytrd, or
-// version Blocked's sytrd when blocked), form Q and iterate (orgtrSteqr),
-// scale back.
-func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, blocked bool) bool {
+// version Blocked's sytrd in later versions, with syr2kTiled and
+// symvFused in version DivideConquer), form Q and iterate
+// (orgtrSteqr) or, in version DivideConquer above order dcMinOrder, divide
+// and conquer and multiply (orgtrStedc), scale back.
+func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, version int) bool {
 	if n == 0 {
 		return true
 	}
@@ -116,12 +120,16 @@ func (ws *Workspace) factorize(n int, a []float64, lda int, w []float64, blocked
 		impl.Dlascl(lapack.UpperTri, 0, 0, 1, sigma, n, n, a, lda)
 	}
 
-	if blocked {
-		ws.sytrd(n, a, lda, w, ws.e, ws.tau)
-	} else {
+	if version == Dsyev {
 		impl.Dsytrd(blas.Upper, n, a, lda, w, ws.e, ws.tau, ws.work, len(ws.work))
+	} else {
+		ws.sytrd(n, a, lda, w, ws.e, ws.tau, version == DivideConquer)
 	}
-	if !ws.orgtrSteqr(n, a, lda, w) {
+	if version == DivideConquer && n > dcMinOrder {
+		if !ws.orgtrStedc(n, a, lda, w) {
+			return false
+		}
+	} else if !ws.orgtrSteqr(n, a, lda, w) {
 		return false
 	}
 	if sigma != 0 {

@@ -1,0 +1,80 @@
+#include "textflag.h"
+
+// func gemm4x8(kc int, ap, bp, c []float64, ldc int, first bool)
+// C(0:4, 0:8) = (first ? 0 : C) + Σ_l ap[4l:4l+4] ⊗ bp[8l:8l+8], each
+// product rounded (VMULPD) and added (VADDPD) in increasing l, as
+// gemmTileGo does it.
+TEXT ·gemm4x8(SB), NOSPLIT, $0-89
+	MOVQ kc+0(FP), CX
+	MOVQ ap_base+8(FP), SI
+	MOVQ bp_base+32(FP), DI
+	MOVQ c_base+56(FP), DX
+	MOVQ ldc+80(FP), R8
+	SHLQ $3, R8
+	LEAQ (DX)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R10)(R8*1), R11
+	MOVBQZX first+88(FP), AX
+	TESTQ AX, AX
+	JNZ gzero
+	VMOVUPD 0(DX), Y0
+	VMOVUPD 32(DX), Y1
+	VMOVUPD 0(R9), Y2
+	VMOVUPD 32(R9), Y3
+	VMOVUPD 0(R10), Y4
+	VMOVUPD 32(R10), Y5
+	VMOVUPD 0(R11), Y6
+	VMOVUPD 32(R11), Y7
+	JMP gloop
+
+gzero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+
+gloop:
+	TESTQ CX, CX
+	JZ gdone
+	VMOVUPD 0(DI), Y8
+	VMOVUPD 32(DI), Y9
+	VBROADCASTSD 0(SI), Y10
+	VBROADCASTSD 8(SI), Y11
+	VBROADCASTSD 16(SI), Y12
+	VBROADCASTSD 24(SI), Y13
+	VMULPD Y8, Y10, Y14
+	VMULPD Y9, Y10, Y15
+	VADDPD Y14, Y0, Y0
+	VADDPD Y15, Y1, Y1
+	VMULPD Y8, Y11, Y14
+	VMULPD Y9, Y11, Y15
+	VADDPD Y14, Y2, Y2
+	VADDPD Y15, Y3, Y3
+	VMULPD Y8, Y12, Y14
+	VMULPD Y9, Y12, Y15
+	VADDPD Y14, Y4, Y4
+	VADDPD Y15, Y5, Y5
+	VMULPD Y8, Y13, Y14
+	VMULPD Y9, Y13, Y15
+	VADDPD Y14, Y6, Y6
+	VADDPD Y15, Y7, Y7
+	ADDQ $32, SI
+	ADDQ $64, DI
+	DECQ CX
+	JMP gloop
+
+gdone:
+	VMOVUPD Y0, 0(DX)
+	VMOVUPD Y1, 32(DX)
+	VMOVUPD Y2, 0(R9)
+	VMOVUPD Y3, 32(R9)
+	VMOVUPD Y4, 0(R10)
+	VMOVUPD Y5, 32(R10)
+	VMOVUPD Y6, 0(R11)
+	VMOVUPD Y7, 32(R11)
+	VZEROUPPER
+	RET
