@@ -226,6 +226,7 @@ func runJob(o options, j job) (runResult, error) {
 		Lambda:      o.lambda,
 		Seed:        esSeed(o.seed, j.Function, j.Dimension, j.Run),
 		Termination: o.termination(j.Dimension, targetF),
+		Numerics:    o.numerics,
 	}
 	if o.ipop {
 		cfg.Restarts = cmaes.Restarts{IPOP: true, Max: maxRestarts}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/selfcma/selfcma/internal/bbob"
+	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/selfcma"
 )
 
@@ -53,6 +54,7 @@ type options struct {
 	ipop         bool
 	noLocalStops bool   // only the target and the budget stop a run (-local-stops=false)
 	init         string // selfcma.InitDefault or selfcma.InitUniform
+	numerics     int    // cmaes.Config.Numerics: 0 = the latest
 	seed         uint64
 	json         bool
 	plots        string // directory, "" = no plots
@@ -78,6 +80,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	localStops := true
 	fs.BoolVar(&localStops, "local-stops", true, "stop a run on the local termination criteria of docs/algorithm.md §1 too (TolFun, TolX, NoEffectAxis, NoEffectCoord, ConditionCov, Stagnation, EqualFunValues, TolUpSigma); false: only the target and the budget stop it")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
+	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, or 0 = the latest")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per run, then one per summary, instead of the table")
 	fs.StringVar(&o.plots, "plots", "", "write one SVG per function and dimension into this directory")
@@ -116,6 +119,8 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 		return options{}, fmt.Errorf("-lambda %d: want 0 or at least 2", o.lambda)
 	case o.runs < 1:
 		return options{}, fmt.Errorf("-runs %d: want at least 1", o.runs)
+	case o.numerics < 0 || o.numerics > cmaes.NumericsLatest:
+		return options{}, fmt.Errorf("-numerics %d: want 0 (the latest) to %d", o.numerics, cmaes.NumericsLatest)
 	case !(o.budget > 0) || math.IsInf(o.budget, 0):
 		return options{}, fmt.Errorf("-budget %v: want a finite value > 0", o.budget)
 	case !(o.target >= 0) || math.IsInf(o.target, 0):
