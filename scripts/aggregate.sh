@@ -85,7 +85,10 @@ measure() {
 	sv0=$(ticks "${servers[@]}")
 	local TIMEFORMAT='load-cpu %U %S'
 	out=$( { time "$tmp/load" -url "$urls" -sessions "$SESSIONS" -dim "$DIM" \
-		-duration "$DURATION" -next ${LOADFLAGS:-}; } 2>&1)
+		-duration "$DURATION" -next ${LOADFLAGS:-}; } 2>&1) || {
+		echo "aggregate: $name: the load exited with $?:" >&2
+		grep -v '^load-cpu' <<<"$out" >&2
+	}
 	pg1=$(ticks $(pg_pids))
 	sv1=$(ticks "${servers[@]}")
 	gens=$(sed -n 's/.*: \([0-9]*\) generations in.*/\1/p' <<<"$out")

@@ -20,7 +20,8 @@ import (
 // are being written wait, and go together: one pipeline of their
 // statements (pgx.Batch), which PostgreSQL runs as one implicit
 // transaction, one commit. A Put that finds nothing under way is written
-// at once, alone, as before: a lone session waits for nobody.
+// at once, alone, as before: a lone session waits for nobody. (A Put of a
+// large state never joins a group: Store.Put writes it at once.)
 //
 // Each statement keeps its compare-and-swap (zero rows: a conflict of that
 // Put only). A statement that fails aborts the whole transaction and

@@ -156,3 +156,29 @@ func TestGroupCommitFallsBackAlone(t *testing.T) {
 		}
 	}
 }
+
+// A Put of a large state does not queue behind a busy writer: it is
+// written at once, on its own connection.
+func TestLargeStateSkipsTheGroup(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, pgtest.DB(t), &Options{GroupWriters: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Put(ctx, session.Record{ID: "big", Meta: []byte("m"), State: []byte("x")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wait := heldWriter(t, st.group, 3*time.Second)
+	defer wait()
+	big := make([]byte, maxGroupedState+1)
+	if _, err := st.Put(ctx, session.Record{ID: "big", Version: 1, Meta: []byte("m"), State: big}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.group.mu.Lock()
+	active, queued := st.group.active, len(st.group.pending)
+	st.group.mu.Unlock()
+	if active != 1 || queued != 0 {
+		t.Errorf("after the large Put: %d writers active, %d Puts queued; want the held writer still busy, none queued", active, queued)
+	}
+}
