@@ -73,3 +73,40 @@ func BenchmarkManagerGenerationStores(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGenerationStores is BenchmarkGeneration (over HTTP, the lean
+// client with tell?next=true: one request per generation, as a client
+// sees it) on bbolt and on PostgreSQL, in one run.
+func BenchmarkGenerationStores(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range []benchCase{
+		{name: "cma-es/n=10", alg: "cma-es", n: 10},
+		{name: "self-cma-es/n=100,lambda=100", alg: "self-cma-es", n: 100, lambda: 100},
+	} {
+		for _, kind := range []string{"bbolt", "postgres"} {
+			b.Run(bc.name+"/store="+kind, func(b *testing.B) {
+				o := serverOpts{sync: true}
+				if kind == "postgres" {
+					ps, err := postgres.Open(ctx, pgtest.DB(b), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { ps.Close() })
+					o.wrapStore = func(session.Store) session.Store { return ps }
+				}
+				ts := newTestServer(b, o)
+				c := dialRaw(b, ts.URL, createBody(b, bc, 1))
+				c.next = true
+				c.newSession()
+				b.ReportAllocs()
+				for b.Loop() {
+					if !c.generation() {
+						b.StopTimer()
+						c.newSession()
+						b.StartTimer()
+					}
+				}
+			})
+		}
+	}
+}
