@@ -1,0 +1,72 @@
+package selfcma
+
+import (
+	"os"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/binenc"
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/testfn"
+)
+
+// testdata/encoding5-n8.state was written by the code that introduced
+// state encoding 5 and numerics version 3, so that later code keeps
+// continuing it bit for bit: 12 generations on the ellipsoid of
+// New(Config{CMA: cmaes.Config{X0: [1 … 1], Sigma0: 0.5, Seed: 17}}) (λ =
+// 100, a kept step, the auxiliary CMA-ES under way). release5Continuation
+// is continueHash(s, 6) by that same code. SELFCMA_WRITE_FIXTURES=1 writes
+// the fixture again and prints its hash: only for a new release's
+// fixture, never to make a changed continuation pass.
+const release5Continuation = "e2d6f3d25cf885113124bbee1a8753f9f4f63e41ed46a31319180ebcbeacf4bb"
+
+const release5Fixture = "testdata/encoding5-n8.state"
+
+func TestRelease5Continues(t *testing.T) {
+	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "1" {
+		x0 := []float64{1, 1, 1, 1, 1, 1, 1, 1}
+		s, err := New(Config{CMA: cmaes.Config{X0: x0, Sigma0: 0.5, Seed: 17}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 12 {
+			X := s.Ask()
+			v := make([]float64, len(X))
+			for k, x := range X {
+				v[k] = testfn.Ellipsoid(x)
+			}
+			if _, err := s.Tell(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		blob, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(release5Fixture, blob, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s2, _ := Unmarshal(blob)
+		t.Logf("wrote %s (%d bytes); continuation %s", release5Fixture, len(blob), continueHash(t, s2, 6))
+		return
+	}
+	blob, err := os.ReadFile(release5Fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 5 {
+		t.Fatalf("the fixture has version %d (%v), want 5", v, err)
+	}
+	s, err := Unmarshal(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Primary().Numerics() != cmaes.NumericsDC || !s.hasPrev {
+		t.Fatalf("the fixture: numerics %d, a kept step %v; want %d, true", s.Primary().Numerics(), s.hasPrev, cmaes.NumericsDC)
+	}
+	if again, _ := s.MarshalBinary(); string(again) != string(blob) {
+		t.Fatal("the fixture does not encode back to its bytes")
+	}
+	if got := continueHash(t, s, 6); got != release5Continuation {
+		t.Fatalf("continuation %s, the writing code's %s", got, release5Continuation)
+	}
+}
