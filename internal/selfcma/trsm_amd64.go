@@ -1,5 +1,7 @@
 package selfcma
 
+import "golang.org/x/sys/cpu"
+
 // trsmFast says h may use the kernels of trsm.go and cholesky.go: on amd64
 // where the processor has AVX (haveAVX), those of trsm_amd64.s, with the Go
 // ones at the edges (without AVX, gonum's SSE2 kernels are faster than the
@@ -8,7 +10,7 @@ const trsmFast = true
 
 // haveAVX says the processor and the operating system support AVX, which
 // solve4x8, solve4x4, update4x8 and update4x4 use.
-var haveAVX = hasAVX()
+var haveAVX = cpu.X86.HasAVX
 
 // solve4x8 solves rows i0 … i0+3 of the 8 columns starting at w[0] (stride
 // ldw; rows 0 … i0−1 already solved, rows i0 … i0+3 hold V), with the
@@ -33,18 +35,3 @@ func update4x8(p, w []float64, ldw, i0, kmax int)
 //
 //go:noescape
 func update4x4(p, w []float64, ldw, i0, kmax int)
-
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-
-func xgetbv() (eax, edx uint32)
-
-// hasAVX: CPUID.1:ECX has OSXSAVE (bit 27) and AVX (bit 28), and XCR0 has
-// the XMM and YMM states enabled (bits 1 and 2).
-func hasAVX() bool {
-	_, _, ecx, _ := cpuid(1, 0)
-	if ecx&(1<<27) == 0 || ecx&(1<<28) == 0 {
-		return false
-	}
-	xcr0, _ := xgetbv()
-	return xcr0&6 == 6
-}
