@@ -17,6 +17,24 @@ import (
 // start (none otherwise).
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
+// storeCases are the generations the store benchmarks compare: n = 10
+// (CMA-ES, default λ) and n = 100 (self-CMA-ES, λ = 100).
+var storeCases = []benchCase{
+	{name: "cma-es/n=10", alg: "cma-es", n: 10},
+	{name: "self-cma-es/n=100,lambda=100", alg: "self-cma-es", n: 100, lambda: 100},
+}
+
+// postgresStore is a PostgreSQL store on a new database of the test
+// cluster, closed at the end of b.
+func postgresStore(b *testing.B) *postgres.Store {
+	ps, err := postgres.Open(context.Background(), pgtest.DB(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ps.Close() })
+	return ps
+}
+
 // BenchmarkManagerGenerationStores is BenchmarkManagerGeneration on bbolt
 // and on PostgreSQL (a local cluster, over TCP on 127.0.0.1), in one run
 // so that the two compare: one durable generation (ask, evaluate, tell,
@@ -24,10 +42,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // (self-CMA-ES, λ = 100).
 func BenchmarkManagerGenerationStores(b *testing.B) {
 	ctx := context.Background()
-	for _, bc := range []benchCase{
-		{name: "cma-es/n=10", alg: "cma-es", n: 10},
-		{name: "self-cma-es/n=100,lambda=100", alg: "self-cma-es", n: 100, lambda: 100},
-	} {
+	for _, bc := range storeCases {
 		for _, kind := range []string{"bbolt", "postgres"} {
 			b.Run(bc.name+"/store="+kind, func(b *testing.B) {
 				var st session.Store
@@ -39,12 +54,7 @@ func BenchmarkManagerGenerationStores(b *testing.B) {
 					b.Cleanup(func() { bs.Close() })
 					st = bs
 				} else {
-					ps, err := postgres.Open(ctx, pgtest.DB(b), nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					b.Cleanup(func() { ps.Close() })
-					st = ps
+					st = postgresStore(b)
 				}
 				m := session.NewManager(st, session.Options{})
 				p, err := decodeCreate(bytes.NewReader(createBody(b, bc, 1)))
@@ -78,20 +88,12 @@ func BenchmarkManagerGenerationStores(b *testing.B) {
 // client with tell?next=true: one request per generation, as a client
 // sees it) on bbolt and on PostgreSQL, in one run.
 func BenchmarkGenerationStores(b *testing.B) {
-	ctx := context.Background()
-	for _, bc := range []benchCase{
-		{name: "cma-es/n=10", alg: "cma-es", n: 10},
-		{name: "self-cma-es/n=100,lambda=100", alg: "self-cma-es", n: 100, lambda: 100},
-	} {
+	for _, bc := range storeCases {
 		for _, kind := range []string{"bbolt", "postgres"} {
 			b.Run(bc.name+"/store="+kind, func(b *testing.B) {
 				o := serverOpts{sync: true}
 				if kind == "postgres" {
-					ps, err := postgres.Open(ctx, pgtest.DB(b), nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					b.Cleanup(func() { ps.Close() })
+					ps := postgresStore(b)
 					o.wrapStore = func(session.Store) session.Store { return ps }
 				}
 				ts := newTestServer(b, o)
