@@ -67,36 +67,45 @@ type dbPool interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
-// put writes p alone or in a group and returns the rows it touched.
+// put writes p alone or in a group and returns the rows it touched. A
+// request is never held to write the others' Puts: the queue is written
+// by a goroutine of its own (lead), started when one is needed.
 func (g *grouper) put(ctx context.Context, p *groupPut) (int, error) {
 	g.mu.Lock()
-	if g.active < g.writers {
+	if g.active < g.writers && len(g.pending) == 0 {
 		g.active++
-		alone := len(g.pending) == 0
-		if !alone {
-			g.pending = append(g.pending, p)
-			p.done = make(chan struct{})
-		}
 		g.mu.Unlock()
-		if alone {
-			start := time.Now()
-			err := g.pool.QueryRow(ctx, p.sql, p.args...).Scan(&p.n)
-			g.committed(1, p, err, start)
-			g.lead()
-			return p.n, err
-		}
-		g.lead()
-		<-p.done
-		return p.n, p.err
+		start := time.Now()
+		err := g.pool.QueryRow(ctx, p.sql, p.args...).Scan(&p.n)
+		g.committed(1, p, err, start)
+		g.release()
+		return p.n, err
 	}
 	p.done = make(chan struct{})
 	g.pending = append(g.pending, p)
+	if g.active < g.writers {
+		g.active++
+		go g.lead()
+	}
 	g.mu.Unlock()
 	<-p.done
 	return p.n, p.err
 }
 
-// lead writes the queue, a group at a time, until it is empty.
+// release gives up a writer's slot, or hands it to a new lead if Puts
+// queued meanwhile.
+func (g *grouper) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.pending) > 0 {
+		go g.lead()
+		return
+	}
+	g.active--
+}
+
+// lead writes the queue, a group at a time, until it is empty, then gives
+// up its writer's slot.
 func (g *grouper) lead() {
 	for {
 		g.mu.Lock()
