@@ -18,19 +18,14 @@ package selfcma_test
 // missing.
 
 import (
-	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/exactbits"
 	"github.com/selfcma/selfcma/internal/selfcma"
+	"github.com/selfcma/selfcma/internal/upgrade/esfixture"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -38,44 +33,28 @@ var writeUpgrade = flag.Bool("write-upgrade", false, "write testdata/upgrade (on
 
 const upgradeDir = "testdata/upgrade"
 
-// upgradeFixture is one kind's file.
-type upgradeFixture struct {
-	Kind    string `json:"kind"`
-	Written string `json:"written"` // the commit that wrote it
-	State   []byte `json:"state"`   // MarshalBinary, base64
-	// Tells are the values told after Snaps[i]; Snaps has one more.
-	Tells   [][]string `json:"tells"`
-	Snaps   []any      `json:"snaps"`
-	Records []any      `json:"records"`
-	// TellErr is the outcome of a tell on a stopped state.
-	TellErr string `json:"tell_err,omitempty"`
-}
-
 // upgradeKinds builds each kind of run as the fixture version left it.
-var upgradeKinds = []struct {
-	name  string
-	build func(t *testing.T) *selfcma.ES
-}{
-	{"fresh", func(t *testing.T) *selfcma.ES {
+var upgradeKinds = []esfixture.Kind[*selfcma.ES]{
+	{Name: "fresh", Build: func(t *testing.T) *selfcma.ES {
 		return newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{0.5, -1, 2, 0.25}, Sigma0: 0.7, Seed: 201, Lambda: 10}})
 	}},
-	{"midrun", func(t *testing.T) *selfcma.ES {
+	{Name: "midrun", Build: func(t *testing.T) *selfcma.ES {
 		e := newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{1, 1, 1, 1}, Sigma0: 0.5, Seed: 202, Lambda: 12}})
 		runUpgrade(t, e, 12)
 		return e
 	}},
-	{"uniform", func(t *testing.T) *selfcma.ES {
+	{Name: "uniform", Build: func(t *testing.T) *selfcma.ES {
 		e := newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{1, -1, 1}, Sigma0: 0.5, Seed: 203, Lambda: 10}, Init: selfcma.InitUniform})
 		runUpgrade(t, e, 8)
 		return e
 	}},
-	{"bounded", func(t *testing.T) *selfcma.ES {
+	{Name: "bounded", Build: func(t *testing.T) *selfcma.ES {
 		e := newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{0.5, 0.5, 0.5}, Sigma0: 1, Seed: 204, Lambda: 9,
 			Bounds: &cmaes.Bounds{Lower: []float64{0, -1, 0.25}, Upper: []float64{1, 2, 3}}}})
 		runUpgrade(t, e, 6)
 		return e
 	}},
-	{"ipop", func(t *testing.T) *selfcma.ES {
+	{Name: "ipop", Build: func(t *testing.T) *selfcma.ES {
 		e := newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{2, -2}, Sigma0: 1, Seed: 205, Lambda: 6,
 			Termination: cmaes.Termination{TolFun: 1e-6}, Restarts: cmaes.Restarts{IPOP: true, Max: 4}}})
 		for g := 0; e.Run() < 1; g++ {
@@ -87,7 +66,7 @@ var upgradeKinds = []struct {
 		runUpgrade(t, e, 2)
 		return e
 	}},
-	{"stopped_max_evaluations", func(t *testing.T) *selfcma.ES {
+	{Name: "stopped_max_evaluations", Build: func(t *testing.T) *selfcma.ES {
 		e := newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{1, 2, 3}, Sigma0: 0.3, Seed: 206, Lambda: 8,
 			Termination: cmaes.Termination{MaxEvaluations: 35}}})
 		for g := 0; len(e.Stopped()) == 0; g++ {
@@ -98,7 +77,7 @@ var upgradeKinds = []struct {
 		}
 		return e
 	}},
-	{"after_failed_generation", func(t *testing.T) *selfcma.ES {
+	{Name: "after_failed_generation", Build: func(t *testing.T) *selfcma.ES {
 		// Every evaluation of the last generation failed: no update, and
 		// the batch was sampled anew.
 		e := newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{1, 0.5, -0.5}, Sigma0: 0.4, Seed: 208, Lambda: 10}})
@@ -112,7 +91,7 @@ var upgradeKinds = []struct {
 		}
 		return e
 	}},
-	{"stopped_requested", func(t *testing.T) *selfcma.ES {
+	{Name: "stopped_requested", Build: func(t *testing.T) *selfcma.ES {
 		e := newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{1, 2}, Sigma0: 0.3, Seed: 207, Lambda: 6}})
 		runUpgrade(t, e, 3)
 		e.StopNow()
@@ -129,31 +108,7 @@ func newUpgradeES(t *testing.T, cfg selfcma.Config) *selfcma.ES {
 	return e
 }
 
-// upgradeFitness is a rotated ellipsoid of every candidate but the second,
-// whose evaluation failed.
-func upgradeFitness(x [][]float64) []float64 {
-	f := make([]float64, len(x))
-	for k, p := range x {
-		n := len(p)
-		for i := range n {
-			y := p[i] + 0.5*p[(i+1)%n]
-			f[k] += math.Pow(100, float64(i)/float64(max(n-1, 1))) * y * y
-		}
-	}
-	if len(f) > 1 {
-		f[1] = math.NaN()
-	}
-	return f
-}
-
-func runUpgrade(t *testing.T, e *selfcma.ES, gens int) {
-	t.Helper()
-	for range gens {
-		if _, err := e.Tell(upgradeFitness(e.Ask())); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+func runUpgrade(t *testing.T, e *selfcma.ES, gens int) { esfixture.Run[selfcma.Record](t, e, gens) }
 
 // snapES is what the fixture keeps of a state: all the primary exposes,
 // the auxiliary's mean and step size, and the initialization.
@@ -183,108 +138,16 @@ func snapES(e *selfcma.ES) any {
 	return exactbits.Of(s)
 }
 
-// continueES tells e three generations, the values of the i-th by tell(i,
-// batch), and returns what it saw. On a stopped e it returns the tell's
-// error.
-func continueES(t *testing.T, e *selfcma.ES, tell func(int, [][]float64) []float64) upgradeFixture {
-	t.Helper()
-	fx := upgradeFixture{Snaps: []any{snapES(e)}}
-	if len(e.Stopped()) > 0 {
-		_, err := e.Tell(make([]float64, e.Params().Lambda))
-		fx.TellErr = fmt.Sprint(err)
-		if !errors.Is(err, cmaes.ErrStopped) {
-			t.Errorf("tell on a stopped state: %v, want ErrStopped", err)
-		}
-		return fx
-	}
-	for i := range 3 {
-		f := tell(i, e.Ask())
-		rec, err := e.Tell(f)
-		if err != nil {
-			t.Fatalf("tell %d: %v", i, err)
-		}
-		fx.Tells = append(fx.Tells, exactbits.Of(f).([]string))
-		fx.Records = append(fx.Records, exactbits.Of(rec))
-		fx.Snaps = append(fx.Snaps, snapES(e))
-	}
-	return fx
+// upgradeSuite is the check of the fixtures (internal/upgrade/esfixture).
+var upgradeSuite = esfixture.Suite[selfcma.Record, *selfcma.ES]{
+	Dir: upgradeDir, Kinds: upgradeKinds, Decode: selfcma.Unmarshal, Snap: snapES,
 }
 
 func TestWriteUpgradeFixtures(t *testing.T) {
 	if !*writeUpgrade {
 		t.Skip("writes the fixtures of commit b8986da: run only on that commit, with -args -write-upgrade")
 	}
-	if err := os.MkdirAll(upgradeDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range upgradeKinds {
-		e := k.build(t)
-		blob, err := e.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Continue a decoded copy, as the check does.
-		d, err := selfcma.Unmarshal(blob)
-		if err != nil {
-			t.Fatalf("%s: %v", k.name, err)
-		}
-		fx := continueES(t, d, func(_ int, x [][]float64) []float64 { return upgradeFitness(x) })
-		// The original continues the same way, or the blob lost something.
-		if got := continueES(t, e, func(_ int, x [][]float64) []float64 { return upgradeFitness(x) }); !reflect.DeepEqual(exactbits.JSON(t, got), exactbits.JSON(t, fx)) {
-			t.Fatalf("%s: the decoded state does not continue as the original", k.name)
-		}
-		fx.Kind, fx.Written, fx.State = k.name, "b8986da", blob
-		path := filepath.Join(upgradeDir, k.name+".json")
-		if _, err := os.Stat(path); err == nil {
-			t.Logf("%s exists: kept as it is", path) // never rewritten
-			continue
-		}
-		if err := os.WriteFile(path, exactbits.JSON(t, fx), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	upgradeSuite.Write(t)
 }
 
-func TestUpgradeStates(t *testing.T) {
-	for _, k := range upgradeKinds {
-		t.Run(k.name, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join(upgradeDir, k.name+".json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want upgradeFixture
-			if err := json.Unmarshal(b, &want); err != nil {
-				t.Fatal(err)
-			}
-			if want.Written != "b8986da" || len(want.Snaps) == 0 {
-				t.Fatalf("fixture written by %q with %d snapshots", want.Written, len(want.Snaps))
-			}
-			e, err := selfcma.Unmarshal(want.State)
-			if err != nil {
-				t.Fatalf("decode the state of %s: %v", want.Written, err)
-			}
-			got := continueES(t, e, func(i int, x [][]float64) []float64 {
-				if i >= len(want.Tells) {
-					t.Fatalf("tell %d: the fixture has %d", i, len(want.Tells))
-				}
-				return exactbits.Floats(t, want.Tells[i])
-			})
-			var gotTree upgradeFixture
-			if err := json.Unmarshal(exactbits.JSON(t, got), &gotTree); err != nil {
-				t.Fatal(err)
-			}
-			if len(gotTree.Snaps) != len(want.Snaps) {
-				t.Fatalf("%d snapshots, want %d", len(gotTree.Snaps), len(want.Snaps))
-			}
-			d := exactbits.NewDiff(t)
-			for i := range want.Snaps {
-				d.Subset(fmt.Sprintf("snap[%d]", i), want.Snaps[i], gotTree.Snaps[i])
-			}
-			d.Subset("records", any(want.Records), any(gotTree.Records))
-			d.Done()
-			if gotTree.TellErr != want.TellErr {
-				t.Errorf("tell on the stopped state: %q, want %q", gotTree.TellErr, want.TellErr)
-			}
-		})
-	}
-}
+func TestUpgradeStates(t *testing.T) { upgradeSuite.Check(t) }
