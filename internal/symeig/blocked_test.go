@@ -69,31 +69,40 @@ func testMatrices(n int, r *rand.Rand) map[string][]float64 {
 // TestFactorizeBlockedAgreesWithSyev checks version Blocked against gonum's
 // dsyev: the eigenvalues within a few ulps of ‖A‖, the eigenvectors
 // orthonormal and A V = V diag(w) to the same tolerance.
+// agreesWithSyev factorizes a by version and checks the eigenvalues against
+// gonum's dsyev (both succeed; ascending; each within 64nε‖A‖), returning
+// the eigenvectors and values, dsyev's, ‖A‖ (max entry) and the tolerance
+// 64nε.
+func agreesWithSyev(t *testing.T, version, n int, a []float64) (v, w, wantVecs, wantVals []float64, anrm, tol float64) {
+	t.Helper()
+	wantVecs, wantVals, wantOK := syev(t, n, a)
+	v = append([]float64(nil), a...)
+	w = make([]float64, n)
+	var ws Workspace
+	if ok := ws.FactorizeVersion(version, n, v, n, w); ok != wantOK || !ok {
+		t.Fatalf("ok %v, dsyev %v", ok, wantOK)
+	}
+	for _, x := range a {
+		anrm = math.Max(anrm, math.Abs(x))
+	}
+	tol = 64 * float64(n) * 0x1p-52
+	for i := range n {
+		if i > 0 && w[i] < w[i-1] {
+			t.Fatalf("eigenvalues not ascending at %d", i)
+		}
+		if d := math.Abs(w[i] - wantVals[i]); d > tol*anrm {
+			t.Fatalf("eigenvalue %d: %v, dsyev %v (|Δ|/‖A‖ = %.3g)", i, w[i], wantVals[i], d/anrm)
+		}
+	}
+	return v, w, wantVecs, wantVals, anrm, tol
+}
+
 func TestFactorizeBlockedAgreesWithSyev(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{1, 2, 3, 10, 33, 64, 100, 150} {
 		for name, a := range testMatrices(n, r) {
 			t.Run(fmt.Sprintf("n=%d/%s", n, name), func(t *testing.T) {
-				_, wantVals, wantOK := syev(t, n, a)
-				v := append([]float64(nil), a...)
-				w := make([]float64, n)
-				var ws Workspace
-				if ok := ws.FactorizeVersion(Blocked, n, v, n, w); ok != wantOK || !ok {
-					t.Fatalf("ok %v, dsyev %v", ok, wantOK)
-				}
-				var anrm float64
-				for _, x := range a {
-					anrm = math.Max(anrm, math.Abs(x))
-				}
-				tol := 64 * float64(n) * 0x1p-52
-				for i := range n {
-					if i > 0 && w[i] < w[i-1] {
-						t.Fatalf("eigenvalues not ascending at %d", i)
-					}
-					if d := math.Abs(w[i] - wantVals[i]); d > tol*anrm {
-						t.Fatalf("eigenvalue %d: %v, dsyev %v (|Δ|/‖A‖ = %.3g)", i, w[i], wantVals[i], d/anrm)
-					}
-				}
+				v, w, _, _, anrm, tol := agreesWithSyev(t, Blocked, n, a)
 				checkDecomposition(t, n, a, v, w, anrm, tol)
 			})
 		}

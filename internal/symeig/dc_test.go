@@ -51,26 +51,7 @@ func TestFactorizeDivideConquerAgreesWithSyev(t *testing.T) {
 	for _, n := range sizes {
 		for name, a := range testMatrices(n, r) {
 			t.Run(fmt.Sprintf("n=%d/%s", n, name), func(t *testing.T) {
-				wantVecs, wantVals, wantOK := syev(t, n, a)
-				v := append([]float64(nil), a...)
-				w := make([]float64, n)
-				var ws Workspace
-				if ok := ws.FactorizeVersion(DivideConquer, n, v, n, w); ok != wantOK || !ok {
-					t.Fatalf("ok %v, dsyev %v", ok, wantOK)
-				}
-				var anrm float64
-				for _, x := range a {
-					anrm = math.Max(anrm, math.Abs(x))
-				}
-				tol := 64 * float64(n) * 0x1p-52
-				for i := range n {
-					if i > 0 && w[i] < w[i-1] {
-						t.Fatalf("eigenvalues not ascending at %d", i)
-					}
-					if d := math.Abs(w[i] - wantVals[i]); d > tol*anrm {
-						t.Fatalf("eigenvalue %d: %v, dsyev %v (|Δ|/‖A‖ = %.3g)", i, w[i], wantVals[i], d/anrm)
-					}
-				}
+				v, w, wantVecs, wantVals, anrm, tol := agreesWithSyev(t, DivideConquer, n, a)
 				checkDecomposition(t, n, a, v, w, anrm, tol)
 				orth, resid := decompositionErrors(n, a, v, w)
 				wantOrth, wantResid := decompositionErrors(n, a, wantVecs, wantVals)
