@@ -3,7 +3,6 @@ package cmaes
 import (
 	"bytes"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/binenc"
@@ -242,17 +241,7 @@ const encoding3Continuation = "f87926afe0bee8d87ee8311dfc852e62cf5885b6eba6a8319
 // continues bit for bit as the code that wrote it did, also after it is
 // encoded again in version 4.
 func TestUpgradeEncoding3(t *testing.T) {
-	blob, err := os.ReadFile("testdata/encoding3-n12.state")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 3 {
-		t.Fatalf("the fixture has version %d (%v), want 3", v, err)
-	}
-	e, err := Unmarshal(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob, e := stateFixture(t, "testdata/encoding3-n12.state", 3)
 	again, _ := e.MarshalBinary()
 	if len(again) >= len(blob) {
 		t.Errorf("re-encoded in version 4: %d bytes, version 3 took %d", len(again), len(blob))

@@ -2,8 +2,10 @@ package cmaes
 
 import (
 	"math"
+	"os"
 	"testing"
 
+	"github.com/selfcma/selfcma/internal/binenc"
 	"github.com/selfcma/selfcma/internal/testfn"
 	"gonum.org/v1/gonum/mat"
 )
@@ -101,4 +103,22 @@ func checkInvariants(tb testing.TB, e *ES) {
 			tb.Fatalf("generation %d: non-finite value in m, p_σ or p_c", e.Generation())
 		}
 	}
+}
+
+// stateFixture reads the state written by an earlier version at path,
+// checks that it has the given encoding version, and decodes it.
+func stateFixture(t *testing.T, path string, version uint32) ([]byte, *ES) {
+	t.Helper()
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != version {
+		t.Fatalf("%s has version %d (%v), want %d", path, v, err, version)
+	}
+	e, err := Unmarshal(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blob, e
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"testing"
 
@@ -301,17 +300,7 @@ const encoding4Continuation = "a853c3f8eea399f1be0af8552389d8762438be74dcc04f025
 // it is encoded again in version 5, and, after one more generation, with
 // B, D and the batch left out.
 func TestUpgradeEncoding4(t *testing.T) {
-	blob, err := os.ReadFile("testdata/encoding4-n12.state")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 4 {
-		t.Fatalf("the fixture has version %d (%v), want 4", v, err)
-	}
-	e, err := Unmarshal(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob, e := stateFixture(t, "testdata/encoding4-n12.state", 4)
 	if !bytes.Equal(encodeAs(e, versionPacked), blob) {
 		t.Fatal("the version-4 state does not encode back to its bytes in version 4")
 	}

@@ -3,8 +3,6 @@ package cmaes
 import (
 	"os"
 	"testing"
-
-	"github.com/selfcma/selfcma/internal/binenc"
 )
 
 // testdata/encoding5-numerics3-n100.state was written by the code that
@@ -55,17 +53,7 @@ func TestRelease5Continues(t *testing.T) {
 		t.Logf("wrote %s (%d bytes); continuation %s", release5Fixture, len(blob), continueHash(t, e, 8))
 		return
 	}
-	blob, err := os.ReadFile(release5Fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 5 {
-		t.Fatalf("the fixture has version %d (%v), want 5", v, err)
-	}
-	e, err := Unmarshal(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob, e := stateFixture(t, release5Fixture, 5)
 	if e.Numerics() != NumericsDC || !e.bdFromC || !e.resampled() {
 		t.Fatalf("the fixture: numerics %d, B and D from C %v, batch sampled again %v; want %d, true, true", e.Numerics(), e.bdFromC, e.resampled(), NumericsDC)
 	}

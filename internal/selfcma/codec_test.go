@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"testing"
 
-	"github.com/selfcma/selfcma/internal/binenc"
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"gonum.org/v1/gonum/mat"
 )
@@ -125,17 +123,7 @@ const encoding3Continuation = "bdd4fc40f91f634dbc4d2f0e32801b8cf14596c1f8eeadfee
 // it did, also after it is encoded again in version 4, where the C_μ of
 // the kept step is recomputed.
 func TestUpgradeEncoding3(t *testing.T) {
-	blob, err := os.ReadFile("testdata/encoding3-n8.state")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 3 {
-		t.Fatalf("the fixture has version %d (%v), want 3", v, err)
-	}
-	s, err := Unmarshal(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob, s := stateFixture(t, "testdata/encoding3-n8.state", 3)
 	if !s.hasPrev {
 		t.Fatal("the fixture keeps no step")
 	}

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
-	"os"
 	"testing"
 
-	"github.com/selfcma/selfcma/internal/binenc"
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
@@ -181,17 +179,7 @@ const encoding4Continuation = "3d1edade8e2dafe30474944e9c6593ff997946a10716504b8
 // and the batches written) continues bit for bit as the code that wrote it
 // did, also after it is encoded again in version 5.
 func TestUpgradeEncoding4(t *testing.T) {
-	blob, err := os.ReadFile("testdata/encoding4-n8.state")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 4 {
-		t.Fatalf("the fixture has version %d (%v), want 4", v, err)
-	}
-	s, err := Unmarshal(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob, s := stateFixture(t, "testdata/encoding4-n8.state", 4)
 	if !s.hasPrev {
 		t.Fatal("the fixture keeps no step")
 	}

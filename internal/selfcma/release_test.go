@@ -49,17 +49,7 @@ func TestRelease5Continues(t *testing.T) {
 		t.Logf("wrote %s (%d bytes); continuation %s", release5Fixture, len(blob), continueHash(t, s2, 6))
 		return
 	}
-	blob, err := os.ReadFile(release5Fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != 5 {
-		t.Fatalf("the fixture has version %d (%v), want 5", v, err)
-	}
-	s, err := Unmarshal(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob, s := stateFixture(t, release5Fixture, 5)
 	if s.Primary().Numerics() != cmaes.NumericsDC || !s.hasPrev {
 		t.Fatalf("the fixture: numerics %d, a kept step %v; want %d, true", s.Primary().Numerics(), s.hasPrev, cmaes.NumericsDC)
 	}
@@ -69,4 +59,22 @@ func TestRelease5Continues(t *testing.T) {
 	if got := continueHash(t, s, 6); got != release5Continuation {
 		t.Fatalf("continuation %s, the writing code's %s", got, release5Continuation)
 	}
+}
+
+// stateFixture reads the state written by an earlier version at path,
+// checks that it has the given encoding version, and decodes it.
+func stateFixture(t *testing.T, path string, version uint32) ([]byte, *ES) {
+	t.Helper()
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != version {
+		t.Fatalf("%s has version %d (%v), want %d", path, v, err, version)
+	}
+	e, err := Unmarshal(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blob, e
 }
