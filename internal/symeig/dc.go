@@ -162,24 +162,10 @@ func (dw *dcWork) stedc(n int, d, e []float64) bool {
 		start = finish + 1
 	}
 
-	// Sort the eigenvalues and eigenvectors (selection sort, as dstedc).
+	// Sort the eigenvalues and eigenvectors (as dstedc); the eigenvectors
+	// are the rows of q.
 	bi := blas64.Implementation()
-	for ii := 1; ii < n; ii++ {
-		i := ii - 1
-		k := i
-		p := d[i]
-		for j := ii; j < n; j++ {
-			if d[j] < p {
-				k = j
-				p = d[j]
-			}
-		}
-		if k != i {
-			d[k] = d[i]
-			d[i] = p
-			bi.Dswap(n, q[i*ldq:], 1, q[k*ldq:], 1)
-		}
-	}
+	sortAscending(n, d, func(i, k int) { bi.Dswap(n, q[i*ldq:], 1, q[k*ldq:], 1) })
 	return true
 }
 

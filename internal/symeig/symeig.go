@@ -417,8 +417,16 @@ func (ws *Workspace) iterate(n int, d, e []float64) bool {
 func (ws *Workspace) finish(n int, d, z []float64, ldz int) {
 	ws.rotate(n, z, ldz)
 
-	// Order eigenvalues and eigenvectors (selection sort, as Dsteqr).
+	// Order eigenvalues and eigenvectors (selection sort, as Dsteqr); the
+	// eigenvectors are the columns of z.
 	bi := blas64.Implementation()
+	sortAscending(n, d, func(i, k int) { bi.Dswap(n, z[i:], ldz, z[k:], ldz) })
+}
+
+// sortAscending sorts d[:n] ascending by LAPACK's selection sort (as Dsteqr
+// and dstedc end), calling swap(i, k) for every exchange of d[i] and d[k]
+// so that the caller exchanges the eigenvectors too.
+func sortAscending(n int, d []float64, swap func(i, k int)) {
 	for ii := 1; ii < n; ii++ {
 		i := ii - 1
 		k := i
@@ -432,7 +440,7 @@ func (ws *Workspace) finish(n int, d, z []float64, ldz int) {
 		if k != i {
 			d[k] = d[i]
 			d[i] = p
-			bi.Dswap(n, z[i:], ldz, z[k:], ldz)
+			swap(i, k)
 		}
 	}
 }
