@@ -49,13 +49,23 @@ import (
 //     and leaves the stream where the sampling left it. Versions 1 to 4
 //     wrote B, D, the batch and the stream as they were, and decode as
 //     before.
+//   - Version 6 (versionStepDerived): what a kept Step (selfcma's) makes
+//     redundant left out. A flag in place of C says whether C is written;
+//     it is not when C is what the Step of the update that made it gives
+//     (Step.Replay with the Step's own rates, Algorithm 1, line 13: the
+//     update computes C so), and the decoder, handed that Step
+//     (UnmarshalFromVersionAfter), replays it. A plain ES has no such Step
+//     and always writes C. A Step writes only the rows of X that C_μ uses,
+//     x_{1:λ} … x_{μ:λ} in rank order; its other points served the ranking
+//     only, and decode as NaN. Version 5 and older wrote C and every row.
 const (
-	stateMagic       = "selfcma/cmaes"
-	stateVersion     = 5
-	versionInject    = 2
-	versionNumerics  = 3
-	versionPacked    = 4
-	versionRecompute = 5
+	stateMagic         = "selfcma/cmaes"
+	stateVersion       = 6
+	versionInject      = 2
+	versionNumerics    = 3
+	versionPacked      = 4
+	versionRecompute   = 5
+	versionStepDerived = 6
 	// EncodingVersion is the version MarshalTo writes, for a wrapping
 	// encoding to record and hand back to UnmarshalFromVersion.
 	EncodingVersion = stateVersion
@@ -74,7 +84,7 @@ func (e *ES) MarshalBinary() ([]byte, error) {
 func (e *ES) AppendBinary(dst []byte) ([]byte, error) {
 	dst = slices.Grow(dst, e.EncodedSize()+64)
 	w := binenc.NewWriterTo(dst, stateMagic, stateVersion)
-	e.encode(w, stateVersion)
+	e.encode(w, stateVersion, nil)
 	return w.Finish(), nil
 }
 
@@ -101,9 +111,10 @@ func (e *ES) resampled() bool { return e.batchFresh && e.p.Lambda*e.p.N <= maxRe
 // the C it holds, and a small blob samples no large batch.
 func maxResampled(n int) int { return max(1<<16, 32*(n*(n+1)/2)) }
 
-// encode writes the state in the layout of version (4 or 5; the tests
-// write version 4 to compare).
-func (e *ES) encode(w *binenc.Writer, version uint32) {
+// encode writes the state in the layout of version (4 to 6; the tests
+// write older versions to compare). From version 6, C is left out if
+// replaying the Step given (nil: none) gives it.
+func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
 	src := e.src
 	resampled := version >= versionRecompute && e.resampled()
 	if resampled {
@@ -145,7 +156,15 @@ func (e *ES) encode(w *binenc.Writer, version uint32) {
 	w.Float(e.hyp.Cc)
 	w.Floats(e.mean)
 	w.Float(e.sigma)
-	writeUpper(w, e.c) // version 4 (versionPacked): the upper triangle
+	derived := false
+	if version >= versionStepDerived {
+		// Version 6: C only if the given Step's replay would not give it.
+		derived = given != nil && sameSymBits(e.c, given.replayedC())
+		w.Bool(derived)
+	}
+	if !derived {
+		writeUpper(w, e.c) // version 4 (versionPacked): the upper triangle
+	}
 	writeBD := true
 	if version >= versionRecompute {
 		// Version 5 (versionRecompute): B and D only if decompose(C)
@@ -295,6 +314,39 @@ func readSym(r *binenc.Reader, version uint32) []float64 {
 	return data
 }
 
+// decodeC reads C, or from version 6 replays the given Step if C was left
+// out (encode). A C written that the Step's replay gives is refused, as
+// encode never writes it, so that every state decoded encodes back to its
+// bytes.
+func decodeC(r *binenc.Reader, version uint32, given *Step, n int) []float64 {
+	if version < versionStepDerived {
+		return readSym(r, version)
+	}
+	derived := r.Bool()
+	if r.Err() != nil {
+		return nil
+	}
+	usable := given != nil && len(given.PC) == n
+	if !derived {
+		data := readSym(r, version)
+		if r.Err() == nil && usable && len(data) == n*n && sameSymBits(mat.NewSymDense(n, data), given.replayedC()) {
+			r.Fail("C written, though the kept step gives it")
+		}
+		return data
+	}
+	if !usable {
+		r.Fail("C left out, and no step of dimension %d to replay", n)
+		return nil
+	}
+	// C is the given Step's replay, as the update made it.
+	data := mirrored(given.replayedC())
+	if !finite(data) {
+		r.Fail("C left out, and the kept step's replay is not finite")
+		return nil
+	}
+	return data
+}
+
 // Unmarshal decodes a state written by MarshalBinary. A corrupted, truncated
 // or foreign blob, or one whose contents are inconsistent, gives an error
 // and no ES.
@@ -303,7 +355,7 @@ func Unmarshal(blob []byte) (*ES, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cmaes: decode state: %w", err)
 	}
-	e, err := decode(r, v)
+	e, err := decode(r, v, nil)
 	if err == nil {
 		err = r.Done()
 	}
@@ -315,21 +367,33 @@ func Unmarshal(blob []byte) (*ES, error) {
 
 // UnmarshalFrom and MarshalTo let a wrapping package (selfcma) embed an ES
 // in its own encoding.
-func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w, stateVersion) }
+func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w, stateVersion, nil) }
+
+// MarshalToAfter is MarshalTo for an ES whose C the kept Step s may give
+// (s.Replay with s.Hyper; nil: none): C is then left out, and
+// UnmarshalFromVersionAfter, handed the same Step, replays it.
+func (e *ES) MarshalToAfter(w *binenc.Writer, s *Step) { e.encode(w, stateVersion, s) }
 
 // UnmarshalFrom decodes an ES embedded with MarshalTo by this code.
-func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r, stateVersion) }
+func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r, stateVersion, nil) }
 
 // UnmarshalFromVersion decodes an ES embedded with MarshalTo by a version
 // of this code whose EncodingVersion was version (1 to EncodingVersion).
 func UnmarshalFromVersion(r *binenc.Reader, version uint32) (*ES, error) {
+	return UnmarshalFromVersionAfter(r, version, nil)
+}
+
+// UnmarshalFromVersionAfter decodes an ES embedded with MarshalToAfter,
+// given the Step that was handed to it (decoded first). A blob that left C
+// out when no Step (or one of another dimension) is given is corrupt.
+func UnmarshalFromVersionAfter(r *binenc.Reader, version uint32, s *Step) (*ES, error) {
 	if version < 1 || version > stateVersion {
 		return nil, fmt.Errorf("cmaes: encoding version %d, want 1 to %d: %w", version, stateVersion, binenc.ErrCorrupt)
 	}
-	return decode(r, version)
+	return decode(r, version, s)
 }
 
-func decode(r *binenc.Reader, version uint32) (*ES, error) {
+func decode(r *binenc.Reader, version uint32, given *Step) (*ES, error) {
 	var c Config
 	c.X0 = r.Floats()
 	c.Sigma0 = r.Float()
@@ -375,7 +439,7 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 	e.hyp = Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
 	e.mean = r.Floats()
 	e.sigma = r.Float()
-	cData := readSym(r, version)
+	cData := decodeC(r, version, given, n)
 	// Version 5 (versionRecompute): B and D may be left out, to decompose C.
 	readBD := version < versionRecompute || !r.Bool()
 	var bData []float64
@@ -494,15 +558,16 @@ func decode(r *binenc.Reader, version uint32) (*ES, error) {
 }
 
 // EncodedSize is about the number of bytes MarshalTo writes (C_μ not
-// written, as for every Step an update made).
+// written, as for every Step an update made, and μ ≤ λ/2 rows of X).
 func (s *Step) EncodedSize() int {
 	l, n := s.X.Dims()
-	return 8*(n*(n+1)/2+l*n+4*n+2*l) + 256
+	return 8*(n*(n+1)/2+(l/2)*n+4*n+2*l) + 256
 }
 
 // MarshalTo appends the Step to w (selfcma persists the step it replays),
-// in the layout of version 4 (versionPacked): C as its upper triangle, and
-// C_μ only if cMuInto would not recompute it bit for bit.
+// in the layout of version 6 (versionStepDerived): C as its upper
+// triangle, C_μ only if cMuInto would not recompute it bit for bit, and
+// the rows of X that C_μ uses, in rank order.
 func (s *Step) MarshalTo(w *binenc.Writer) {
 	writeUpper(w, s.C)
 	w.Floats(s.PC)
@@ -522,8 +587,48 @@ func (s *Step) MarshalTo(w *binenc.Writer) {
 	w.Floats(s.Mean)
 	l, _ := s.X.Dims()
 	w.Int(l)
-	w.Floats(s.X.RawMatrix().Data)
+	w.Floats(s.usedRows())
 	w.Ints(s.Order)
+}
+
+// usedRows returns the rows of X that C_μ uses, x_{1:λ} … x_{μ:λ} one
+// after the other (version 6), or all of X if the Step's sizes give no μ.
+func (s *Step) usedRows() []float64 {
+	l, n := s.X.Dims()
+	p, err := NewParams(n, l)
+	if err != nil || len(s.Order) != l {
+		return s.X.RawMatrix().Data
+	}
+	rows := make([]float64, 0, p.Mu*n)
+	for _, k := range s.Order[:p.Mu] {
+		rows = append(rows, s.X.RawRowView(k)...)
+	}
+	return rows
+}
+
+// replayedC returns C after the update with the Step's own rates
+// (Replay with s.Hyper), as the update computed it: version 6 leaves out
+// an ES's C that this gives.
+func (s *Step) replayedC() *mat.SymDense {
+	n := len(s.PC)
+	c := mat.NewSymDense(n, nil)
+	s.Replay(s.Hyper, make([]float64, n), c)
+	return c
+}
+
+// mirrored returns the n×n data of c with both triangles set from its
+// upper one, as readSym returns a matrix.
+func mirrored(c *mat.SymDense) []float64 {
+	r := c.RawSymmetric()
+	n := r.N
+	data := make([]float64, n*n)
+	for i := range n {
+		for j := i; j < n; j++ {
+			v := r.Data[i*r.Stride+j]
+			data[i*n+j], data[j*n+i] = v, v
+		}
+	}
+	return data
 }
 
 // recomputeCMu returns C_μ computed from the Step's points, order, mean
@@ -538,6 +643,32 @@ func (s *Step) recomputeCMu() *mat.SymDense {
 	cmu := mat.NewSymDense(n, nil)
 	cMuInto(cmu, mat.NewDense(n, p.Mu, nil), s.X, s.Order, s.Mean, s.Sigma, p.Weights)
 	return cmu
+}
+
+// stepRows returns the λ×n points of a Step from the values written: all
+// of them, or from version 6 the μ rows C_μ uses in rank order (usedRows:
+// all only if (n, λ) give no μ), put back at their places with NaN in the
+// rows left out. It returns nil if the count is not the one written.
+func stepRows(x []float64, order []int, n int, version uint32) []float64 {
+	l := len(order)
+	p, err := NewParams(n, l)
+	if version < versionStepDerived || err != nil {
+		if len(x) != l*n {
+			return nil
+		}
+		return x
+	}
+	if len(x) != p.Mu*n {
+		return nil
+	}
+	all := make([]float64, l*n)
+	for k := range all {
+		all[k] = math.NaN()
+	}
+	for i, k := range order[:p.Mu] {
+		copy(all[k*n:(k+1)*n], x[i*n:(i+1)*n])
+	}
+	return all
 }
 
 // sameSymBits reports whether a and b have the same upper triangle, bit for
@@ -588,7 +719,7 @@ func UnmarshalStepVersion(r *binenc.Reader, version uint32) (*Step, error) {
 	}
 	n := len(pc)
 	if n < 1 || len(c) != n*n || keep && len(cmu) != n*n || len(yw) != n || len(ps) != n || len(mean) != n ||
-		l < 2 || len(x) != l*n || len(order) != l {
+		l < 2 || len(order) != l {
 		return nil, fmt.Errorf("step sizes inconsistent: %w", binenc.ErrCorrupt)
 	}
 	seen := make([]bool, l)
@@ -597,6 +728,9 @@ func UnmarshalStepVersion(r *binenc.Reader, version uint32) (*Step, error) {
 			return nil, fmt.Errorf("step order is not a permutation: %w", binenc.ErrCorrupt)
 		}
 		seen[k] = true
+	}
+	if x = stepRows(x, order, n, version); x == nil {
+		return nil, fmt.Errorf("step sizes inconsistent: %d point values, λ = %d, n = %d: %w", len(x), l, n, binenc.ErrCorrupt)
 	}
 	s := &Step{
 		C: mat.NewSymDense(n, c), PC: pc, Yw: yw, HSigma: hs, MuW: muw,

@@ -63,6 +63,7 @@ func sameFloatBits(a, b []float64) bool {
 // Step whose C_μ no update made still round-trips, with C_μ written.
 func checkStepRoundTrip(t *testing.T, g int, st *Step) {
 	t.Helper()
+	n := len(st.PC)
 	blob := encodeStep(st)
 	got := decodeStep(t, blob)
 	if i, j := symBitsDiffer(got.CMu, st.CMu); i >= 0 {
@@ -71,7 +72,7 @@ func checkStepRoundTrip(t *testing.T, g int, st *Step) {
 	if i, j := symBitsDiffer(got.C, st.C); i >= 0 {
 		t.Fatalf("generation %d: decoded C(%d, %d) differs", g, i, j)
 	}
-	if !sameFloatBits(got.X.RawMatrix().Data, st.X.RawMatrix().Data) || !sameFloatBits(got.PC, st.PC) ||
+	if !sameFloatBits(got.usedRows(), st.usedRows()) || !sameFloatBits(got.PC, st.PC) ||
 		!sameFloatBits(got.Yw, st.Yw) || !sameFloatBits(got.PSigma, st.PSigma) || !sameFloatBits(got.Mean, st.Mean) ||
 		!sameFloatBits([]float64{got.HSigma, got.MuW, got.Sigma}, []float64{st.HSigma, st.MuW, st.Sigma}) ||
 		got.Hyper != st.Hyper || !bytes.Equal(encodeStep(got), blob) {
@@ -82,10 +83,20 @@ func checkStepRoundTrip(t *testing.T, g int, st *Step) {
 			t.Fatalf("generation %d: decoded order differs", g)
 		}
 	}
+	// Version 6 writes the μ rows C_μ uses, and the others decode as NaN.
+	l, _ := st.X.Dims()
+	mu := len(st.usedRows()) / n
+	if mu != l/2 {
+		t.Fatalf("generation %d: %d of %d rows written, want λ/2", g, mu, l)
+	}
+	for _, k := range st.Order[mu:] {
+		if x := got.X.At(k, 0); !math.IsNaN(x) {
+			t.Fatalf("generation %d: row %d, not used by C_μ, decodes as %v", g, k, x)
+		}
+	}
 
 	// The same Step with one bit of C_μ changed: C_μ is written, the blob
 	// is longer by exactly its upper triangle, and it decodes as it was.
-	n := len(st.PC)
 	var odd Step
 	odd.CopyFrom(st)
 	odd.CMu.SetSym(0, n-1, math.Float64frombits(math.Float64bits(odd.CMu.At(0, n-1))^1))
@@ -199,8 +210,9 @@ func TestEncodingSizes(t *testing.T) {
 		}
 		blob, _ := e.MarshalBinary()
 		v4 := asVersion4(t, blob)
-		// Less B and D with their lengths, the batch for its hash, two flags.
-		if got, want := len(v4)-len(blob), 8*(c.n*c.n+c.n+c.lambda*c.n)+14; got != want {
+		// Less B and D with their lengths, the batch for its hash, two flags
+		// of version 5, and one of version 6 (C written).
+		if got, want := len(v4)-len(blob), 8*(c.n*c.n+c.n+c.lambda*c.n)+14-1; got != want {
 			t.Errorf("n=%d: version 5 saves %d bytes, want %d", c.n, got, want)
 		}
 		v3 := asVersion3(t, blob)
@@ -255,5 +267,64 @@ func TestUpgradeEncoding3(t *testing.T) {
 	}
 	if got := continueHash(t, e2, 20); got != encoding3Continuation {
 		t.Fatalf("re-encoded continuation %s, want %s", got, encoding3Continuation)
+	}
+}
+
+// TestStepDerivedC checks version 6's C left out: an ES encoded after the
+// Step of its update leaves C out and decodes, given that Step, with C bit
+// for bit; not given it, it is refused; and a blob that writes the C the
+// Step gives is refused too (encode never writes one).
+func TestStepDerivedC(t *testing.T) {
+	n := 7
+	e := mustNew(t, Config{X0: uniformX0(5, n), Sigma0: 1, Seed: 9})
+	for range 4 {
+		step(t, e, rosenbrock)
+	}
+	st := e.LastStep()
+	encode := func(given *Step) []byte {
+		w := binenc.NewWriter(stateMagic, stateVersion)
+		e.encode(w, stateVersion, given)
+		return w.Finish()
+	}
+	decode := func(blob []byte, given *Step) (*ES, error) {
+		r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := UnmarshalFromVersionAfter(r, stateVersion, given)
+		if err == nil {
+			err = r.Done()
+		}
+		return d, err
+	}
+	short, full := encode(st), encode(nil)
+	if got, want := len(full)-len(short), 8+8*n*(n+1)/2; got != want {
+		t.Fatalf("leaving C out saves %d bytes, want %d", got, want)
+	}
+	d, err := decode(short, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, j := symBitsDiffer(d.c, e.c); i >= 0 {
+		t.Fatalf("replayed C(%d, %d) differs", i, j)
+	}
+	if again := encodeAs(d, stateVersion); !bytes.Equal(again, full) {
+		t.Fatal("the decoded ES is another state")
+	}
+	if _, err := decode(short, nil); err == nil {
+		t.Fatal("a blob without C decoded with no step to replay")
+	}
+	if _, err := decode(full, st); err == nil {
+		t.Fatal("a blob that writes the C its step gives decoded")
+	}
+	if _, err := decode(full, nil); err != nil {
+		t.Fatalf("the plain blob: %v", err)
+	}
+	// Another step (a C_μ entry changed) no longer gives C: C is written.
+	var odd Step
+	odd.CopyFrom(st)
+	odd.CMu.SetSym(0, 1, 2*odd.CMu.At(0, 1)+1)
+	if b := encode(&odd); !bytes.Equal(b, full) {
+		t.Fatal("C left out though the step does not give it")
 	}
 }

@@ -146,7 +146,7 @@ func asVersion4(tb testing.TB, blob []byte) []byte {
 		tb.Fatal(err)
 	}
 	w := binenc.NewWriter(stateMagic, versionPacked)
-	e.encode(w, versionPacked)
+	e.encode(w, versionPacked, nil)
 	return w.Finish()
 }
 

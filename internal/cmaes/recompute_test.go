@@ -13,7 +13,7 @@ import (
 // encodeAs returns the blob of e in the layout of the given version.
 func encodeAs(e *ES, version uint32) []byte {
 	w := binenc.NewWriter(stateMagic, version)
-	e.encode(w, version)
+	e.encode(w, version, nil)
 	return w.Finish()
 }
 

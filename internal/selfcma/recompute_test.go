@@ -42,13 +42,15 @@ func floatBytes(v []float64) []byte {
 	return out
 }
 
-// sameES reports where two CMA-ES differ in what version 5 may leave out
-// of a blob and recompute: B, D, the batch (genotypes and points handed
-// out); "" if nowhere.
+// sameES reports where two CMA-ES differ in what versions 5 and 6 may
+// leave out of a blob and recompute: C, B, D, the batch (genotypes and
+// points handed out); "" if nowhere.
 func sameES(a, b *cmaes.ES) string {
 	ba, da := a.Eigen()
 	bb, db := b.Eigen()
 	switch {
+	case !sameUpperBits(a.C(), b.C()):
+		return "C"
 	case !sameBitsOf(ba.RawMatrix().Data, bb.RawMatrix().Data):
 		return "B"
 	case !sameBitsOf(da, db):
@@ -70,8 +72,9 @@ type twin struct {
 
 // TestVersion5DecodesBitForBit checks, after every generation of runs with
 // injected points, bounds, failed evaluations and IPOP restarts, that the
-// decoded self-CMA-ES has the B, D and batch of both its CMA-ES bit for bit
-// (left out of the blob and recomputed), encodes back to the same bytes,
+// decoded self-CMA-ES has the B, D and batch of both its CMA-ES and the
+// primary's C bit for bit (left out of the blob and recomputed: versions 5
+// and 6), encodes back to the same bytes,
 // and, told what the original is told for 3 generations, asks the same
 // points and stays the same state.
 func TestVersion5DecodesBitForBit(t *testing.T) {
@@ -85,7 +88,7 @@ func TestVersion5DecodesBitForBit(t *testing.T) {
 	for name, cfg := range cfgs {
 		t.Run(name, func(t *testing.T) {
 			s := mustNew(t, cfg)
-			leftOut, checked, restarts := 0, 0, 0
+			leftOut, checked, restarts, withStep, cLeftOut := 0, 0, 0, 0, 0
 			var twins []twin
 			for g := range 250 {
 				if s.Stopped() != nil {
@@ -154,11 +157,21 @@ func TestVersion5DecodesBitForBit(t *testing.T) {
 				if !bytes.Contains(blob, floatBytes(B.RawRowView(0))) && !bytes.Contains(blob, floatBytes(G[len(G)-1])) {
 					leftOut++
 				}
+				// Version 6: with a kept step, C's first row is not in it.
+				if s.hasPrev {
+					withStep++
+					if !bytes.Contains(blob, floatBytes(s.primary.C().RawSymmetric().Data[:n])) {
+						cLeftOut++
+					}
+				}
 				twins = append(twins, twin{d, 3})
 				checked++
 			}
 			if checked < 40 || leftOut < checked*3/4 {
 				t.Fatalf("%d generations checked, %d with B, D and the batch left out", checked, leftOut)
+			}
+			if cLeftOut < withStep*3/4 {
+				t.Fatalf("%d generations with a kept step, %d with the primary's C left out", withStep, cLeftOut)
 			}
 			if cfg.CMA.Restarts.IPOP && restarts == 0 {
 				t.Fatal("no restart")

@@ -21,43 +21,81 @@ const release5Continuation = "e2d6f3d25cf885113124bbee1a8753f9f4f63e41ed46a31319
 
 const release5Fixture = "testdata/encoding5-n8.state"
 
-func TestRelease5Continues(t *testing.T) {
+// testdata/encoding6-n8.state: the same run written by the code that
+// introduced state encoding 6 (the kept step first, the primary's C its
+// replay, the step's μ points only); release6Continuation is
+// continueHash(s, 6) by that code.
+const (
+	release6Fixture      = "testdata/encoding6-n8.state"
+	release6Continuation = "e2d6f3d25cf885113124bbee1a8753f9f4f63e41ed46a31319180ebcbeacf4bb"
+)
+
+// releaseES is the run of the release fixtures.
+func releaseES(t *testing.T) *ES {
+	t.Helper()
+	x0 := []float64{1, 1, 1, 1, 1, 1, 1, 1}
+	s, err := New(Config{CMA: cmaes.Config{X0: x0, Sigma0: 0.5, Seed: 17}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 12 {
+		X := s.Ask()
+		v := make([]float64, len(X))
+		for k, x := range X {
+			v[k] = testfn.Ellipsoid(x)
+		}
+		if _, err := s.Tell(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// TestReleaseContinues checks that the fixtures of earlier releases decode
+// and continue as the code that wrote them did, also after this code
+// encodes them again; the current version's fixture encodes back to its
+// bytes. SELFCMA_WRITE_FIXTURES=1 writes the current version's fixture
+// (only when that version is new).
+func TestReleaseContinues(t *testing.T) {
 	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "1" {
-		x0 := []float64{1, 1, 1, 1, 1, 1, 1, 1}
-		s, err := New(Config{CMA: cmaes.Config{X0: x0, Sigma0: 0.5, Seed: 17}})
+		blob, err := releaseES(t).MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 12 {
-			X := s.Ask()
-			v := make([]float64, len(X))
-			for k, x := range X {
-				v[k] = testfn.Ellipsoid(x)
-			}
-			if _, err := s.Tell(v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		blob, err := s.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(release5Fixture, blob, 0o644); err != nil {
+		if err := os.WriteFile(release6Fixture, blob, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s2, _ := Unmarshal(blob)
-		t.Logf("wrote %s (%d bytes); continuation %s", release5Fixture, len(blob), continueHash(t, s2, 6))
+		t.Logf("wrote %s (%d bytes); continuation %s", release6Fixture, len(blob), continueHash(t, s2, 6))
 		return
 	}
-	blob, s := stateFixture(t, release5Fixture, 5)
-	if s.Primary().Numerics() != cmaes.NumericsDC || !s.hasPrev {
-		t.Fatalf("the fixture: numerics %d, a kept step %v; want %d, true", s.Primary().Numerics(), s.hasPrev, cmaes.NumericsDC)
-	}
-	if again, _ := s.MarshalBinary(); string(again) != string(blob) {
-		t.Fatal("the fixture does not encode back to its bytes")
-	}
-	if got := continueHash(t, s, 6); got != release5Continuation {
-		t.Fatalf("continuation %s, the writing code's %s", got, release5Continuation)
+	for _, f := range []struct {
+		version            uint32
+		path, continuation string
+	}{
+		{5, release5Fixture, release5Continuation},
+		{6, release6Fixture, release6Continuation},
+	} {
+		t.Run(f.path, func(t *testing.T) {
+			blob, s := stateFixture(t, f.path, f.version)
+			if s.Primary().Numerics() != cmaes.NumericsDC || !s.hasPrev {
+				t.Fatalf("the fixture: numerics %d, a kept step %v; want %d, true", s.Primary().Numerics(), s.hasPrev, cmaes.NumericsDC)
+			}
+			again, _ := s.MarshalBinary()
+			if f.version == stateVersion && string(again) != string(blob) {
+				t.Fatal("the fixture does not encode back to its bytes")
+			}
+			s2, err := Unmarshal(again)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := continueHash(t, s, 6); got != f.continuation {
+				t.Fatalf("continuation %s, the writing code's %s", got, f.continuation)
+			}
+			if got := continueHash(t, s2, 6); got != f.continuation {
+				t.Fatalf("encoded again: continuation %s, the writing code's %s", got, f.continuation)
+			}
+		})
 	}
 }
 

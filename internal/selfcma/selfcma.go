@@ -314,15 +314,22 @@ func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma()
 // failed-generation count); 3 in 3 (the numerics version); 4 in 4 (C as its
 // upper triangle, the step without its C_μ, which the decoder recomputes);
 // 5 in 5 (B, D and the pending batch left out when the decoder recomputes
-// them: the decomposition of C, the batch sampled again).
+// them: the decomposition of C, the batch sampled again); 6 in 6, with the
+// kept step written before the two CMA-ES: the primary's C is left out
+// when the step's replay with its own rates gives it (the update computes
+// C so: Algorithm 1, line 13), and the step keeps only the μ points C_μ
+// uses.
 const (
 	stateMagic   = "selfcma/selfcma"
-	stateVersion = 5
+	stateVersion = 6
+	// versionStepFirst is the first version that writes the kept step
+	// before the two CMA-ES.
+	versionStepFirst = 6
 )
 
 // esEncoding is the cmaes encoding version embedded by each state version
 // (esEncoding[stateVersion] must be cmaes.EncodingVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6}
 
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.
@@ -339,12 +346,14 @@ func (s *ES) AppendBinary(dst []byte) ([]byte, error) {
 	w := binenc.NewWriterTo(slices.Grow(dst, size+64), stateMagic, stateVersion)
 	w.String(s.init)
 	w.Int(s.auxRuns)
-	s.primary.MarshalTo(w)
-	s.aux.MarshalTo(w)
 	w.Bool(s.hasPrev)
+	var prev *cmaes.Step
 	if s.hasPrev {
-		s.prev.MarshalTo(w)
+		prev = s.prev
+		prev.MarshalTo(w)
 	}
+	s.primary.MarshalToAfter(w, prev) // C left out if prev's replay gives it
+	s.aux.MarshalTo(w)
 	return w.Finish(), nil
 }
 
@@ -360,7 +369,13 @@ func Unmarshal(blob []byte) (*ES, error) {
 	if s.init != InitDefault && s.init != InitUniform {
 		return nil, fmt.Errorf("selfcma: decode state: init %q: %w", s.init, binenc.ErrCorrupt)
 	}
-	if s.primary, err = cmaes.UnmarshalFromVersion(r, esVersion); err != nil {
+	if version >= versionStepFirst {
+		// The step first: the primary's C may be its replay.
+		if err := s.decodeStep(r, esVersion); err != nil {
+			return nil, err
+		}
+	}
+	if s.primary, err = cmaes.UnmarshalFromVersionAfter(r, esVersion, s.prev); err != nil {
 		return nil, fmt.Errorf("selfcma: decode primary: %w", err)
 	}
 	if s.aux, err = cmaes.UnmarshalFromVersion(r, esVersion); err != nil {
@@ -369,10 +384,12 @@ func Unmarshal(blob []byte) (*ES, error) {
 	if s.aux.Dim() != 3 {
 		return nil, fmt.Errorf("selfcma: decode auxiliary: dimension %d: %w", s.aux.Dim(), binenc.ErrCorrupt)
 	}
-	if s.hasPrev = r.Bool(); s.hasPrev {
-		if s.prev, err = cmaes.UnmarshalStepVersion(r, esVersion); err != nil {
-			return nil, fmt.Errorf("selfcma: decode step: %w", err)
+	if version < versionStepFirst {
+		if err := s.decodeStep(r, esVersion); err != nil {
+			return nil, err
 		}
+	}
+	if s.hasPrev {
 		if l, n := s.prev.X.Dims(); n != s.primary.Dim() || l != s.primary.Params().Lambda {
 			return nil, fmt.Errorf("selfcma: decode step: dimension %d: %w", len(s.prev.PC), binenc.ErrCorrupt)
 		}
@@ -381,4 +398,16 @@ func Unmarshal(blob []byte) (*ES, error) {
 		return nil, fmt.Errorf("selfcma: decode state: %w", err)
 	}
 	return s, nil
+}
+
+// decodeStep reads whether a step is kept, and the step.
+func (s *ES) decodeStep(r *binenc.Reader, esVersion uint32) error {
+	if s.hasPrev = r.Bool(); !s.hasPrev {
+		return nil
+	}
+	var err error
+	if s.prev, err = cmaes.UnmarshalStepVersion(r, esVersion); err != nil {
+		return fmt.Errorf("selfcma: decode step: %w", err)
+	}
+	return nil
 }
