@@ -39,49 +39,67 @@ func postgresStore(b *testing.B) *postgres.Store {
 // and on PostgreSQL (a local cluster, over TCP on 127.0.0.1), in one run
 // so that the two compare: one durable generation (ask, evaluate, tell,
 // the tell's commit durable) at n = 10 (CMA-ES, default λ) and n = 100
-// (self-CMA-ES, λ = 100).
+// (self-CMA-ES, λ = 100). It runs a generation the two ways a client can:
+// visit=ask,tell is Ask then Tell, two visits to the store (Ask checks the
+// cached session's version); visit=tell-next is TellAsk, the tell that
+// hands back the next batch (tell?next=true), one visit.
 func BenchmarkManagerGenerationStores(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range storeCases {
 		for _, kind := range []string{"bbolt", "postgres"} {
-			b.Run(bc.name+"/store="+kind, func(b *testing.B) {
-				var st session.Store
-				if kind == "bbolt" {
-					bs, err := bolt.Open(filepath.Join(b.TempDir(), "b.db"), nil)
+			for _, visit := range []string{"ask,tell", "tell-next"} {
+				b.Run(bc.name+"/store="+kind+"/visit="+visit, func(b *testing.B) {
+					m := session.NewManager(benchStore(b, kind), session.Options{})
+					p, err := decodeCreate(bytes.NewReader(createBody(b, bc, 1)))
 					if err != nil {
 						b.Fatal(err)
 					}
-					b.Cleanup(func() { bs.Close() })
-					st = bs
-				} else {
-					st = postgresStore(b)
-				}
-				m := session.NewManager(st, session.Options{})
-				p, err := decodeCreate(bytes.NewReader(createBody(b, bc, 1)))
-				if err != nil {
-					b.Fatal(err)
-				}
-				s, err := m.Create(ctx, p)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				for b.Loop() {
-					batch, ok := askOrReplace(b, m, p, &s)
-					if !ok {
-						continue
-					}
-					f := make([]float64, len(batch.Candidates))
-					for i, x := range batch.Candidates {
-						f[i] = sphere(x)
-					}
-					if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: batch.Generation, Fitness: f}); err != nil {
+					s, err := m.Create(ctx, p)
+					if err != nil {
 						b.Fatal(err)
 					}
-				}
-			})
+					var next *session.Batch
+					b.ReportAllocs()
+					for b.Loop() {
+						if next == nil || visit == "ask,tell" {
+							batch, ok := askOrReplace(b, m, p, &s)
+							if !ok {
+								continue
+							}
+							next = &batch
+						}
+						f := make([]float64, len(next.Candidates))
+						for i, x := range next.Candidates {
+							f[i] = sphere(x)
+						}
+						tp := session.TellParams{Generation: next.Generation, Fitness: f}
+						if visit == "ask,tell" {
+							_, err = m.Tell(ctx, s.ID, tp)
+						} else {
+							_, next, err = m.TellAsk(ctx, s.ID, tp) // nil once stopped: ask again
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
+}
+
+// benchStore is a new store of the kind ("bbolt" or "postgres"), closed at
+// the end of b.
+func benchStore(b *testing.B, kind string) session.Store {
+	if kind == "postgres" {
+		return postgresStore(b)
+	}
+	bs, err := bolt.Open(filepath.Join(b.TempDir(), "b.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { bs.Close() })
+	return bs
 }
 
 // BenchmarkGenerationStores is BenchmarkGeneration (over HTTP, the lean
