@@ -154,13 +154,25 @@ func (s *Store) Close() error {
 
 // Get implements session.Store.
 func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
+	return s.get(ctx, id, "SELECT s.version, s.meta, "+readState+" FROM sessions s "+joinChunks+" WHERE s.id = $1", []byte(id))
+}
+
+// get reads one record with sql, whose columns are the version, the meta
+// and readState's.
+func (s *Store) get(ctx context.Context, id, sql string, args ...any) (session.Record, error) {
 	r := session.Record{ID: id}
-	err := s.pool.QueryRow(ctx, "SELECT version, meta, state FROM sessions WHERE id = $1", []byte(id)).Scan(&r.Version, &r.Meta, &r.State)
+	var want int32
+	var n int64
+	var last *int32
+	err := s.pool.QueryRow(ctx, sql, args...).Scan(&r.Version, &r.Meta, &r.State, &want, &n, &last)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return r, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
+		return session.Record{ID: id}, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
+	}
+	if err == nil {
+		r.State, err = chunked(r.State, want, n, last)
 	}
 	if err != nil {
-		return r, fmt.Errorf("postgres: get %s: %w", id, err)
+		return session.Record{ID: id}, fmt.Errorf("postgres: get %s: %w", id, err)
 	}
 	return r, nil
 }
@@ -181,15 +193,14 @@ func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 // GetNewer implements session.NewerGetter: the version, and the meta and
 // state only if the version is not the one cached.
 func (s *Store) GetNewer(ctx context.Context, id string, version uint64) (session.Record, error) {
-	r := session.Record{ID: id}
-	err := s.pool.QueryRow(ctx, `SELECT version,
-		CASE WHEN version <> $2 THEN meta END, CASE WHEN version <> $2 THEN state END
-		FROM sessions WHERE id = $1`, []byte(id), int64(version)).Scan(&r.Version, &r.Meta, &r.State)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return session.Record{}, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
-	}
+	// Chunks only if the version is not the one cached (s.chunks > 0 in
+	// joinChunks is then false).
+	r, err := s.get(ctx, id, `SELECT s.version, CASE WHEN s.version <> $2 THEN s.meta END, `+readState+`
+		FROM (SELECT id, version, meta, CASE WHEN version <> $2 THEN state END AS state,
+			CASE WHEN version <> $2 THEN chunks ELSE 0 END AS chunks FROM sessions) s `+joinChunks+`
+		WHERE s.id = $1`, []byte(id), int64(version))
 	if err != nil {
-		return session.Record{}, fmt.Errorf("postgres: get %s: %w", id, err)
+		return session.Record{}, err
 	}
 	return r, nil
 }
@@ -218,34 +229,36 @@ func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Re
 	return recs, nil
 }
 
-// The statements of Put. $1 id, then the record's parts; the history
-// entry's generation and data come last, data NULL for none.
-const (
+// The statements of Put. $1 id, then the record's parts: the state in
+// two, the state column and the chunks (splitState); the history entry's
+// generation and data come last, data NULL for none.
+var (
 	putNew = `WITH s AS (
-	INSERT INTO sessions (id, version, meta, state) VALUES ($1, 1, $2, $3)
+	INSERT INTO sessions (id, version, meta, state, chunks) VALUES ($1, 1, $2, $3, cardinality($4::bytea[]))
 	ON CONFLICT (id) DO NOTHING RETURNING id
-), k AS (
-	INSERT INTO idempotency_keys (key, session, data) SELECT $4, id, $5 FROM s WHERE $4::bytea IS NOT NULL
+), ` + strings.ReplaceAll(writeChunks, "$C", "$4") + `, k AS (
+	INSERT INTO idempotency_keys (key, session, data) SELECT $5, id, $6 FROM s WHERE $5::bytea IS NOT NULL
 ), h AS (
-	INSERT INTO history (session, generation, data) SELECT id, $6, $7 FROM s WHERE $7::bytea IS NOT NULL
+	INSERT INTO history (session, generation, data) SELECT id, $7, $8 FROM s WHERE $8::bytea IS NOT NULL
 	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
 )
 SELECT count(*) FROM s`
 
 	putState = `WITH s AS (
-	UPDATE sessions SET version = version + 1, meta = $3, state = $4
+	UPDATE sessions SET version = version + 1, meta = $3, state = $4, chunks = cardinality($5::bytea[])
 	WHERE id = $1 AND version = $2 RETURNING id
-), h AS (
-	INSERT INTO history (session, generation, data) SELECT id, $5, $6 FROM s WHERE $6::bytea IS NOT NULL
+), ` + strings.ReplaceAll(writeChunks, "$C", "$5") + `, h AS (
+	INSERT INTO history (session, generation, data) SELECT id, $6, $7 FROM s WHERE $7::bytea IS NOT NULL
 	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
 ), l AS (
-	DELETE FROM leases WHERE $6::bytea IS NOT NULL AND session = $1 AND generation <= $5 AND EXISTS (SELECT FROM s)
+	DELETE FROM leases WHERE $7::bytea IS NOT NULL AND session = $1 AND generation <= $6 AND EXISTS (SELECT FROM s)
 )
 SELECT count(*) FROM s`
+)
 
-	// putMeta is putState without the state: the row's state stays where
-	// it is, in the TOAST table, unwritten.
-	putMeta = `WITH s AS (
+// putMeta is putState without the state: the row's state and its chunks
+// stay as they are, unwritten.
+const putMeta = `WITH s AS (
 	UPDATE sessions SET version = version + 1, meta = $3
 	WHERE id = $1 AND version = $2 RETURNING id
 ), h AS (
@@ -255,7 +268,6 @@ SELECT count(*) FROM s`
 	DELETE FROM leases WHERE $5::bytea IS NOT NULL AND session = $1 AND generation <= $4 AND EXISTS (SELECT FROM s)
 )
 SELECT count(*) FROM s`
-)
 
 // Put implements session.Store.
 func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.HistoryEntry) (uint64, error) {
@@ -293,7 +305,8 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		if kd == nil {
 			kd = []byte{}
 		}
-		err = s.pool.QueryRow(ctx, putNew, []byte(rec.ID), meta, rec.State, key, kd, g, data).Scan(&n)
+		inline, chunks := splitState(meta, rec.State)
+		err = s.pool.QueryRow(ctx, putNew, []byte(rec.ID), meta, inline, chunks, key, kd, g, data).Scan(&n)
 		if err == nil && n > 0 && s.onCommit != nil {
 			s.onCommit(1, time.Since(start))
 		}
@@ -301,13 +314,15 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		n, err = s.group.put(ctx, &groupPut{id: rec.ID, sql: putMeta,
 			args: []any{[]byte(rec.ID), int64(rec.Version), meta, g, data}})
 	case len(rec.State) > maxGroupedState:
-		err = s.pool.QueryRow(ctx, putState, []byte(rec.ID), int64(rec.Version), meta, rec.State, g, data).Scan(&n)
+		inline, chunks := splitState(meta, rec.State)
+		err = s.pool.QueryRow(ctx, putState, []byte(rec.ID), int64(rec.Version), meta, inline, chunks, g, data).Scan(&n)
 		if err == nil && n > 0 && s.onCommit != nil {
 			s.onCommit(1, time.Since(start))
 		}
 	default:
+		inline, chunks := splitState(meta, rec.State)
 		n, err = s.group.put(ctx, &groupPut{id: rec.ID, sql: putState,
-			args: []any{[]byte(rec.ID), int64(rec.Version), meta, rec.State, g, data}})
+			args: []any{[]byte(rec.ID), int64(rec.Version), meta, inline, chunks, g, data}})
 	}
 	if err != nil {
 		var pe *pgconn.PgError
@@ -560,13 +575,21 @@ func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.H
 		meta = []byte{}
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "INSERT INTO sessions (id, version, meta, state) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
-			[]byte(rec.ID), int64(v), meta, rec.State)
+		inline, chunks := splitState(meta, rec.State)
+		tag, err := tx.Exec(ctx, "INSERT INTO sessions (id, version, meta, state, chunks) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+			[]byte(rec.ID), int64(v), meta, inline, len(chunks))
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("postgres: import %s: already stored: %w", rec.ID, session.ErrVersion)
+		}
+		if len(chunks) > 0 {
+			_, err := tx.Exec(ctx, "INSERT INTO state_chunks (session, seq, data) SELECT $1, x.seq - 1, x.data FROM unnest($2::bytea[]) WITH ORDINALITY AS x(data, seq)",
+				[]byte(rec.ID), chunks)
+			if err != nil {
+				return err
+			}
 		}
 		if rec.Key != "" {
 			kd := rec.KeyData
