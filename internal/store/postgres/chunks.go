@@ -1,6 +1,9 @@
 package postgres
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+)
 
 // A large state is stored in chunks, rows of the table state_chunks (schema
 // 4), not in the session's row. Out of line in the sessions row, every Put
@@ -66,27 +69,29 @@ const (
 	DELETE FROM state_chunks WHERE session = $1 AND seq >= cardinality($C::bytea[]) AND EXISTS (SELECT FROM s)
 )`
 
-	// readState is the state of the session row s: its state column, or
-	// its chunks (c.state, c.n, c.last of the lateral join joinChunks)
-	// joined in order.
-	readState  = `CASE WHEN s.chunks = 0 THEN s.state ELSE c.state END, s.chunks, c.n, c.last`
-	joinChunks = `LEFT JOIN LATERAL (
-	SELECT string_agg(data, ''::bytea ORDER BY seq) AS state, count(*) AS n, max(seq) AS last
-	FROM state_chunks WHERE session = s.id AND s.chunks > 0
-) c ON true`
+	// readState is the state of the session row s: its state column, the
+	// number of its chunks, and if it has any, its chunks in order and
+	// their last seq. Joined by the client: an aggregate would sort the
+	// chunks again (string_agg(... ORDER BY seq)); array() takes them in
+	// the order of the index. Measured here (a Get), 0.30-0.32 ms
+	// against 0.33-0.34 at 91 KB, 23-24.5 ms against 24-24.6 at 4 MB.
+	readState = `s.state, s.chunks,
+	CASE WHEN s.chunks > 0 THEN array(SELECT data FROM state_chunks c WHERE c.session = s.id ORDER BY seq) END,
+	CASE WHEN s.chunks > 0 THEN (SELECT max(seq) FROM state_chunks c WHERE c.session = s.id) END`
 )
 
 // chunked is the state a read returns: state, or if the session's row says
 // it has chunks (want > 0), the chunks joined, which must be want of them,
-// of seq 0 to want−1. A chunk lost is an error, never a shorter state.
-func chunked(state []byte, want int32, n int64, last *int32) ([]byte, error) {
+// the last of seq want−1 (so of seq 0 to want−1: seq is unique and not
+// negative). A chunk lost is an error, never a shorter state.
+func chunked(state []byte, want int32, chunks [][]byte, last *int32) ([]byte, error) {
 	if want == 0 {
 		return state, nil
 	}
-	if n != int64(want) || last == nil || *last != want-1 {
+	if len(chunks) != int(want) || last == nil || *last != want-1 {
 		return nil, errMissingChunks
 	}
-	return state, nil
+	return bytes.Join(chunks, nil), nil
 }
 
 // errMissingChunks is the error of a session whose chunks are not all

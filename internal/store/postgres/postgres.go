@@ -154,7 +154,7 @@ func (s *Store) Close() error {
 
 // Get implements session.Store.
 func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
-	return s.get(ctx, id, "SELECT s.version, s.meta, "+readState+" FROM sessions s "+joinChunks+" WHERE s.id = $1", []byte(id))
+	return s.get(ctx, id, "SELECT s.version, s.meta, "+readState+" FROM sessions s WHERE s.id = $1", []byte(id))
 }
 
 // get reads one record with sql, whose columns are the version, the meta
@@ -162,14 +162,14 @@ func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 func (s *Store) get(ctx context.Context, id, sql string, args ...any) (session.Record, error) {
 	r := session.Record{ID: id}
 	var want int32
-	var n int64
+	var chunks [][]byte
 	var last *int32
-	err := s.pool.QueryRow(ctx, sql, args...).Scan(&r.Version, &r.Meta, &r.State, &want, &n, &last)
+	err := s.pool.QueryRow(ctx, sql, args...).Scan(&r.Version, &r.Meta, &r.State, &want, &chunks, &last)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.Record{ID: id}, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
 	}
 	if err == nil {
-		r.State, err = chunked(r.State, want, n, last)
+		r.State, err = chunked(r.State, want, chunks, last)
 	}
 	if err != nil {
 		return session.Record{ID: id}, fmt.Errorf("postgres: get %s: %w", id, err)
@@ -193,11 +193,11 @@ func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 // GetNewer implements session.NewerGetter: the version, and the meta and
 // state only if the version is not the one cached.
 func (s *Store) GetNewer(ctx context.Context, id string, version uint64) (session.Record, error) {
-	// Chunks only if the version is not the one cached (s.chunks > 0 in
-	// joinChunks is then false).
+	// Chunks only if the version is not the one cached (s.chunks is then
+	// 0).
 	r, err := s.get(ctx, id, `SELECT s.version, CASE WHEN s.version <> $2 THEN s.meta END, `+readState+`
 		FROM (SELECT id, version, meta, CASE WHEN version <> $2 THEN state END AS state,
-			CASE WHEN version <> $2 THEN chunks ELSE 0 END AS chunks FROM sessions) s `+joinChunks+`
+			CASE WHEN version <> $2 THEN chunks ELSE 0 END AS chunks FROM sessions) s
 		WHERE s.id = $1`, []byte(id), int64(version))
 	if err != nil {
 		return session.Record{}, err
