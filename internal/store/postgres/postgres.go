@@ -1,23 +1,29 @@
 // Package postgres is the PostgreSQL implementation of session.Store: the
 // store that several servers share. It uses pgx (pgxpool).
 //
-// Tables (schema version 3; migrate.go keeps the versions, in the table
+// Tables (schema version 4; migrate.go keeps the versions, in the table
 // schema_migrations):
 //
 //	sessions          id, version, meta, state (STORAGE EXTERNAL; a row
-//	                  of up to 8 KB stays in line: toast_tuple_target)
+//	                  of up to 8 KB stays in line: toast_tuple_target),
+//	                  chunks (the number of the state's chunks, 0 for a
+//	                  state in the row)
+//	state_chunks      session, seq, data (a larger state in chunks of
+//	                  3900 bytes, updated in place: chunks.go)
 //	history           session, generation, data
 //	idempotency_keys  key, session, data
 //	leases            session, generation, index, worker, expires_at
-//	                  (session references sessions, ON DELETE CASCADE)
 //
-// A Put is one statement, so one round trip and one transaction: a CTE
-// that updates the session row where its version is the one read (or
-// inserts a new one), and, only if it did, inserts the history entry and
+// The session column of state_chunks and leases references sessions, ON
+// DELETE CASCADE. A Put is one statement, so one round trip and one
+// transaction: a CTE that updates the session row where its version is the
+// one read (or inserts a new one), and, only if it did, writes the state's
+// chunks and deletes those beyond them, inserts the history entry and
 // drops the leases of the told generations. Zero rows is a version
 // conflict; a unique violation on idempotency_keys is a key taken. A Put
-// without a state leaves the state column alone, so a partial tell or a
-// stop rewrites only the small meta.
+// without a state leaves the state column and the chunks alone, so a
+// partial tell or a stop rewrites only the small meta. A read takes the
+// session row and its chunks in one statement, one snapshot.
 //
 // Leases are timed by the database's clock (clock_timestamp()), so that
 // every server judges them alike; an UpdateLeases is a transaction that
@@ -366,10 +372,11 @@ func (s *Store) Key(ctx context.Context, key string) (string, []byte, error) {
 	return string(id), data, nil
 }
 
-// Delete implements session.Store. The session row goes first: its row
-// lock makes a concurrent Put or UpdateLeases of id (which locks the row
-// FOR KEY SHARE) wait, and the statements after it see what they
-// committed; one that comes after the Delete finds no row.
+// Delete implements session.Store. The session row goes first, and its
+// state's chunks with it (ON DELETE CASCADE): its row lock makes a
+// concurrent Put or UpdateLeases of id (which locks the row FOR KEY SHARE)
+// wait, and the statements after it see what they committed; one that
+// comes after the Delete finds no row.
 func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 	start := time.Now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
