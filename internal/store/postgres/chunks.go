@@ -60,12 +60,11 @@ func splitState(meta, state []byte) (inline []byte, chunks [][]byte) {
 	return []byte{}, chunks
 }
 
-// The parts of the statements that write and read chunks.
-const (
-	// writeChunks upserts the chunks $C (a bytea[]; seq counts from 0) of
-	// the session the CTE s returned, if it did, and deletes its chunks
-	// beyond them: all of them when the state went back in line.
-	writeChunks = `c AS (
+// writeChunks is the part of a Put's CTE that upserts the chunks $C (a
+// bytea[]; seq counts from 0) of the session the CTE s returned, if it
+// did, and deletes its chunks beyond them: all of them when the state went
+// back in line.
+const writeChunks = `c AS (
 	INSERT INTO state_chunks (session, seq, data)
 	SELECT s.id, x.seq - 1, x.data FROM s, unnest($C::bytea[]) WITH ORDINALITY AS x(data, seq)
 	ON CONFLICT (session, seq) DO UPDATE SET data = excluded.data
@@ -73,16 +72,33 @@ const (
 	DELETE FROM state_chunks WHERE session = $1 AND seq >= cardinality($C::bytea[]) AND EXISTS (SELECT FROM s)
 )`
 
-	// readState is the state of the session row s: its state column, the
-	// number of its chunks, and if it has any, its chunks in order and
-	// their last seq. Joined by the client: an aggregate would sort the
-	// chunks again (string_agg(... ORDER BY seq)); array() takes them in
-	// the order of the index. Measured here (a Get), 0.30-0.32 ms
-	// against 0.33-0.34 at 91 KB, 23-24.5 ms against 24-24.6 at 4 MB.
-	readState = `s.state, s.chunks,
+// readSQL is the statements of Get and GetNewer ($1 the id, $2 the version
+// cached), on a database with chunks (schema 4) or without. Their columns:
+// the version, the meta, the state column, the number of chunks, and if
+// the session has any, its chunks in order and their last seq. GetNewer
+// reads neither the meta nor the state nor the chunks of the version
+// cached.
+//
+// The chunks are joined by the client: an aggregate would sort them again
+// (string_agg(... ORDER BY seq)); array() takes them in the order of the
+// index. Measured here (a Get), 0.30-0.32 ms against 0.33-0.34 at 91 KB,
+// 23-24.5 ms against 24-24.6 at 4 MB.
+func readSQL(chunked bool) (get, newer string) {
+	if !chunked {
+		return `SELECT version, meta, state, 0, NULL::bytea[], NULL::integer FROM sessions WHERE id = $1`,
+			`SELECT version, CASE WHEN version <> $2 THEN meta END, CASE WHEN version <> $2 THEN state END, 0, NULL::bytea[], NULL::integer
+			FROM sessions WHERE id = $1`
+	}
+	const cols = `s.state, s.chunks,
 	CASE WHEN s.chunks > 0 THEN array(SELECT data FROM state_chunks c WHERE c.session = s.id ORDER BY seq) END,
 	CASE WHEN s.chunks > 0 THEN (SELECT max(seq) FROM state_chunks c WHERE c.session = s.id) END`
-)
+	return `SELECT s.version, s.meta, ` + cols + ` FROM sessions s WHERE s.id = $1`,
+		`SELECT s.version, s.meta, ` + cols + ` FROM (
+			SELECT id, version, CASE WHEN version <> $2 THEN meta END AS meta, CASE WHEN version <> $2 THEN state END AS state,
+				CASE WHEN version <> $2 THEN chunks ELSE 0 END AS chunks
+			FROM sessions
+		) s WHERE s.id = $1`
+}
 
 // chunked is the state a read returns: state, or if the session's row says
 // it has chunks (want > 0), the chunks joined, which must be want of them,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -382,6 +383,18 @@ func TestMigration4KeepsOldRows(t *testing.T) {
 	if _, err := conn.Exec(ctx, "INSERT INTO sessions VALUES ('a', 7, 'm', $1), ('b', 1, 'm', 'small')", state); err != nil {
 		t.Fatal(err)
 	}
+	// The server's -check reads it as it is.
+	old, err := Open(ctx, url, &Options{NoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	readsBack(t, old, "a", 7, []byte("m"), state)
+	readsBack(t, old, "b", 1, []byte("m"), []byte("small"))
+	if probs := old.Check(ctx); len(probs) != 1 || !strings.Contains(probs[0].Error(), "schema: version 3") {
+		t.Fatalf("Check of schema 3: %v, want the schema's version only", probs)
+	}
+
 	st := open(t, url)
 	if probs := st.Check(ctx); len(probs) != 0 {
 		t.Fatalf("Check after the migration: %v", probs)

@@ -59,6 +59,9 @@ type Store struct {
 	pool     *pgxpool.Pool
 	onCommit func(writes int, took time.Duration)
 	group    *grouper // the Puts of stored sessions (group.go)
+	// The statements of Get and GetNewer (readSQL): of a schema before 4,
+	// without chunks, for a database opened with NoMigrate.
+	getSQL, newerSQL string
 }
 
 var (
@@ -79,7 +82,9 @@ type Options struct {
 	GroupWriters int
 	// NoMigrate leaves the schema as it is (the server's -check, which
 	// changes nothing): Open fails on a database without the tables, and
-	// Check reports a schema other than SchemaVersion.
+	// Check reports a schema other than SchemaVersion. The reads of such
+	// a store work on a database of schema 1 to 3 too; its writes need
+	// SchemaVersion.
 	NoMigrate bool
 }
 
@@ -135,21 +140,28 @@ func Open(ctx context.Context, url string, opt *Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
+	chunked := true
 	if !opt.NoMigrate {
 		if err := migrate(ctx, pool); err != nil {
 			pool.Close()
 			return nil, fmt.Errorf("postgres: migrate: %w", err)
 		}
+	} else {
+		var v int
+		err := pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v)
+		chunked = err != nil || v >= 4
 	}
 	writers := opt.GroupWriters
 	if writers <= 0 {
 		writers = DefaultGroupWriters
 	}
-	return &Store{
+	st := &Store{
 		pool:     pool,
 		onCommit: opt.OnCommit,
 		group:    &grouper{pool: pool, writers: writers, onCommit: opt.OnCommit},
-	}, nil
+	}
+	st.getSQL, st.newerSQL = readSQL(chunked)
+	return st, nil
 }
 
 // Close closes the pool's connections, after the queries under way.
@@ -160,11 +172,10 @@ func (s *Store) Close() error {
 
 // Get implements session.Store.
 func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
-	return s.get(ctx, id, "SELECT s.version, s.meta, "+readState+" FROM sessions s WHERE s.id = $1", []byte(id))
+	return s.get(ctx, id, s.getSQL, []byte(id))
 }
 
-// get reads one record with sql, whose columns are the version, the meta
-// and readState's.
+// get reads one record with sql (getSQL or newerSQL).
 func (s *Store) get(ctx context.Context, id, sql string, args ...any) (session.Record, error) {
 	r := session.Record{ID: id}
 	var want int32
@@ -199,12 +210,7 @@ func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 // GetNewer implements session.NewerGetter: the version, and the meta and
 // state only if the version is not the one cached.
 func (s *Store) GetNewer(ctx context.Context, id string, version uint64) (session.Record, error) {
-	// Chunks only if the version is not the one cached (s.chunks is then
-	// 0).
-	r, err := s.get(ctx, id, `SELECT s.version, CASE WHEN s.version <> $2 THEN s.meta END, `+readState+`
-		FROM (SELECT id, version, meta, CASE WHEN version <> $2 THEN state END AS state,
-			CASE WHEN version <> $2 THEN chunks ELSE 0 END AS chunks FROM sessions) s
-		WHERE s.id = $1`, []byte(id), int64(version))
+	r, err := s.get(ctx, id, s.newerSQL, []byte(id), int64(version))
 	if err != nil {
 		return session.Record{}, err
 	}
