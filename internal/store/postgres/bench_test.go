@@ -15,7 +15,7 @@ import (
 // entry; and a Put of the meta only, as a partial tell writes it.
 func BenchmarkPut(b *testing.B) {
 	ctx := context.Background()
-	for _, size := range []int{12 << 10, 490 << 10} {
+	for _, size := range []int{4 << 10, 12 << 10, 91 << 10, 171 << 10, 490 << 10} {
 		for _, metaOnly := range []bool{false, true} {
 			b.Run(fmt.Sprintf("state=%dKB/meta-only=%v", size>>10, metaOnly), func(b *testing.B) {
 				st, err := Open(ctx, pgtest.DB(b), nil)

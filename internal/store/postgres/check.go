@@ -7,12 +7,14 @@ import (
 
 // Check implements session.Checker: it reads the database as a server
 // starting on it would and returns what is wrong (nil when nothing is):
-//   - the schema is SchemaVersion, and the state column is stored
-//     EXTERNAL;
-//   - every byte of every session, history entry and idempotency key
-//     reads (TOAST included);
-//   - every history entry, idempotency key and lease belongs to a stored
-//     session.
+//   - the schema is SchemaVersion, the state column is stored EXTERNAL
+//     and the chunks' data PLAIN;
+//   - every byte of every session, chunk, history entry and idempotency
+//     key reads (TOAST included);
+//   - every session has the chunks its row counts, of seq 0 to chunks−1,
+//     and an empty state column if it has any;
+//   - every chunk, history entry, idempotency key and lease belongs to a
+//     stored session.
 //
 // What the values say is session.Check's to read. Check changes nothing;
 // it reads each table in a statement of its own, so on a database in use
@@ -44,12 +46,28 @@ func (s *Store) Check(ctx context.Context) []error {
 		report("schema: the state column's storage is %q, want EXTERNAL (e): every commit pays pglz's attempt on the incompressible state", storage)
 	}
 
+	if v >= 4 {
+		err := s.pool.QueryRow(ctx, `SELECT attstorage::text FROM pg_attribute
+			WHERE attrelid = 'state_chunks'::regclass AND attname = 'data'`).Scan(&storage)
+		switch {
+		case err != nil:
+			report("schema: the chunks' data column: %v", err)
+		case storage != "p":
+			report("schema: the chunks' data column's storage is %q, want PLAIN (p): a chunk would be compressed or moved out of line", storage)
+		}
+		s.checkChunks(ctx, report)
+	}
+
 	// md5 reads every byte, out of line ones too: a lost TOAST chunk fails.
 	for _, q := range []struct{ what, sql string }{
 		{"sessions", "SELECT count(*) FROM sessions WHERE md5(meta) IS NULL OR md5(state) IS NULL"},
 		{"history", "SELECT count(*) FROM history WHERE md5(data) IS NULL"},
 		{"idempotency keys", "SELECT count(*) FROM idempotency_keys WHERE md5(data) IS NULL"},
+		{"state chunks", "SELECT count(*) FROM state_chunks WHERE md5(data) IS NULL"},
 	} {
+		if q.what == "state chunks" && v < 4 {
+			continue
+		}
 		var n int
 		if err := s.pool.QueryRow(ctx, q.sql).Scan(&n); err != nil {
 			report("%s: reading every row: %v", q.what, err)
@@ -62,7 +80,11 @@ func (s *Store) Check(ctx context.Context) []error {
 		{"history", "history", "convert_to(generation::text, 'UTF8')"},
 		{"idempotency key", "idempotency_keys", "key"},
 		{"lease", "leases", "convert_to(generation::text, 'UTF8')"},
+		{"state chunk", "state_chunks", "convert_to(seq::text, 'UTF8')"},
 	} {
+		if q.table == "state_chunks" && v < 4 {
+			continue
+		}
 		rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT t.session, %s FROM %s t
 			WHERE NOT EXISTS (SELECT FROM sessions s WHERE s.id = t.session)
 			ORDER BY 1, 2 LIMIT 100`, q.col, q.table))
@@ -84,4 +106,41 @@ func (s *Store) Check(ctx context.Context) []error {
 		rows.Close()
 	}
 	return probs
+}
+
+// checkChunks reports the sessions whose chunks are not the ones their
+// row counts.
+func (s *Store) checkChunks(ctx context.Context, report func(string, ...any)) {
+	rows, err := s.pool.Query(ctx, `SELECT s.id, s.chunks, coalesce(c.n, 0), c.first, c.last, length(s.state)
+		FROM sessions s LEFT JOIN (
+			SELECT session, count(*) AS n, min(seq) AS first, max(seq) AS last FROM state_chunks GROUP BY session
+		) c ON c.session = s.id
+		WHERE s.chunks <> coalesce(c.n, 0) OR (s.chunks > 0 AND (c.first <> 0 OR c.last <> s.chunks - 1 OR length(s.state) > 0))
+		ORDER BY 1 LIMIT 100`)
+	if err != nil {
+		report("state chunks: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id []byte
+		var want, stateLen int32
+		var n int64
+		var first, last *int32
+		if err := rows.Scan(&id, &want, &n, &first, &last, &stateLen); err != nil {
+			report("state chunks: %v", err)
+			return
+		}
+		switch {
+		case want > 0 && stateLen > 0:
+			report("session %s: a state of %d bytes in its row and %d chunks", id, stateLen, want)
+		case first == nil:
+			report("session %s: %d chunks counted, none stored", id, want)
+		default:
+			report("session %s: %d chunks counted, %d stored, of seq %d to %d", id, want, n, *first, *last)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		report("state chunks: %v", err)
+	}
 }
