@@ -425,12 +425,14 @@ func decode(r *binenc.Reader, version uint32, given *Step) (*ES, error) {
 	lambda := r.Int()
 	// The pending batch (λ·n values) must still be in the blob, or be one
 	// that version 5 samples again: check before allocating for it. So
-	// must C (n(n+1)/2 values or more).
+	// must C (n(n+1)/2 values or more), unless version 6 may have left it
+	// out for the given Step's C, of the same n, which was in the blob.
 	batchMax := r.Remaining() / 8
 	if version >= versionRecompute {
 		batchMax = max(batchMax, maxResampled(n))
 	}
-	if r.Err() != nil || lambda < 2 || lambda > batchMax/n || n > r.Remaining()/(4*(n+1)) {
+	cInBlob := version < versionStepDerived || given == nil || len(given.PC) != n
+	if r.Err() != nil || lambda < 2 || lambda > batchMax/n || cInBlob && n > r.Remaining()/(4*(n+1)) {
 		return nil, fmt.Errorf("population size %d: %w", lambda, binenc.ErrCorrupt)
 	}
 	if err := e.startRun(lambda); err != nil {

@@ -163,3 +163,47 @@ func TestHEigenAgrees(t *testing.T) {
 		prev.CopyFrom(cur)
 	}
 }
+
+// BenchmarkCodec is the encoding and the decoding of a self-CMA-ES state
+// with a kept step (after 5 generations, λ = 100), as a session persists
+// and loads it.
+func BenchmarkCodec(b *testing.B) {
+	for _, n := range []int{10, 100, 400} {
+		cfg := cmaes.Config{X0: uniformX0(1, n), Sigma0: 1, Lambda: 100, Seed: 1, Termination: never}
+		s := mustNew(b, Config{CMA: cfg})
+		r := rand.New(rand.NewPCG(2, 2))
+		f := make([]float64, 100)
+		for range 5 {
+			s.Ask()
+			for k := range f {
+				f[k] = r.Float64()
+			}
+			if _, err := s.Tell(f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		blob, err := s.MarshalBinary()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("n=%d/λ=100/encode", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(blob)))
+			buf := make([]byte, 0, len(blob)+1024)
+			for b.Loop() {
+				if buf, err = s.AppendBinary(buf[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/λ=100/decode", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(blob)))
+			for b.Loop() {
+				if _, err := Unmarshal(blob); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -212,3 +212,47 @@ func TestUpgradeEncoding4(t *testing.T) {
 		t.Fatalf("version 5 takes %d bytes, version 4 took %d", len(v5), len(blob))
 	}
 }
+
+// TestVersion6LargeDecodes checks version 6 where C left out is most of
+// what the primary would have written (n = 40 and 100): the state
+// decodes, encodes back to its bytes, and continues as the original. (A
+// bound on the blob's size that counted on C being in it refused such
+// states.)
+func TestVersion6LargeDecodes(t *testing.T) {
+	for _, c := range []struct{ n, lambda int }{{40, 0}, {100, 100}} {
+		s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(3, c.n), Sigma0: 0.5, Lambda: c.lambda, Seed: 61}})
+		leftOut := 0
+		var last *ES
+		for g := range 6 {
+			X := s.Ask()
+			v := make([]float64, len(X))
+			for k, x := range X {
+				v[k] = rosenbrock(x)
+			}
+			if _, err := s.Tell(v); err != nil {
+				t.Fatal(err)
+			}
+			blob, _ := s.MarshalBinary()
+			d, err := Unmarshal(blob)
+			if err != nil {
+				t.Fatalf("n=%d, generation %d: %v", c.n, g, err)
+			}
+			if where := sameES(d.primary, s.primary); where != "" {
+				t.Fatalf("n=%d, generation %d: the decoded primary's %s differs", c.n, g, where)
+			}
+			if again, _ := d.MarshalBinary(); !bytes.Equal(again, blob) {
+				t.Fatalf("n=%d, generation %d: the decoded state encodes to other bytes", c.n, g)
+			}
+			if !bytes.Contains(blob, floatBytes(s.primary.C().RawSymmetric().Data[:c.n])) {
+				leftOut++
+			}
+			last = d
+		}
+		if leftOut < 5 {
+			t.Fatalf("n=%d: C left out in %d of 6 generations", c.n, leftOut)
+		}
+		if got, want := continueHash(t, last, 3), continueHash(t, s, 3); got != want {
+			t.Fatalf("n=%d: the last decoded state continues otherwise", c.n)
+		}
+	}
+}

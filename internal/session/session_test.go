@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -110,39 +111,52 @@ func TestAskTellRetryConflict(t *testing.T) {
 
 func slicesClone(f []float64) []float64 { return append([]float64(nil), f...) }
 
-// A new Manager over the reopened file continues exactly.
+// A new Manager over the reopened file continues exactly: CMA-ES, and
+// self-CMA-ES small and at n = 60 (where its state leaves out most of the
+// primary's C, which the kept step gives: state encoding 6).
 func TestRestartContinues(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
-	run := func(restart bool) []session.Batch {
-		st := openStore(t, path+map[bool]string{true: "r", false: ""}[restart])
-		m := session.NewManager(st, session.Options{})
-		s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 1, 1, 1}, Sigma0: 1, Seed: seed(3)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []session.Batch
-		for range 30 {
-			if restart {
+	for _, c := range []struct {
+		alg     string
+		n, gens int
+	}{{session.AlgorithmCMAES, 4, 30}, {session.AlgorithmSelfCMAES, 4, 30}, {session.AlgorithmSelfCMAES, 60, 6}} {
+		t.Run(fmt.Sprintf("%s/n=%d", c.alg, c.n), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.db")
+			x0 := make([]float64, c.n)
+			for i := range x0 {
+				x0[i] = 1
+			}
+			run := func(restart bool) []session.Batch {
+				st := openStore(t, path+map[bool]string{true: "r", false: ""}[restart])
+				m := session.NewManager(st, session.Options{})
+				s, err := m.Create(ctx, session.CreateParams{Algorithm: c.alg, X0: x0, Sigma0: 1, Seed: seed(3)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []session.Batch
+				for range c.gens {
+					if restart {
+						st.Close()
+						st = openStore(t, path+"r")
+						m = session.NewManager(st, session.Options{})
+					}
+					b, err := m.Ask(ctx, s.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, b)
+					if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
+						t.Fatal(err)
+					}
+				}
 				st.Close()
-				st = openStore(t, path+"r")
-				m = session.NewManager(st, session.Options{})
+				return out
 			}
-			b, err := m.Ask(ctx, s.ID)
-			if err != nil {
-				t.Fatal(err)
+			want, got := run(false), run(true)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatal("a session reloaded every generation went another way")
 			}
-			out = append(out, b)
-			if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		st.Close()
-		return out
-	}
-	want, got := run(false), run(true)
-	if !reflect.DeepEqual(got, want) {
-		t.Fatal("a session reloaded every generation went another way")
+		})
 	}
 }
 
