@@ -198,10 +198,11 @@ func TestUnmarshalStepRejectsWrittenCMu(t *testing.T) {
 	}
 }
 
-// TestEncodingSizes checks the sizes of versions 4 and 5: C and a step's C
+// TestEncodingSizes checks the sizes of versions 4 to 6: C and a step's C
 // take n(n+1)/2 values; B, D and the pending batch n², n and λn in version
-// 4, none in version 5 after an update; and a version-3 blob of the same
-// state (C in full) decodes to the same state.
+// 4, none from version 5 on after an update (a plain ES writes C and one
+// flag more in version 6); and a version-3 blob of the same state (C in
+// full) decodes to the same state.
 func TestEncodingSizes(t *testing.T) {
 	for _, c := range []struct{ n, lambda int }{{1, 2}, {10, 10}, {40, 8}} {
 		e := mustNew(t, Config{X0: uniformX0(4, c.n), Sigma0: 1, Lambda: c.lambda, Seed: 8})
@@ -213,7 +214,7 @@ func TestEncodingSizes(t *testing.T) {
 		// Less B and D with their lengths, the batch for its hash, two flags
 		// of version 5, and one of version 6 (C written).
 		if got, want := len(v4)-len(blob), 8*(c.n*c.n+c.n+c.lambda*c.n)+14-1; got != want {
-			t.Errorf("n=%d: version 5 saves %d bytes, want %d", c.n, got, want)
+			t.Errorf("n=%d: the current version saves %d bytes on version 4, want %d", c.n, got, want)
 		}
 		v3 := asVersion3(t, blob)
 		if got, want := len(v3)-len(v4), 8*(c.n*c.n-c.n*(c.n+1)/2); got != want {
