@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/selfcma/selfcma/internal/pgtest"
 )
 
@@ -158,6 +160,23 @@ func checkDB(t *testing.T, bin, db string, sessions, entries int) {
 	}
 }
 
+// chunkedSessions is the number of sessions whose state the database keeps
+// in chunks.
+func chunkedSessions(t *testing.T, db string) int {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM sessions WHERE chunks > 0").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // Three servers on one database; a client sends each request to a random
 // server while a killer SIGKILLs a random server at random moments and
 // starts it again (at least 50 kills). Every candidate of every generation
@@ -169,8 +188,6 @@ func TestPostgresKills(t *testing.T) {
 	bin := serverBinary(t)
 	for _, n := range []int{1, 3} {
 		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
-			if n > 1 {
-			}
 			algs := []string{"cma-es", "self-cma-es"}
 			refs := map[string]trace{}
 			for _, alg := range algs {
@@ -260,6 +277,12 @@ func TestPostgresKills(t *testing.T) {
 			s.stopAll(t)
 			t.Logf("%d sessions, %d generations, %d kills", sessions, entries, s.kills)
 			checkDB(t, bin, db, sessions, entries)
+			// The self-CMA-ES sessions (n = 10, λ = 100) are the ones whose
+			// state is written in chunks (internal/store/postgres/chunks.go):
+			// the kills hit those Puts too.
+			if got, want := chunkedSessions(t, db), sessions/len(algs); got != want {
+				t.Errorf("%d sessions stored in chunks, want the %d of self-CMA-ES", got, want)
+			}
 		})
 	}
 }
