@@ -55,6 +55,26 @@ func (w *Writer) Floats(v []float64) {
 	}
 }
 
+// FloatRows writes the rows one after the other as Floats writes their
+// concatenation (Reader.Floats reads them back as one slice), without
+// copying them into one first.
+func (w *Writer) FloatRows(rows ...[]float64) {
+	k := 0
+	for _, r := range rows {
+		k += len(r)
+	}
+	w.Int(k)
+	off := len(w.buf)
+	w.buf = slices.Grow(w.buf, 8*k)[:off+8*k]
+	out := w.buf[off:]
+	for _, r := range rows {
+		for _, x := range r {
+			binary.LittleEndian.PutUint64(out, math.Float64bits(x))
+			out = out[8:]
+		}
+	}
+}
+
 // UpperFloats writes the symmetric n×n matrix whose upper triangle is in
 // data, row i at data[i*stride:] (the lower triangle is not read), as n and
 // then the upper triangle row by row: n(n+1)/2 values, about half the bytes

@@ -1,6 +1,7 @@
 package binenc
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"slices"
@@ -179,5 +180,17 @@ func TestUpperFloatsRejects(t *testing.T) {
 		if _, v := r.UpperFloats(); !errors.Is(r.Err(), ErrCorrupt) || v != nil {
 			t.Errorf("dimension %d: err %v, %d values", n, r.Err(), len(v))
 		}
+	}
+}
+
+// FloatRows writes what Floats writes of the rows' concatenation.
+func TestFloatRows(t *testing.T) {
+	rows := [][]float64{{1, -0.0, math.Inf(1)}, {}, {math.NaN(), 2.5}}
+	a := NewWriter("t", 1)
+	a.FloatRows(rows...)
+	b := NewWriter("t", 1)
+	b.Floats([]float64{1, -0.0, math.Inf(1), math.NaN(), 2.5})
+	if !bytes.Equal(a.Finish(), b.Finish()) {
+		t.Fatal("FloatRows wrote other bytes than Floats")
 	}
 }

@@ -1,0 +1,271 @@
+package cmaes
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/selfcma/selfcma/internal/binenc"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The encoding of a Step (selfcma persists the step its h_t replays), in
+// the versions of the ES's encoding (codec.go).
+
+// EncodedSize is about the number of bytes MarshalTo writes (C_μ not
+// written, as for every Step an update made, and μ ≤ λ/2 rows of X).
+func (s *Step) EncodedSize() int {
+	l, n := s.X.Dims()
+	return 8*(n*(n+1)/2+(l/2)*n+4*n+2*l) + 256
+}
+
+// MarshalTo appends the Step to w (selfcma persists the step it replays),
+// in the layout of version 6 (versionStepDerived): C as its upper
+// triangle, C_μ only if cMuInto would not recompute it bit for bit, and
+// the rows of X that C_μ uses, in rank order.
+func (s *Step) MarshalTo(w *binenc.Writer) {
+	writeUpper(w, s.C)
+	w.Floats(s.PC)
+	w.Floats(s.Yw)
+	w.Float(s.HSigma)
+	keep := !s.cMuRecomputes()
+	w.Bool(keep)
+	if keep {
+		writeUpper(w, s.CMu)
+	}
+	w.Float(s.MuW)
+	w.Float(s.Hyper.C1)
+	w.Float(s.Hyper.CMu)
+	w.Float(s.Hyper.Cc)
+	w.Float(s.Sigma)
+	w.Floats(s.PSigma)
+	w.Floats(s.Mean)
+	l, _ := s.X.Dims()
+	w.Int(l)
+	w.FloatRows(s.usedRows()...)
+	w.Ints(s.Order)
+}
+
+// usedRows returns the rows of X that C_μ uses, x_{1:λ} … x_{μ:λ} (version
+// 6), or all rows of X if the Step's sizes give no μ.
+func (s *Step) usedRows() [][]float64 {
+	l, n := s.X.Dims()
+	mu := l
+	if p, err := NewParams(n, l); err == nil && len(s.Order) == l {
+		mu = p.Mu
+	}
+	rows := make([][]float64, mu)
+	for i := range rows {
+		k := i
+		if mu < l {
+			k = s.Order[i]
+		}
+		rows[i] = s.X.RawRowView(k)
+	}
+	return rows
+}
+
+// replayedC returns C after the update with the Step's own rates
+// (Replay with s.Hyper), as the update computed it: version 6 leaves out
+// an ES's C that this gives.
+func (s *Step) replayedC() *mat.SymDense {
+	n := len(s.PC)
+	c := mat.NewSymDense(n, nil)
+	s.Replay(s.Hyper, make([]float64, n), c)
+	return c
+}
+
+// replaysTo reports whether the Step's replay with its own rates gives c
+// bit for bit (in buffers of the pool: an encoding makes this check every
+// generation).
+func (s *Step) replaysTo(c *mat.SymDense) bool {
+	n := len(s.PC)
+	if c.SymmetricDim() != n {
+		return false
+	}
+	sc := getScratch(n, 0)
+	defer scratchPool.Put(sc)
+	s.Replay(s.Hyper, sc.pc, sc.c)
+	return sameSymBits(sc.c, c)
+}
+
+// cMuRecomputes reports whether cMuInto recomputes the Step's C_μ bit for
+// bit from its points (in buffers of the pool, as replaysTo).
+func (s *Step) cMuRecomputes() bool {
+	l, n := s.X.Dims()
+	p, err := NewParams(n, l)
+	if err != nil || len(s.Mean) != n || len(s.Order) != l || s.CMu == nil {
+		return false
+	}
+	sc := getScratch(n, p.Mu)
+	defer scratchPool.Put(sc)
+	cMuInto(sc.c, sc.ym, s.X, s.Order, s.Mean, s.Sigma, p.Weights)
+	return sameSymBits(sc.c, s.CMu)
+}
+
+// codecScratch holds the buffers replaysTo and cMuRecomputes compute in:
+// reused, since a session persists every generation (at n = 1000 they are
+// 8 MB an encoding, and the 8 MB of C_μ's factor at λ = 2000).
+type codecScratch struct {
+	c  *mat.SymDense
+	ym *mat.Dense // n×μ
+	pc []float64
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(codecScratch) }}
+
+// getScratch takes buffers from the pool for dimension n and μ (0: no ym),
+// made anew where the pooled ones have other sizes.
+func getScratch(n, mu int) *codecScratch {
+	sc := scratchPool.Get().(*codecScratch)
+	if len(sc.pc) != n {
+		sc.c, sc.pc, sc.ym = mat.NewSymDense(n, nil), make([]float64, n), nil
+	}
+	if mu > 0 {
+		if r, c := 0, 0; sc.ym != nil {
+			if r, c = sc.ym.Dims(); r != n || c != mu {
+				sc.ym = nil
+			}
+		}
+		if sc.ym == nil {
+			sc.ym = mat.NewDense(n, mu, nil)
+		}
+	}
+	return sc
+}
+
+// mirrored returns the n×n data of c with both triangles set from its
+// upper one, as readSym returns a matrix.
+func mirrored(c *mat.SymDense) []float64 {
+	r := c.RawSymmetric()
+	n := r.N
+	data := make([]float64, n*n)
+	for i := range n {
+		for j := i; j < n; j++ {
+			v := r.Data[i*r.Stride+j]
+			data[i*n+j], data[j*n+i] = v, v
+		}
+	}
+	return data
+}
+
+// recomputeCMu returns C_μ computed from the Step's points, order, mean
+// and σ with the weights of its dimension and λ, as the update computed
+// it (Algorithm 1, line 12), or nil if the Step's sizes do not allow it.
+func (s *Step) recomputeCMu() *mat.SymDense {
+	l, n := s.X.Dims()
+	p, err := NewParams(n, l)
+	if err != nil || len(s.Mean) != n || len(s.Order) != l {
+		return nil
+	}
+	cmu := mat.NewSymDense(n, nil)
+	cMuInto(cmu, mat.NewDense(n, p.Mu, nil), s.X, s.Order, s.Mean, s.Sigma, p.Weights)
+	return cmu
+}
+
+// stepRows returns the λ×n points of a Step from the values written: all
+// of them, or from version 6 the μ rows C_μ uses in rank order (usedRows:
+// all only if (n, λ) give no μ), put back at their places with NaN in the
+// rows left out. It returns nil if the count is not the one written.
+func stepRows(x []float64, order []int, n int, version uint32) []float64 {
+	l := len(order)
+	p, err := NewParams(n, l)
+	if version < versionStepDerived || err != nil {
+		if len(x) != l*n {
+			return nil
+		}
+		return x
+	}
+	if len(x) != p.Mu*n {
+		return nil
+	}
+	all := make([]float64, l*n)
+	for k := range all {
+		all[k] = math.NaN()
+	}
+	for i, k := range order[:p.Mu] {
+		copy(all[k*n:(k+1)*n], x[i*n:(i+1)*n])
+	}
+	return all
+}
+
+// sameSymBits reports whether a and b have the same upper triangle, bit for
+// bit.
+func sameSymBits(a, b *mat.SymDense) bool {
+	if a == nil || b == nil || a.SymmetricDim() != b.SymmetricDim() {
+		return false
+	}
+	ra, rb := a.RawSymmetric(), b.RawSymmetric()
+	for i := range ra.N {
+		for j := i; j < ra.N; j++ {
+			if !sameBits(ra.Data[i*ra.Stride+j], rb.Data[i*rb.Stride+j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// UnmarshalStep decodes a Step written by MarshalTo, checking that its
+// sizes agree with each other.
+func UnmarshalStep(r *binenc.Reader) (*Step, error) { return UnmarshalStepVersion(r, stateVersion) }
+
+// UnmarshalStepVersion decodes a Step written by MarshalTo in a state whose
+// cmaes EncodingVersion was version (1 to EncodingVersion). A Step of
+// version 4 without C_μ gets it recomputed (recomputeCMu); one that carries
+// a C_μ that the recomputation gives too is refused, as MarshalTo never
+// writes it, so that every Step decoded encodes back to the same bytes.
+func UnmarshalStepVersion(r *binenc.Reader, version uint32) (*Step, error) {
+	if version < 1 || version > stateVersion {
+		return nil, fmt.Errorf("cmaes: step encoding version %d, want 1 to %d: %w", version, stateVersion, binenc.ErrCorrupt)
+	}
+	c, pc, yw, hs := readSym(r, version), r.Floats(), r.Floats(), r.Float()
+	keep := true
+	if version >= versionPacked {
+		keep = r.Bool()
+	}
+	var cmu []float64
+	if keep {
+		cmu = readSym(r, version)
+	}
+	muw := r.Float()
+	h := Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
+	sigma, ps, mean := r.Float(), r.Floats(), r.Floats()
+	l, x, order := r.Int(), r.Floats(), r.Ints()
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	n := len(pc)
+	if n < 1 || len(c) != n*n || keep && len(cmu) != n*n || len(yw) != n || len(ps) != n || len(mean) != n ||
+		l < 2 || len(order) != l {
+		return nil, fmt.Errorf("step sizes inconsistent: %w", binenc.ErrCorrupt)
+	}
+	seen := make([]bool, l)
+	for _, k := range order {
+		if k < 0 || k >= l || seen[k] {
+			return nil, fmt.Errorf("step order is not a permutation: %w", binenc.ErrCorrupt)
+		}
+		seen[k] = true
+	}
+	if x = stepRows(x, order, n, version); x == nil {
+		return nil, fmt.Errorf("step sizes inconsistent: %d point values, λ = %d, n = %d: %w", len(x), l, n, binenc.ErrCorrupt)
+	}
+	s := &Step{
+		C: mat.NewSymDense(n, c), PC: pc, Yw: yw, HSigma: hs, MuW: muw,
+		Hyper: h, Sigma: sigma, PSigma: ps, Mean: mean, X: mat.NewDense(l, n, x), Order: order,
+	}
+	if keep {
+		s.CMu = mat.NewSymDense(n, cmu)
+	}
+	if version < versionPacked {
+		return s, nil
+	}
+	recomputed := s.recomputeCMu()
+	switch {
+	case !keep:
+		s.CMu = recomputed
+	case sameSymBits(s.CMu, recomputed):
+		return nil, fmt.Errorf("step carries the C_μ its points give: %w", binenc.ErrCorrupt)
+	}
+	return s, nil
+}
