@@ -27,10 +27,18 @@ func randomBytes(n int, seed uint64) []byte {
 	return b
 }
 
-// chunkRows is id's chunks as "seq:md5:xmin", in order of seq.
-func chunkRows(t *testing.T, st *Store, id string) []string {
+// checkClean fails t unless Check finds no problem in st.
+func checkClean(t *testing.T, st *Store) {
 	t.Helper()
-	r, err := st.pool.Query(context.Background(), "SELECT seq || ':' || md5(data) || ':' || xmin FROM state_chunks WHERE session = $1 ORDER BY seq", []byte(id))
+	if probs := st.Check(context.Background()); len(probs) != 0 {
+		t.Fatalf("Check: %v", probs)
+	}
+}
+
+// queryStrings is the text column of the rows sql returns.
+func queryStrings(t *testing.T, st *Store, sql string, args ...any) []string {
+	t.Helper()
+	r, err := st.pool.Query(context.Background(), sql, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,18 +49,14 @@ func chunkRows(t *testing.T, st *Store, id string) []string {
 	return got
 }
 
+// chunkRows is id's chunks as "seq:md5:xmin", in order of seq.
+func chunkRows(t *testing.T, st *Store, id string) []string {
+	return queryStrings(t, st, "SELECT seq || ':' || md5(data) || ':' || xmin FROM state_chunks WHERE session = $1 ORDER BY seq", []byte(id))
+}
+
 // chunkXmins is the transactions that wrote id's chunks, in order of seq.
 func chunkXmins(t *testing.T, st *Store, id string) []string {
-	t.Helper()
-	r, err := st.pool.Query(context.Background(), "SELECT xmin::text FROM state_chunks WHERE session = $1 ORDER BY seq", []byte(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := pgx.CollectRows(r, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
+	return queryStrings(t, st, "SELECT xmin::text FROM state_chunks WHERE session = $1 ORDER BY seq", []byte(id))
 }
 
 // countChunks is the number of chunk rows of id, and the number its
@@ -129,9 +133,7 @@ func TestChunkSizes(t *testing.T) {
 			}
 		})
 	}
-	if probs := st.Check(ctx); len(probs) != 0 {
-		t.Fatalf("Check: %v", probs)
-	}
+	checkClean(t, st)
 }
 
 // A state that shrinks leaves no chunk beyond its own; one that goes back
@@ -157,9 +159,7 @@ func TestChunksShrinkAndGrow(t *testing.T) {
 			t.Fatalf("state of %d bytes: %d chunk rows of the session, %d counted, %d in all; want %d", n, rows, counted, total, want)
 		}
 	}
-	if probs := st.Check(ctx); len(probs) != 0 {
-		t.Fatalf("Check: %v", probs)
-	}
+	checkClean(t, st)
 }
 
 // A Put that loses its compare-and-swap writes no chunk, nor does a new
@@ -196,17 +196,7 @@ func TestChunksOfAConflictNotWritten(t *testing.T) {
 // its chunks, and the stale one writes none.
 func TestGroupCommitOfChunks(t *testing.T) {
 	ctx := context.Background()
-	var mu sync.Mutex
-	var commits []int
-	st, err := Open(ctx, pgtest.DB(t), &Options{GroupWriters: 1, OnCommit: func(w int, _ time.Duration) {
-		mu.Lock()
-		commits = append(commits, w)
-		mu.Unlock()
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, commits := openCounting(t)
 	const k = 6
 	for i := range k {
 		if _, err := st.Put(ctx, session.Record{ID: fmt.Sprint("s", i), Meta: []byte("m"), State: randomBytes(30<<10, uint64(i))}, nil); err != nil {
@@ -214,9 +204,7 @@ func TestGroupCommitOfChunks(t *testing.T) {
 		}
 	}
 	stale := chunkRows(t, st, "s2")
-	mu.Lock()
-	commits = nil
-	mu.Unlock()
+	commits.reset()
 	wait := heldWriter(t, st.group, 300*time.Millisecond)
 	states := make([][]byte, k)
 	errs := make([]error, k)
@@ -236,9 +224,7 @@ func TestGroupCommitOfChunks(t *testing.T) {
 	}
 	wg.Wait()
 	wait()
-	mu.Lock()
-	got := commits
-	mu.Unlock()
+	got := commits.get()
 	if len(got) != 2 || got[1] != k {
 		t.Errorf("commits of %v writes, want the held writer's 1, then one of %d", got, k)
 	}
@@ -258,9 +244,7 @@ func TestGroupCommitOfChunks(t *testing.T) {
 			t.Errorf("%s: %d chunk rows, %d counted, want %d", id, rows, counted, wantChunks(2, len(states[i])))
 		}
 	}
-	if probs := st.Check(ctx); len(probs) != 0 {
-		t.Fatalf("Check: %v", probs)
-	}
+	checkClean(t, st)
 }
 
 // A Delete leaves no chunk.
@@ -396,9 +380,7 @@ func TestMigration4KeepsOldRows(t *testing.T) {
 	}
 
 	st := open(t, url)
-	if probs := st.Check(ctx); len(probs) != 0 {
-		t.Fatalf("Check after the migration: %v", probs)
-	}
+	checkClean(t, st)
 	if len(toastChunks(t, st)) != 1 {
 		t.Fatal("the state of schema 3 is not in the TOAST table")
 	}
@@ -420,9 +402,7 @@ func TestMigration4KeepsOldRows(t *testing.T) {
 	if got := toastChunks(t, st); len(got) != 0 {
 		t.Fatalf("TOAST values after the Put: %v, want none", got)
 	}
-	if probs := st.Check(ctx); len(probs) != 0 {
-		t.Fatalf("Check: %v", probs)
-	}
+	checkClean(t, st)
 }
 
 // Import writes a large state as chunks.
@@ -437,7 +417,5 @@ func TestImportChunks(t *testing.T) {
 	if rows, counted := countChunks(t, st, "a"); rows != wantChunks(1, len(state)) || counted != rows {
 		t.Fatalf("after Import: %d chunk rows, %d counted", rows, counted)
 	}
-	if probs := st.Check(ctx); len(probs) != 0 {
-		t.Fatalf("Check: %v", probs)
-	}
+	checkClean(t, st)
 }

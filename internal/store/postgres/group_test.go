@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -40,31 +41,46 @@ func heldWriter(t *testing.T, g *grouper, d time.Duration) (wait func()) {
 	}
 }
 
+// commitLog records the writes of each commit of a store (OnCommit).
+type commitLog struct {
+	mu      sync.Mutex
+	commits []int
+}
+
+func (c *commitLog) add(w int, _ time.Duration) {
+	c.mu.Lock()
+	c.commits = append(c.commits, w)
+	c.mu.Unlock()
+}
+func (c *commitLog) reset()     { c.mu.Lock(); c.commits = nil; c.mu.Unlock() }
+func (c *commitLog) get() []int { c.mu.Lock(); defer c.mu.Unlock(); return slices.Clone(c.commits) }
+
+// openCounting opens a store on a new database with one group writer and
+// a log of its commits; it is closed at the end of the test.
+func openCounting(t *testing.T) (*Store, *commitLog) {
+	t.Helper()
+	c := &commitLog{}
+	st, err := Open(context.Background(), pgtest.DB(t), &Options{GroupWriters: 1, OnCommit: c.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, c
+}
+
 // Puts that arrive while the writer is busy go in one transaction, and
 // each keeps its own compare-and-swap: the stale one is a conflict, the
 // others are written with their history.
 func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
-	var mu sync.Mutex
-	var commits []int
-	st, err := Open(ctx, pgtest.DB(t), &Options{GroupWriters: 1, OnCommit: func(w int, _ time.Duration) {
-		mu.Lock()
-		commits = append(commits, w)
-		mu.Unlock()
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, commits := openCounting(t)
 	const k = 12
 	for i := range k {
 		if _, err := st.Put(ctx, session.Record{ID: fmt.Sprint("s", i), Meta: []byte("m"), State: []byte("x")}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mu.Lock()
-	commits = nil
-	mu.Unlock()
+	commits.reset()
 
 	wait := heldWriter(t, st.group, 300*time.Millisecond)
 	errs := make([]error, k)
@@ -85,9 +101,7 @@ func TestGroupCommit(t *testing.T) {
 	wg.Wait()
 	wait()
 
-	mu.Lock()
-	got := commits
-	mu.Unlock()
+	got := commits.get()
 	if len(got) != 2 || got[0] != 1 || got[1] != k {
 		t.Errorf("commits of %v writes, want the held writer's 1, then one of %d", got, k)
 	}

@@ -244,19 +244,15 @@ func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Re
 // The statements of Put. $1 id, then the record's parts, the state in
 // the row (putNewInline, putStateInline) or in chunks (putNewChunks,
 // putStateChunks, the number of chunks last); the history entry's
-// generation and data come after the record, data NULL for none. A state in the row
-// has statements of its own, without writeChunks's: those cost a small
-// state's Put 10% (BenchmarkPut at 4 KB, 0.34-0.36 ms against 0.32).
-const (
+// generation and data come after the record, data NULL for none. A state
+// in the row has statements of its own, without writeChunks's: those cost
+// a small state's Put 10% (BenchmarkPut at 4 KB, 0.34-0.36 ms against
+// 0.32).
+var (
 	putNewInline = `WITH s AS (
 	INSERT INTO sessions (id, version, meta, state) VALUES ($1, 1, $2, $3)
 	ON CONFLICT (id) DO NOTHING RETURNING id
-), k AS (
-	INSERT INTO idempotency_keys (key, session, data) SELECT $4, id, $5 FROM s WHERE $4::bytea IS NOT NULL
-), h AS (
-	INSERT INTO history (session, generation, data) SELECT id, $6, $7 FROM s WHERE $7::bytea IS NOT NULL
-	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
-)
+), ` + keyPart("$4", "$5") + `, ` + historyPart("$6", "$7") + `
 SELECT count(*) FROM s`
 
 	// putStateInline deletes the chunks of a state that was in chunks
@@ -266,51 +262,55 @@ SELECT count(*) FROM s`
 	WHERE id = $1 AND version = $2 RETURNING id
 ), d AS (
 	DELETE FROM state_chunks WHERE session = $1 AND EXISTS (SELECT FROM s)
-), h AS (
-	INSERT INTO history (session, generation, data) SELECT id, $5, $6 FROM s WHERE $6::bytea IS NOT NULL
-	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
-), l AS (
-	DELETE FROM leases WHERE $6::bytea IS NOT NULL AND session = $1 AND generation <= $5 AND EXISTS (SELECT FROM s)
-)
+), ` + tellParts("$5", "$6") + `
 SELECT count(*) FROM s`
-)
 
-var (
 	putNewChunks = `WITH s AS (
 	INSERT INTO sessions (id, version, meta, state, chunks) VALUES ($1, 1, $2, '', $8)
 	ON CONFLICT (id) DO NOTHING RETURNING id
-), ` + strings.NewReplacer("$C", "$3", "$N", "$8").Replace(writeChunks) + `, k AS (
-	INSERT INTO idempotency_keys (key, session, data) SELECT $4, id, $5 FROM s WHERE $4::bytea IS NOT NULL
-), h AS (
-	INSERT INTO history (session, generation, data) SELECT id, $6, $7 FROM s WHERE $7::bytea IS NOT NULL
-	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
-)
+), ` + strings.NewReplacer("$C", "$3", "$N", "$8").Replace(writeChunks) + `, ` + keyPart("$4", "$5") + `, ` + historyPart("$6", "$7") + `
 SELECT count(*) FROM s`
 
 	putStateChunks = `WITH s AS (
 	UPDATE sessions SET version = version + 1, meta = $3, state = '', chunks = $7
 	WHERE id = $1 AND version = $2 RETURNING id
-), ` + strings.NewReplacer("$C", "$4", "$N", "$7").Replace(writeChunks) + `, h AS (
-	INSERT INTO history (session, generation, data) SELECT id, $5, $6 FROM s WHERE $6::bytea IS NOT NULL
-	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
-), l AS (
-	DELETE FROM leases WHERE $6::bytea IS NOT NULL AND session = $1 AND generation <= $5 AND EXISTS (SELECT FROM s)
-)
+), ` + strings.NewReplacer("$C", "$4", "$N", "$7").Replace(writeChunks) + `, ` + tellParts("$5", "$6") + `
+SELECT count(*) FROM s`
+
+	// putMeta is putStateInline without the state: the row's state and its
+	// chunks stay as they are, unwritten.
+	putMeta = `WITH s AS (
+	UPDATE sessions SET version = version + 1, meta = $3
+	WHERE id = $1 AND version = $2 RETURNING id
+), ` + tellParts("$4", "$5") + `
 SELECT count(*) FROM s`
 )
 
-// putMeta is putStateInline without the state: the row's state and its
-// chunks stay as they are, unwritten.
-const putMeta = `WITH s AS (
-	UPDATE sessions SET version = version + 1, meta = $3
-	WHERE id = $1 AND version = $2 RETURNING id
-), h AS (
-	INSERT INTO history (session, generation, data) SELECT id, $4, $5 FROM s WHERE $5::bytea IS NOT NULL
+// keyPart is the CTE that stores the idempotency key key (NULL: none) of
+// the session the CTE s created, with its answer data.
+func keyPart(key, data string) string {
+	return strings.NewReplacer("$K", key, "$D", data).Replace(`k AS (
+	INSERT INTO idempotency_keys (key, session, data) SELECT $K, id, $D FROM s WHERE $K::bytea IS NOT NULL
+)`)
+}
+
+// historyPart is the CTE that writes the history entry of generation gen,
+// data (NULL: none), of the session the CTE s wrote.
+func historyPart(gen, data string) string {
+	return strings.NewReplacer("$G", gen, "$D", data).Replace(`h AS (
+	INSERT INTO history (session, generation, data) SELECT id, $G, $D FROM s WHERE $D::bytea IS NOT NULL
 	ON CONFLICT (session, generation) DO UPDATE SET data = excluded.data
-), l AS (
-	DELETE FROM leases WHERE $5::bytea IS NOT NULL AND session = $1 AND generation <= $4 AND EXISTS (SELECT FROM s)
-)
-SELECT count(*) FROM s`
+)`)
+}
+
+// tellParts is historyPart and, with a history entry (a told generation),
+// the drop of the leases of the generations up to it, of the session $1
+// if the CTE s wrote it.
+func tellParts(gen, data string) string {
+	return historyPart(gen, data) + strings.NewReplacer("$G", gen, "$D", data).Replace(`, l AS (
+	DELETE FROM leases WHERE $D::bytea IS NOT NULL AND session = $1 AND generation <= $G AND EXISTS (SELECT FROM s)
+)`)
+}
 
 // Put implements session.Store.
 func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.HistoryEntry) (uint64, error) {

@@ -223,15 +223,7 @@ func TestLeasesOfAnOlderGeneration(t *testing.T) {
 	}
 	rows := func() []string {
 		t.Helper()
-		r, err := st.pool.Query(ctx, "SELECT generation || ':' || index FROM leases ORDER BY generation, index")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pgx.CollectRows(r, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
+		return queryStrings(t, st, "SELECT generation || ':' || index FROM leases ORDER BY generation, index")
 	}
 	if err := set(4, 0); err != nil {
 		t.Fatal(err)
@@ -325,20 +317,10 @@ func TestMigration2DropsOrphanLeases(t *testing.T) {
 		}
 	}
 	st := open(t, url)
-	if probs := st.Check(ctx); len(probs) != 0 {
-		t.Fatalf("Check after the migration: %v", probs)
-	}
+	checkClean(t, st)
 	leases := func() []string {
 		t.Helper()
-		r, err := st.pool.Query(ctx, "SELECT convert_from(session, 'UTF8') || ':' || index FROM leases ORDER BY 1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pgx.CollectRows(r, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
+		return queryStrings(t, st, "SELECT convert_from(session, 'UTF8') || ':' || index FROM leases ORDER BY 1")
 	}
 	if got, want := leases(), []string{"a:0"}; !slices.Equal(got, want) {
 		t.Fatalf("leases after the migration: %q, want %q", got, want)
