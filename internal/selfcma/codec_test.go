@@ -165,22 +165,29 @@ func TestUpgradeEncoding3(t *testing.T) {
 }
 
 // BenchmarkMarshal times the encoding and the decoding of a self-CMA-ES
-// with a kept step (the step's C_μ recomputed by both).
+// with a kept step (λ = 100), as a session persists and loads it: the
+// encoding checks the step's C_μ and the primary's C, the decoding
+// recomputes them and decomposes C.
 func BenchmarkMarshal(b *testing.B) {
-	for _, n := range []int{10, 100} {
+	for _, n := range []int{10, 100, 400} {
 		s := mustNew(b, Config{CMA: cmaes.Config{X0: uniformX0(1, n), Sigma0: 1, Lambda: 100, Seed: 1}})
 		for range 3 {
 			step(b, s, rosenbrock)
 		}
 		blob, _ := s.MarshalBinary()
 		b.Run(fmt.Sprintf("encode/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
 			b.SetBytes(int64(len(blob)))
 			var buf []byte
+			var err error
 			for b.Loop() {
-				buf, _ = s.AppendBinary(buf[:0])
+				if buf, err = s.AppendBinary(buf[:0]); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 		b.Run(fmt.Sprintf("decode/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
 			b.SetBytes(int64(len(blob)))
 			for b.Loop() {
 				if _, err := Unmarshal(blob); err != nil {
