@@ -144,24 +144,15 @@ func TestUpgradeEncoding3(t *testing.T) {
 		t.Fatal("the fixture keeps no step")
 	}
 	again, _ := s.MarshalBinary()
-	s2, err := Unmarshal(again)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The C_μ the version-3 blob carried is the one version 4 recomputes.
-	if !sameUpperBits(s2.prev.CMu, s.prev.CMu) {
-		t.Fatal("the recomputed C_μ differs from the one the version-3 state carried")
-	}
 	n := s.Dim()
 	if saved, least := len(blob)-len(again), 8*(n*(n+1)/2+n*n); saved < least {
-		t.Errorf("version 4 saves %d bytes, want at least %d", saved, least)
+		t.Errorf("version 4 and later save %d bytes, want at least %d", saved, least)
 	}
-	if got := continueHash(t, s, 6); got != encoding3Continuation {
-		t.Fatalf("continuation %s, the old code's %s", got, encoding3Continuation)
+	// The C_μ the version-3 blob carried is the one later versions recompute.
+	if s2, err := Unmarshal(again); err != nil || !sameUpperBits(s2.prev.CMu, s.prev.CMu) {
+		t.Fatalf("the recomputed C_μ differs from the one the version-3 state carried (%v)", err)
 	}
-	if got := continueHash(t, s2, 6); got != encoding3Continuation {
-		t.Fatalf("re-encoded continuation %s, want %s", got, encoding3Continuation)
-	}
+	continuesAsWritten(t, s, encoding3Continuation)
 }
 
 // BenchmarkMarshal times the encoding and the decoding of a self-CMA-ES

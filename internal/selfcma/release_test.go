@@ -81,21 +81,30 @@ func TestReleaseContinues(t *testing.T) {
 			if s.Primary().Numerics() != cmaes.NumericsDC || !s.hasPrev {
 				t.Fatalf("the fixture: numerics %d, a kept step %v; want %d, true", s.Primary().Numerics(), s.hasPrev, cmaes.NumericsDC)
 			}
-			again, _ := s.MarshalBinary()
-			if f.version == stateVersion && string(again) != string(blob) {
+			if again, _ := s.MarshalBinary(); f.version == stateVersion && string(again) != string(blob) {
 				t.Fatal("the fixture does not encode back to its bytes")
 			}
-			s2, err := Unmarshal(again)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := continueHash(t, s, 6); got != f.continuation {
-				t.Fatalf("continuation %s, the writing code's %s", got, f.continuation)
-			}
-			if got := continueHash(t, s2, 6); got != f.continuation {
-				t.Fatalf("encoded again: continuation %s, the writing code's %s", got, f.continuation)
-			}
+			continuesAsWritten(t, s, f.continuation)
 		})
+	}
+}
+
+// continuesAsWritten checks that s, decoded from a fixture, continues
+// (continueHash over 6 generations) as the code that wrote it did, and so
+// does s encoded again by this code and decoded. s has gone on 6
+// generations then.
+func continuesAsWritten(t *testing.T, s *ES, want string) {
+	t.Helper()
+	again, _ := s.MarshalBinary()
+	s2, err := Unmarshal(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := continueHash(t, s, 6); got != want {
+		t.Fatalf("continuation %s, the writing code's %s", got, want)
+	}
+	if got := continueHash(t, s2, 6); got != want {
+		t.Fatalf("encoded again: continuation %s, the writing code's %s", got, want)
 	}
 }
 
