@@ -138,9 +138,16 @@ func checkDecomposition(t *testing.T, n int, a, v, w []float64, anrm, tol float6
 // same bits at GOMAXPROCS 1, 2 and 8, on one Workspace and on fresh ones,
 // at orders where the rank-2k update and the rotations run in parallel.
 func TestFactorizeBlockedDeterministic(t *testing.T) {
+	checkDeterministic(t, Blocked, []int{40, 130, 200}, rand.New(rand.NewPCG(9, 10)))
+}
+
+// checkDeterministic checks that the given version decomposes each of
+// testMatrices at the orders given to the same bits at GOMAXPROCS 1, 2, 8
+// and 1 again, twice on each Workspace.
+func checkDeterministic(t *testing.T, version int, orders []int, r *rand.Rand) {
+	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	r := rand.New(rand.NewPCG(9, 10))
-	for _, n := range []int{40, 130, 200} {
+	for _, n := range orders {
 		for name, a := range testMatrices(n, r) {
 			var wantV, wantW []float64
 			for _, procs := range []int{1, 2, 8, 1} {
@@ -149,7 +156,9 @@ func TestFactorizeBlockedDeterministic(t *testing.T) {
 				for rep := range 2 {
 					v := append([]float64(nil), a...)
 					w := make([]float64, n)
-					ws.FactorizeBlocked(n, v, n, w)
+					if !ws.FactorizeVersion(version, n, v, n, w) {
+						t.Fatalf("n=%d %s: not converged", n, name)
+					}
 					if wantV == nil {
 						wantV, wantW = v, w
 						continue

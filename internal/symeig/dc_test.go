@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/lapack"
@@ -170,34 +169,7 @@ func TestStedc(t *testing.T) {
 // Workspace and on fresh ones, at orders where the products run in
 // parallel.
 func TestFactorizeDivideConquerDeterministic(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	r := rand.New(rand.NewPCG(17, 18))
-	for _, n := range []int{40, 130, 300} {
-		for name, a := range testMatrices(n, r) {
-			var wantV, wantW []float64
-			for _, procs := range []int{1, 2, 8, 1} {
-				runtime.GOMAXPROCS(procs)
-				var ws Workspace
-				for rep := range 2 {
-					v := append([]float64(nil), a...)
-					w := make([]float64, n)
-					if !ws.FactorizeDivideConquer(n, v, n, w) {
-						t.Fatalf("n=%d %s: not converged", n, name)
-					}
-					if wantV == nil {
-						wantV, wantW = v, w
-						continue
-					}
-					if i := sameBits(w, wantW); i >= 0 {
-						t.Fatalf("n=%d %s GOMAXPROCS=%d rep %d: eigenvalue %d differs", n, name, procs, rep, i)
-					}
-					if i := sameBits(v, wantV); i >= 0 {
-						t.Fatalf("n=%d %s GOMAXPROCS=%d rep %d: eigenvector entry %d differs", n, name, procs, rep, i)
-					}
-				}
-			}
-		}
-	}
+	checkDeterministic(t, DivideConquer, []int{40, 130, 300}, rand.New(rand.NewPCG(17, 18)))
 }
 
 // TestFactorizeDivideConquerSmall checks that up to order 32 (no blocked
