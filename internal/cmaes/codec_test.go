@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/binenc"
+	"github.com/selfcma/selfcma/internal/exactbits"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -47,18 +48,6 @@ func symBitsDiffer(a, b *mat.SymDense) (int, int) {
 	return -1, -1
 }
 
-func sameFloatBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // checkStepRoundTrip checks that the Step decodes from its encoding with
 // every field equal bit for bit, C_μ recomputed (not written), and that a
 // Step whose C_μ no update made still round-trips, with C_μ written.
@@ -73,9 +62,9 @@ func checkStepRoundTrip(t *testing.T, g int, st *Step) {
 	if i, j := symBitsDiffer(got.C, st.C); i >= 0 {
 		t.Fatalf("generation %d: decoded C(%d, %d) differs", g, i, j)
 	}
-	if !sameFloatBits(slices.Concat(got.usedRows()...), slices.Concat(st.usedRows()...)) || !sameFloatBits(got.PC, st.PC) ||
-		!sameFloatBits(got.Yw, st.Yw) || !sameFloatBits(got.PSigma, st.PSigma) || !sameFloatBits(got.Mean, st.Mean) ||
-		!sameFloatBits([]float64{got.HSigma, got.MuW, got.Sigma}, []float64{st.HSigma, st.MuW, st.Sigma}) ||
+	if !exactbits.Same(slices.Concat(got.usedRows()...), slices.Concat(st.usedRows()...)) || !exactbits.Same(got.PC, st.PC) ||
+		!exactbits.Same(got.Yw, st.Yw) || !exactbits.Same(got.PSigma, st.PSigma) || !exactbits.Same(got.Mean, st.Mean) ||
+		!exactbits.Same([]float64{got.HSigma, got.MuW, got.Sigma}, []float64{st.HSigma, st.MuW, st.Sigma}) ||
 		got.Hyper != st.Hyper || !bytes.Equal(encodeStep(got), blob) {
 		t.Fatalf("generation %d: the decoded step differs", g)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/binenc"
+	"github.com/selfcma/selfcma/internal/exactbits"
 )
 
 // encodeAs returns the blob of e in the layout of the given version.
@@ -23,7 +24,7 @@ func samePoints(a, b [][]float64) bool {
 		return false
 	}
 	for k := range a {
-		if !sameFloatBits(a[k], b[k]) {
+		if !exactbits.Same(a[k], b[k]) {
 			return false
 		}
 	}

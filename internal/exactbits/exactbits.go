@@ -165,3 +165,17 @@ func (d *Diff) Done() {
 		d.tb.Errorf("and %d more differences", d.n-MaxDiffs)
 	}
 }
+
+// Same reports whether a and b hold the same float64s bit for bit (so
+// NaN equals the same NaN, and −0 differs from +0).
+func Same(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}

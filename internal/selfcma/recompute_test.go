@@ -7,26 +7,15 @@ import (
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/exactbits"
 )
-
-func sameBitsOf(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
 
 func sameRows(a, b [][]float64) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for k := range a {
-		if !sameBitsOf(a[k], b[k]) {
+		if !exactbits.Same(a[k], b[k]) {
 			return false
 		}
 	}
@@ -51,9 +40,9 @@ func sameES(a, b *cmaes.ES) string {
 	switch {
 	case !sameUpperBits(a.C(), b.C()):
 		return "C"
-	case !sameBitsOf(ba.RawMatrix().Data, bb.RawMatrix().Data):
+	case !exactbits.Same(ba.RawMatrix().Data, bb.RawMatrix().Data):
 		return "B"
-	case !sameBitsOf(da, db):
+	case !exactbits.Same(da, db):
 		return "D"
 	case !sameRows(a.Genotypes(), b.Genotypes()):
 		return "the batch"

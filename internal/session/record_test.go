@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/selfcma/selfcma/internal/exactbits"
 )
 
 // sameMeta compares two records, NaN equal to NaN.
@@ -24,7 +26,7 @@ func sameMeta(a, b *meta) bool {
 	if !reflect.DeepEqual(x, y) || (fa == nil) != (fb == nil) || (pa == nil) != (pb == nil) {
 		return false
 	}
-	if pa != nil && (pa.Generation != pb.Generation || !reflect.DeepEqual(pa.Indices, pb.Indices) || !sameBits(pa.Fitness, pb.Fitness)) {
+	if pa != nil && (pa.Generation != pb.Generation || !reflect.DeepEqual(pa.Indices, pb.Indices) || !exactbits.Same(pa.Fitness, pb.Fitness)) {
 		return false
 	}
 	if fa == nil {
@@ -35,18 +37,6 @@ func sameMeta(a, b *meta) bool {
 	}
 	for i := range fa.Fitness {
 		if math.Float64bits(float64(fa.Fitness[i])) != math.Float64bits(float64(fb.Fitness[i])) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
 			return false
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/selfcma/selfcma/internal/exactbits"
 )
 
 // TestPlanTell: the tell protocol without a store, case by case.
@@ -67,7 +69,7 @@ func TestPlanTell(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Repeat != tc.want.Repeat || got.Write != tc.want.Write || !sameBits(got.Apply, tc.want.Apply) || !samePartial(got.Hold, tc.want.Hold) {
+			if got.Repeat != tc.want.Repeat || got.Write != tc.want.Write || !exactbits.Same(got.Apply, tc.want.Apply) || !samePartial(got.Hold, tc.want.Hold) {
 				t.Fatalf("plan %+v (hold %+v), want %+v (hold %+v)", got, got.Hold, tc.want, tc.want.Hold)
 			}
 		})
@@ -83,7 +85,7 @@ func samePartial(a, b *partialTell) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Generation == b.Generation && reflect.DeepEqual(a.Indices, b.Indices) && sameBits(a.Fitness, b.Fitness)
+	return a.Generation == b.Generation && reflect.DeepEqual(a.Indices, b.Indices) && exactbits.Same(a.Fitness, b.Fitness)
 }
 
 // TestToldIndices: the candidates a partial tell holds, of its generation
