@@ -348,22 +348,13 @@ func TestChunkUpdatesStayOnTheirPage(t *testing.T) {
 // TOAST value goes.
 func TestMigration4KeepsOldRows(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.DB(t)
+	url := databaseAtSchema(t, 3)
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
 	state := randomBytes(91<<10, 3)
-	for _, q := range []string{
-		"CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-		migrations[0], migrations[1], migrations[2],
-		"INSERT INTO schema_migrations (version) VALUES (1), (2), (3)",
-	} {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
 	if _, err := conn.Exec(ctx, "INSERT INTO sessions VALUES ('a', 7, 'm', $1), ('b', 1, 'm', 'small')", state); err != nil {
 		t.Fatal(err)
 	}

@@ -293,10 +293,11 @@ func TestListAll(t *testing.T) {
 	}
 }
 
-// A database of schema 1 with a lease of a deleted session (left by a claim
-// that raced the Delete) migrates: the orphan goes, the other leases stay,
-// and from then on the database refuses an orphan and a Delete cascades.
-func TestMigration2DropsOrphanLeases(t *testing.T) {
+// databaseAtSchema is the URL of a new database brought to schema version
+// by the migrations of this package, as a build of that schema left it,
+// with the statements then run in it.
+func databaseAtSchema(t *testing.T, version int, then ...string) string {
+	t.Helper()
 	ctx := context.Background()
 	url := pgtest.DB(t)
 	conn, err := pgx.Connect(ctx, url)
@@ -304,18 +305,27 @@ func TestMigration2DropsOrphanLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	for _, q := range []string{
-		"CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
-		migrations[0],
-		"INSERT INTO schema_migrations (version) VALUES (1)",
-		"INSERT INTO sessions VALUES ('a', 1, 'm', 's')",
-		"INSERT INTO leases VALUES ('a', 3, 0, 'w', now() + interval '1 hour')",
-		"INSERT INTO leases VALUES ('gone', 3, 1, 'w', now() + interval '1 hour')",
-	} {
+	qs := []string{"CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"}
+	for v := range version {
+		qs = append(qs, migrations[v], fmt.Sprintf("INSERT INTO schema_migrations (version) VALUES (%d)", v+1))
+	}
+	for _, q := range append(qs, then...) {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	return url
+}
+
+// A database of schema 1 with a lease of a deleted session (left by a claim
+// that raced the Delete) migrates: the orphan goes, the other leases stay,
+// and from then on the database refuses an orphan and a Delete cascades.
+func TestMigration2DropsOrphanLeases(t *testing.T) {
+	ctx := context.Background()
+	url := databaseAtSchema(t, 1,
+		"INSERT INTO sessions VALUES ('a', 1, 'm', 's')",
+		"INSERT INTO leases VALUES ('a', 3, 0, 'w', now() + interval '1 hour')",
+		"INSERT INTO leases VALUES ('gone', 3, 1, 'w', now() + interval '1 hour')")
 	st := open(t, url)
 	checkClean(t, st)
 	leases := func() []string {
