@@ -115,8 +115,20 @@ func (c *cache) evict() {
 // version is still its version (one cheap read: another server may have
 // written since), else decoded from the store. e.mu is held.
 func (m *Manager) load(ctx context.Context, e *entry, id string) (*loaded, error) {
-	if ng, ok := m.store.(NewerGetter); ok && e.l != nil {
-		rec, err := ng.GetNewer(ctx, id, e.l.version)
+	if e.l != nil {
+		// A NewerGetter hands back the stored session with the check when it
+		// is newer: one round trip, not two.
+		var (
+			rec   Record
+			err   error
+			newer bool
+		)
+		if ng, ok := m.store.(NewerGetter); ok {
+			rec, err = ng.GetNewer(ctx, id, e.l.version)
+			newer = true
+		} else {
+			rec.Version, err = m.store.Version(ctx, id)
+		}
 		switch {
 		case errors.Is(err, ErrNoRecord):
 			e.l = nil
@@ -127,20 +139,9 @@ func (m *Manager) load(ctx context.Context, e *entry, id string) (*loaded, error
 			return e.l, nil
 		}
 		e.l = nil // written by another Manager
-		return m.decode(e, rec)
-	}
-	if e.l != nil {
-		v, err := m.store.Version(ctx, id)
-		switch {
-		case errors.Is(err, ErrNoRecord):
-			e.l = nil
-			return nil, errorf(CodeNotFound, "no session %q", id)
-		case err != nil:
-			return nil, internal("load session", err)
-		case v == e.l.version:
-			return e.l, nil
+		if newer {
+			return m.decode(e, rec)
 		}
-		e.l = nil // written by another Manager
 	}
 	rec, err := m.store.Get(ctx, id)
 	if errors.Is(err, ErrNoRecord) {
