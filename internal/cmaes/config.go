@@ -21,6 +21,13 @@ type Config struct {
 	Termination Termination
 	Restarts    Restarts
 
+	// Active selects active CMA-ES (Jastrebski and Arnold 2006; Hansen's
+	// tutorial arXiv:1604.00772, its default parameter table): negative
+	// recombination weights for the λ − μ worst points in the covariance
+	// update, and that table's c_1, c_μ, c_c, c_σ and d_σ. false is
+	// Algorithm 1 of the paper exactly (docs/algorithm.md §1).
+	Active bool
+
 	// Inject, when not empty, holds at most λ points (inside Bounds when
 	// set) that replace candidates 0, 1, ... of the first batch, as if
 	// passed to ES.Inject(Inject, true) before it was sampled: a warm start
@@ -33,17 +40,48 @@ type Config struct {
 	Numerics int
 }
 
-// Restarts configures IPOP restarts (docs/algorithm.md §1): on any
-// termination criterion but MaxEvaluations or TargetFitness the ES starts
-// again from X0 and Sigma0 with λ doubled, C = I and zero paths, keeping the
-// best point found.
+// Restarts configures restarts (docs/algorithm.md §1): on any termination
+// criterion but MaxEvaluations, TargetFitness, a numerical error or failed
+// evaluations, the ES starts a new run with C = I and zero paths, keeping
+// the best point found.
+//
+//   - IPOP: every restart multiplies λ by IncPopSize and starts from σ0.
+//   - BIPOP (Hansen, GECCO 2009, as pycma's fmin runs it): the first run is
+//     the default λ0; each restart is a large run (λ0·IncPopSize^k after k
+//     large runs, σ0) while the evaluations spent in small runs (the first
+//     run counted among them) are at least those spent in large ones, else
+//     a small run: λ = ⌊λ0·(λ_large/λ0)^{U²}⌋, σ = σ0·10^{−2U}, U uniform
+//     in [0, 1], at most half the large runs' evaluations.
+//
+// Max counts the restarts (for BIPOP, the large ones only: small runs are
+// interleaved between them, as in pycma).
 type Restarts struct {
-	IPOP bool // restart with doubled λ; false = stop at the first criterion
-	Max  int  // at most this many restarts; 0 with IPOP = 9
+	IPOP  bool // restart with λ multiplied by IncPopSize
+	BIPOP bool // BIPOP restarts (IPOP must then be false)
+	Max   int  // at most this many (large) restarts; 0 with IPOP or BIPOP = 9
+
+	// IncPopSize multiplies λ at each (large) restart; 0 = 2.
+	IncPopSize float64
+
+	// Point is where each restart's mean starts; the zero value is X0.
+	Point RestartPoint
+}
+
+// RestartPoint says where a restart's mean m starts. Every point drawn
+// comes from the ES's own random stream, so a restored ES draws the same.
+type RestartPoint struct {
+	// Uniform draws m uniformly in Region, or in Config.Bounds when Region
+	// is nil; false starts every run from X0.
+	Uniform bool
+	Region  *Bounds
 }
 
 // DefaultMaxRestarts is the number of IPOP restarts when Restarts.Max is 0.
 const DefaultMaxRestarts = 9
+
+// DefaultIncPopSize is the factor of λ at an IPOP or large BIPOP restart
+// when Restarts.IncPopSize is 0.
+const DefaultIncPopSize = 2
 
 // Termination holds the criteria of docs/algorithm.md §1 (defaults of
 // the BIPOP-CMA-ES paper and pycma). For the tolerances, 0 selects the
