@@ -510,3 +510,24 @@ func mustMarshal(tb testing.TB, e *ES) []byte {
 	}
 	return b
 }
+
+// TestVersion7KeepsActive checks that the Active flag survives an encoding
+// (its arithmetic is the update's; here only its persistence), and that a
+// state of version 6 decodes with Active false.
+func TestVersion7KeepsActive(t *testing.T) {
+	for _, active := range []bool{false, true} {
+		e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 1, Seed: 5, Active: active})
+		step(t, e, sphere)
+		blob := mustMarshal(t, e)
+		d, err := Unmarshal(blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Config().Active != active || !bytes.Equal(mustMarshal(t, d), blob) {
+			t.Fatalf("Active %v: decoded %v", active, d.Config().Active)
+		}
+		if v6, err := Unmarshal(encodeAs(e, versionStepDerived)); err != nil || v6.Config().Active {
+			t.Fatalf("Active %v: the version-6 blob decodes with Active %v (%v)", active, v6 != nil && v6.Config().Active, err)
+		}
+	}
+}
