@@ -56,6 +56,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.summary {
+		return summarizeFiles(stdout, opts)
+	}
 	start := time.Now()
 	var progress func(done, total int, r runResult)
 	if opts.verbose {
