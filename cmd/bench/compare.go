@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -120,7 +121,7 @@ type comparison struct {
 	cellKey
 	instances []int
 	algs      map[string]cellStats
-	note      string // which runs were left out, if any
+	note      string // which runs were left out, if any: "compared on ..."
 }
 
 // cellStats is one algorithm on one cell.
@@ -242,10 +243,10 @@ func compareRuns(runs []runResult) []comparison {
 			c.algs[a] = stats(kept)
 		}
 		if len(dropped) > 0 {
-			c.note = fmt.Sprintf("f%d %d-D: compared on instances %s, the ones all algorithms ran; left out %s",
-				k.fn, k.n, formatInstances(common), strings.Join(dropped, ", "))
+			c.note = fmt.Sprintf("compared on instances %s, the ones all algorithms ran; left out %s",
+				formatInstances(common), strings.Join(dropped, ", "))
 			if len(common) == 0 {
-				c.note = fmt.Sprintf("f%d %d-D: no instance that all algorithms ran; left out %s", k.fn, k.n, strings.Join(dropped, ", "))
+				c.note = "no instance that all algorithms ran; left out " + strings.Join(dropped, ", ")
 			}
 		}
 		out = append(out, c)
@@ -335,7 +336,16 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 	type total struct{ counts [5]int }
 	totals := map[string]map[int]*total{}
 	var dimsSeen []int
+	var notes noteList
 	for _, c := range cmps {
+		if len(c.algs) < 2 {
+			names := slices.Collect(maps.Keys(c.algs))
+			notes.add(c.cellKey, "only "+strings.Join(names, ", ")+" ran")
+			continue
+		}
+		if c.note != "" {
+			notes.add(c.cellKey, c.note)
+		}
 		if !slices.Contains(dimsSeen, c.n) {
 			dimsSeen = append(dimsSeen, c.n)
 		}
@@ -377,7 +387,7 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 
 	rule := fmt.Sprintf("ERT in evaluations (all evaluations of all runs, a success counted to the end of its generation, divided by the successes); a tie is an ERT within ±%g %% of %s's, or both failing every run", tieERT*100, o.ref)
 	if o.metric == metricDeltaF {
-		rule = fmt.Sprintf("median f − f_opt after the budget; \"within\" is at most %g times %s's, or at most the target %g", withinDeltaF, o.ref, o.target)
+		rule = fmt.Sprintf("Median f − f_opt after the budget; \"within\" is at most %g times %s's, or at most the target %g", withinDeltaF, o.ref, o.target)
 	}
 	fmt.Fprintf(w, "Reference %s. %s.\n\n", o.ref, rule)
 	if err := table(w, rows); err != nil {
@@ -410,15 +420,9 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 			return err
 		}
 	}
-	var notes []string
-	for _, c := range cmps {
-		if c.note != "" {
-			notes = append(notes, c.note)
-		}
-	}
-	if len(notes) > 0 {
+	if len(notes.text) > 0 {
 		fmt.Fprintln(w)
-		for _, n := range notes {
+		for _, n := range notes.lines() {
 			prefix := "note: "
 			if o.md {
 				prefix = "- "
@@ -427,6 +431,56 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 		}
 	}
 	return nil
+}
+
+// noteList collects notes on cells, each note once with the cells it is
+// about.
+type noteList struct {
+	text  []string // in order of first appearance
+	cells map[string][]cellKey
+}
+
+func (l *noteList) add(k cellKey, text string) {
+	if l.cells == nil {
+		l.cells = map[string][]cellKey{}
+	}
+	if _, ok := l.cells[text]; !ok {
+		l.text = append(l.text, text)
+	}
+	l.cells[text] = append(l.cells[text], k)
+}
+
+// lines returns the notes as "f1–f3, f8 10-D; f1 20-D: text".
+func (l *noteList) lines() []string {
+	var out []string
+	for _, text := range l.text {
+		var groups []string
+		cells := l.cells[text]
+		for i := 0; i < len(cells); {
+			j := i
+			var fns []int
+			for ; j < len(cells) && cells[j].n == cells[i].n; j++ {
+				fns = append(fns, cells[j].fn)
+			}
+			groups = append(groups, fmt.Sprintf("%s %d-D", formatFunctions(fns), cells[i].n))
+			i = j
+		}
+		out = append(out, strings.Join(groups, "; ")+": "+text)
+	}
+	return out
+}
+
+// formatFunctions describes sorted function numbers, as "f1–f5, f8".
+func formatFunctions(fns []int) string {
+	parts := strings.Split(formatInstances(fns), ", ")
+	for i, p := range parts {
+		a, b, isRange := strings.Cut(p, "–")
+		parts[i] = "f" + a
+		if isRange {
+			parts[i] += "–f" + b
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // writeText writes rows (the first is the header) as plain columns, two
