@@ -102,7 +102,7 @@ func readFiles(files []string) ([]runResult, error) {
 		for _, r := range rs {
 			k := key{r.Algorithm, r.Function, r.Dimension, r.Instance}
 			if prev, ok := seen[k]; ok {
-				return nil, fmt.Errorf("%s f%d %d-D instance %d: in %s and in %s (cmd/bench -tag tells two configurations apart)",
+				return nil, fmt.Errorf("%s f%d %d-D instance %d: in %s and in %s (compare such files in separate summaries; cmd/bench -tag labels runs apart)",
 					r.Algorithm, r.Function, r.Dimension, r.Instance, prev, name)
 			}
 			seen[k] = name
@@ -250,6 +250,36 @@ func compareRuns(runs []runResult) []comparison {
 			}
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// budgetNotes compares, per dimension, the most evaluations of a failed
+// run between the algorithms (a failed run that did not stop early used the
+// budget): a note for each dimension where they differ by more than 1.5×.
+func budgetNotes(runs []runResult) []string {
+	most := map[int]map[string]int{}
+	for _, r := range runs {
+		if r.Success() {
+			continue
+		}
+		if most[r.Dimension] == nil {
+			most[r.Dimension] = map[string]int{}
+		}
+		most[r.Dimension][r.Algorithm] = max(most[r.Dimension][r.Algorithm], r.Evaluations)
+	}
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(most)) {
+		algs := slices.Sorted(maps.Keys(most[n]))
+		lo, hi := math.MaxInt, 0
+		var parts []string
+		for _, a := range algs {
+			lo, hi = min(lo, most[n][a]), max(hi, most[n][a])
+			parts = append(parts, fmt.Sprintf("%d (%s)", most[n][a], a))
+		}
+		if float64(hi) > 1.5*float64(lo) {
+			out = append(out, fmt.Sprintf("%d-D: different budgets? the failed runs used at most %s evaluations", n, strings.Join(parts, ", ")))
+		}
 	}
 	return out
 }
@@ -420,9 +450,13 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 			return err
 		}
 	}
-	if len(notes.text) > 0 {
+	lines := notes.lines()
+	if o.metric == metricDeltaF {
+		lines = append(lines, budgetNotes(runs)...)
+	}
+	if len(lines) > 0 {
 		fmt.Fprintln(w)
-		for _, n := range notes.lines() {
+		for _, n := range lines {
 			prefix := "note: "
 			if o.md {
 				prefix = "- "

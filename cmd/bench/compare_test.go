@@ -252,3 +252,18 @@ func TestFormatFunctions(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetNotes(t *testing.T) {
+	fail := func(alg string, n, evals int) runResult {
+		return runResult{job: job{Algorithm: alg, Function: 1, Dimension: n}, Evaluations: evals}
+	}
+	win := fail("a", 10, 99999)
+	win.EvalsToTarget = 99999
+	runs := []runResult{
+		fail("a", 10, 1000), fail("b", 10, 1011), fail("a", 20, 2000), fail("b", 20, 200100), win,
+	}
+	want := []string{"20-D: different budgets? the failed runs used at most 2000 (a), 200100 (b) evaluations"}
+	if got := budgetNotes(runs); !slices.Equal(got, want) {
+		t.Errorf("budgetNotes = %q, want %q", got, want)
+	}
+}
