@@ -71,7 +71,7 @@ func TestRunTableAndPlots(t *testing.T) {
 	if err := run(append(smallArgs, "-paper", "-dims", "2,3", "-plots", dir), &out, &errOut); err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut.String())
 	}
-	for _, want := range []string{"instances 1–3", "| f1 Sphere | 2 |", "| f1 Sphere | 3 |", "CMA/self ERT", "3/3"} {
+	for _, want := range []string{"instances 1–3", "| f1 Sphere |  2 |", "| f1 Sphere |  3 |", "CMA/self ERT", "3/3"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -162,6 +162,9 @@ func writeTable(w io.Writer, o options, sums []summary) error {
 // with padded columns; numeric columns are right-aligned.
 func writeMarkdown(w io.Writer, rows [][]string) error {
 	width := make([]int, len(rows[0]))
+	for i := range width {
+		width[i] = 2 // the rule of a right-aligned column needs a "-" before its ":"
+	}
 	for _, r := range rows {
 		for i, c := range r {
 			width[i] = max(width[i], len([]rune(c)))
