@@ -241,6 +241,9 @@ func TestConfig(t *testing.T) {
 			c := o.config(tc.alg)
 			want := tc.want
 			want.Algorithm, want.LocalStops, want.Budget, want.Target, want.Seed, want.Tag = tc.alg, !o.noLocalStops, 1e4, 1e-8, 1, o.tag
+			if want.Numerics == 0 {
+				want.Numerics = cmaes.NumericsLatest
+			}
 			if tc.alg == algSelf && want.Init == "" {
 				want.Init = selfcma.InitDefault
 			}

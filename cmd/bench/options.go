@@ -284,7 +284,7 @@ type algConfig struct {
 	Lambda       int     `json:"lambda"`        // 0 = the default
 	Init         string  `json:"init,omitempty"`
 	LocalStops   bool    `json:"local_stops"`
-	Numerics     int     `json:"numerics"` // 0 = the latest
+	Numerics     int     `json:"numerics"`
 	Budget       float64 `json:"budget"`   // per dimension
 	Target       float64 `json:"target"`
 	Seed         uint64  `json:"seed"`
@@ -344,6 +344,9 @@ func (o options) config(alg string) algConfig {
 	}
 	c.LocalStops = !o.noLocalStops
 	c.Numerics = o.numerics
+	if c.Numerics == 0 {
+		c.Numerics = cmaes.NumericsLatest // recorded, as the latest changes
+	}
 	return c
 }
 
@@ -390,7 +393,7 @@ func (o options) label(c algConfig) string {
 	if !c.LocalStops {
 		parts = append(parts, "no-local-stops")
 	}
-	if c.Numerics != 0 && c.Numerics != cmaes.NumericsLatest {
+	if c.Numerics != cmaes.NumericsLatest {
 		parts = append(parts, "numerics="+strconv.Itoa(c.Numerics))
 	}
 	if c.Tag != "" {
