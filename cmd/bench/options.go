@@ -285,7 +285,7 @@ type algConfig struct {
 	Init         string  `json:"init,omitempty"`
 	LocalStops   bool    `json:"local_stops"`
 	Numerics     int     `json:"numerics"`
-	Budget       float64 `json:"budget"`   // per dimension
+	Budget       float64 `json:"budget"` // per dimension
 	Target       float64 `json:"target"`
 	Seed         uint64  `json:"seed"`
 	Tag          string  `json:"tag,omitempty"`
