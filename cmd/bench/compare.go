@@ -35,6 +35,8 @@ type fileRun struct {
 	EvalsToTarget *float64 `json:"evals_to_target"`
 	Evaluations   *float64 `json:"evaluations"`
 	FinalDeltaF   *float64 `json:"final_delta_f"`
+	// Config is cmd/bench's algConfig; pycma_bbob.py has none.
+	Config json.RawMessage `json:"config"`
 }
 
 // readRuns reads the runs of one file; name is for the errors.
@@ -63,6 +65,7 @@ func readRuns(r io.Reader, name string) ([]runResult, error) {
 		r := runResult{
 			job:         job{Algorithm: fr.Algorithm, Function: fr.Function, Dimension: fr.Dimension, Instance: fr.Instance},
 			Label:       fr.Algorithm,
+			configJSON:  string(fr.Config),
 			Evaluations: int(*fr.Evaluations),
 			FinalDeltaF: *fr.FinalDeltaF,
 		}
@@ -88,6 +91,8 @@ func readFiles(files []string) ([]runResult, error) {
 		fn, n, inst int
 	}
 	seen := map[key]string{}
+	configs := map[string]string{} // label -> the config of its first run
+	where := map[string]string{}   // label -> the file of that run
 	var all []runResult
 	for _, name := range files {
 		f, err := os.Open(name)
@@ -106,6 +111,12 @@ func readFiles(files []string) ([]runResult, error) {
 					r.Algorithm, r.Function, r.Dimension, r.Instance, prev, name)
 			}
 			seen[k] = name
+			if prev, ok := configs[r.Algorithm]; !ok {
+				configs[r.Algorithm], where[r.Algorithm] = r.configJSON, name
+			} else if prev != r.configJSON {
+				return nil, fmt.Errorf("%s: runs of two configurations, in %s and %s (budget, target, seed, ...: compare such files in separate summaries; cmd/bench -tag labels runs apart)",
+					r.Algorithm, where[r.Algorithm], name)
+			}
 		}
 		all = append(all, rs...)
 	}

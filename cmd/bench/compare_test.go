@@ -197,6 +197,10 @@ func TestSummaryErrors(t *testing.T) {
 		{"no instance", []string{writeLines(t, dir, "noinst.jsonl", `{"function":1,"dimension":5,"algorithm":"a","evaluations":1,"final_delta_f":0}`)}, "noinst.jsonl:1: want function"},
 		{"no evaluations", []string{writeLines(t, dir, "noevals.jsonl", `{"function":1,"dimension":5,"instance":1,"algorithm":"a","final_delta_f":0}`)}, "want evaluations"},
 		{"empty", []string{writeLines(t, dir, "empty.jsonl", "")}, "no runs"},
+		{"two configurations", []string{
+			writeLines(t, dir, "big.jsonl", strings.Replace(benchLine("cma-es", 1, 5, 1, 0, 500, 1), `"config":{`, `"config":{"budget":10000,`, 1)),
+			writeLines(t, dir, "small.jsonl", strings.Replace(benchLine("cma-es", 1, 5, 2, 0, 500, 1), `"config":{`, `"config":{"budget":100,`, 1)),
+		}, "cma-es: runs of two configurations, in " + filepath.Join(dir, "big.jsonl")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

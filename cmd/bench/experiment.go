@@ -89,6 +89,7 @@ type runResult struct {
 	job
 	Label         string      // the algorithm and its configuration (options.label)
 	Config        algConfig   // what the run ran with
+	configJSON    string      // -summary: the config of the line read, "" for none
 	Lambda        int         // initial λ
 	Defaults      cmaes.Hyper // default rates of the initial λ
 	EvalsToTarget int         // evaluations at the end of the generation that reached the target; 0 = not reached
