@@ -104,6 +104,10 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: bench [flags]                   run BBOB experiments\n       bench -summary [flags] FILE...  compare the runs of files (cmd/bench -json, pycma_bbob.py)")
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&algs, "algorithms", algCMA+","+algSelf, "comma-separated list of "+algCMA+", "+algSelf)
 	fs.StringVar(&funcs, "functions", "1,8,10,13", "BBOB functions in 1..24: a comma-separated list, ranges allowed (1-24)")
 	fs.StringVar(&dims, "dims", "10,20", "comma-separated dimensions, each ≥ 2")
@@ -111,7 +115,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&insts, "instances", "", "BBOB instances, one run each, instead of -runs: a comma-separated list, ranges allowed (1-5,31-35)")
 	fs.IntVar(&o.lambda, "lambda", 0, "population size λ; 0 = each algorithm's default (CMA-ES 4 + ⌊3 ln n⌋, self-CMA-ES selfcma's default; with -paper max(100, 4 + ⌊3 ln n⌋))")
 	fs.Float64Var(&o.budget, "budget", 1e4, "maximum evaluations per dimension, restarts included: a run stops after budget·n evaluations")
-	fs.Float64Var(&o.target, "target", 1e-8, "a run succeeds when f − f_opt ≤ target")
+	fs.Float64Var(&o.target, "target", 1e-8, "a run succeeds when f − f_opt ≤ target (with -summary -metric delta-f: a median at most target is within)")
 	fs.BoolVar(&o.paper, "paper", false, "the paper's setting (Algorithms 1 and 2 as cmd/bench ran them before the defaults package): no active update, no restarts unless -restarts ipop, restarts from x0, self-CMA-ES λ = max(100, default)")
 	fs.StringVar(&restarts, "restarts", flagDefault, "none, ipop, bipop, or default: internal/defaults' strategy for the algorithm (none with -paper)")
 	fs.StringVar(&o.active, "active", flagDefault, "active covariance update (pycma's CMA_active): true, false, or default: internal/defaults' (false with -paper)")
