@@ -35,3 +35,26 @@ func TestFingerprintOfOldCreatesUnchanged(t *testing.T) {
 		})
 	}
 }
+
+// The new fields count in the fingerprint when given: a create with them
+// is another create than one without.
+func TestFingerprintOfNewFields(t *testing.T) {
+	base := CreateParams{X0: []float64{1, 2}, Sigma0: 0.5}
+	no, inc := false, 2.0
+	seen := map[string]string{hex.EncodeToString(fingerprint(base)): "without"}
+	for name, edit := range map[string]func(p *CreateParams){
+		"active false": func(p *CreateParams) { p.Active = &no },
+		"incpopsize":   func(p *CreateParams) { p.Restarts.IncPopSize = &inc },
+		"point":        func(p *CreateParams) { p.Restarts.Point = PointX0 },
+		"region":       func(p *CreateParams) { p.Restarts.Region = &Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}} },
+		"bipop":        func(p *CreateParams) { p.Restarts.Strategy = RestartsBIPOP },
+	} {
+		p := base
+		edit(&p)
+		h := hex.EncodeToString(fingerprint(p))
+		if other, ok := seen[h]; ok {
+			t.Errorf("%s: the fingerprint of %s", name, other)
+		}
+		seen[h] = name
+	}
+}
