@@ -12,7 +12,14 @@ import (
 func (e *ES) Dim() int { return e.p.N }
 
 // Params returns the strategy parameters of the current run.
-func (e *ES) Params() Params { p := e.p; p.Weights = append([]float64(nil), p.Weights...); return p }
+func (e *ES) Params() Params {
+	p := e.p
+	p.Weights = append([]float64(nil), p.Weights...)
+	if p.WeightsNeg != nil {
+		p.WeightsNeg = append([]float64(nil), p.WeightsNeg...)
+	}
+	return p
+}
 
 // Hyper returns the learning rates the next update will use.
 func (e *ES) Hyper() Hyper { return e.hyp }
@@ -27,8 +34,26 @@ func (e *ES) Generation() int { return e.generation }
 // Evaluations returns the number of points told.
 func (e *ES) Evaluations() int { return e.evaluations }
 
-// Run returns 0 for the first run and one more for each IPOP restart.
+// Run returns 0 for the first run and one more for each restart (IPOP or
+// BIPOP, small or large).
 func (e *ES) Run() int { return e.run }
+
+// Regime returns the current run's regime: RegimeDefault for the first
+// run, RegimeLarge or RegimeSmall for a restart (restart.go).
+func (e *ES) Regime() string { return e.regime.String() }
+
+// RunSigma0 returns the σ the current run started with: Config.Sigma0 but
+// for a small BIPOP run.
+func (e *ES) RunSigma0() float64 { return e.runSigma0 }
+
+// GenerationLimit returns the current run's limit of generations, after
+// which StopMaxIter ends it (BIPOP's maxiter), or 0 for none.
+func (e *ES) GenerationLimit() int { return e.genLimit }
+
+// RegimeEvaluations returns the evaluations of the runs ended so far,
+// counted as BIPOP counts them: small (the first run's included) and
+// large.
+func (e *ES) RegimeEvaluations() (small, large int) { return e.smallEvals, e.largeEvals }
 
 // RunEnds returns why each run before the current one ended.
 func (e *ES) RunEnds() []RunEnd { return append([]RunEnd(nil), e.runEnds...) }
