@@ -107,7 +107,9 @@ func (r *report) line(line string) {
 	if e.Test == "" { // the package's own lines: ok, FAIL, PASS, a panic outside a test
 		switch e.Action {
 		case "output": // held until the package ends, after its tests' output
-			r.pkgOut[e.Package] = append(r.pkgOut[e.Package], e.Output)
+			if e.Output != "PASS\n" { // -json's -v; go test without it says ok
+				r.pkgOut[e.Package] = append(r.pkgOut[e.Package], e.Output)
+			}
 		case "fail":
 			r.failed = true
 			r.flushPackage(e.Package) // the tests still running when it failed

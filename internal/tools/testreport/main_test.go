@@ -32,6 +32,7 @@ func TestReport(t *testing.T) {
 {"Action":"fail","Package":"b"}
 {"ImportPath":"c","Action":"build-output","Output":"c/c.go:3:1: syntax error\n"}
 {"ImportPath":"c","Action":"build-fail"}
+{"Action":"output","Package":"d","Output":"PASS\n"}
 {"Action":"output","Package":"d","Output":"ok  \td\t0.02s\n"}
 {"Action":"pass","Package":"d"}
 not json
