@@ -41,9 +41,9 @@ class OptionsTest(unittest.TestCase):
 
     def test_an_option_without_counterpart_lists_the_supported(self):
         with self.assertRaises(ValueError) as cm:
-            to_create({"popsize": 10, "CMA_elitist": True, "CMA_active": False}, 2)
+            to_create({"popsize": 10, "CMA_elitist": True, "CMA_mirrors": False}, 2)
         msg = str(cm.exception)
-        self.assertIn("'CMA_active', 'CMA_elitist' have no counterpart", msg)
+        self.assertIn("'CMA_elitist', 'CMA_mirrors' have no counterpart", msg)
         for name in SUPPORTED:
             self.assertIn(f"  {name}: ", msg)
         with self.assertRaisesRegex(TypeError, "want a dict"):
