@@ -5,6 +5,7 @@ sessions (pycma's options accepted), and the loops that drive them
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 import warnings
 from typing import Callable, List, Optional
@@ -264,7 +265,7 @@ class Client:
             warnings.warn(
                 f"selfcma ignores pycma's logging option{'s' if len(skipped) > 1 else ''} {', '.join(skipped)}: "
                 "the server records every generation (es.history(), the session's page: es.logger.plot())",
-                stacklevel=2,
+                stacklevel=_caller_level(),
             )
         route = self._t.route()
         state = self._t.request("POST", "/v1/sessions", body, headers={"Idempotency-Key": idempotency_key},
@@ -457,6 +458,18 @@ class Client:
                             restart_from_best=restart_from_best, incpopsize=incpopsize, eval_initial_x=eval_initial_x,
                             parallel_objective=parallel_objective, noise_handler=noise_handler, bipop=bipop,
                             callback=callback, init_callback=init_callback, **kw)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_level():
+    """warnings.warn's stacklevel of the first caller outside this package
+    (a warning of create points at the user's line, also through fmin2)."""
+    f, level = sys._getframe(1), 1
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _PACKAGE:
+        f, level = f.f_back, level + 1
+    return level
 
 
 def _unpickle_client(urls, settings):
