@@ -292,7 +292,7 @@ def work(client, f, session_id, *, lease, poll, max_evaluations, worker):
             if c is None:
                 time.sleep(poll)
                 continue
-            v, why = _told_value(*_renewing(es, c, lease, worker, lambda: call(c.x)), "f(x)")
+            v, why = _told_value(*_renewing(es, c, lease, worker, lambda: call(es._out(c.x))), "f(x)")
             done += 1
             if why is not None:
                 log.warning("selfcma: generation %d: the evaluation of candidate %d failed: %s; told as None",

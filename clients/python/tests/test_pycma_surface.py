@@ -16,7 +16,7 @@ import unittest
 import warnings
 from unittest import mock
 
-from _support import FakeTransport, Server, fake_client, need, quiet_logs, sphere
+from _support import FakeTransport, Server, fake_client, need, quiet_logs, rosen, sphere
 from test_unit import SESSION, UNAVAILABLE, Stub
 
 import selfcma
@@ -409,6 +409,10 @@ class SurfaceLiveTest(unittest.TestCase):
         restored.tell(X, [sphere(x) for x in X])
         self.assertEqual(restored.generation, 2)
         self.assertIsInstance(restored.mean, np.ndarray)
+        # A worker of the session evaluates numpy arrays too.
+        kinds = []
+        self.assertEqual(self.client.work(lambda x: kinds.append(type(x)) or rosen(x), es.id, max_evaluations=6), 6)
+        self.assertEqual(kinds, [np.ndarray] * 6)
 
     def test_sigma_and_overall_step(self):
         es = self.client.create([1.0] * 4, 0.3, {"popsize": 8, "seed": 1}, algorithm="cma-es")
