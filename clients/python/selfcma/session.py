@@ -121,6 +121,15 @@ class Session:
     A generation of the loop is one request: ``tell`` asks the server for
     the next batch with its answer (``tell?next=true``), and the ``ask``
     after it hands that batch out.
+
+    pycma's attributes and methods a script uses are here with pycma's
+    meaning where the service has the same thing (``ask(number)``,
+    ``ask_and_eval``, ``optimize``, ``best``, ``mean``, ``sigma``,
+    ``stds``, ``logger``, ``disp``, ``result_pretty``, ``inject``); what it
+    does not have (``C``, setting ``sigma``) raises Unsupported saying what
+    to do instead. A Session pickles (and copies) as its id and its
+    client's URLs: unpickled, it attaches to the session again, as it is on
+    the server then.
     """
 
     def __init__(self, client, state, *, numpy=None, bounds=None, route=None):
@@ -495,6 +504,7 @@ class Session:
         if done:
             self._told = (gen, [list(c) for c in cands])
             self._batch = None
+            self._claims = {}
         if nxt is not None:
             self._next = (nxt["generation"], nxt["candidates"])
         return done
