@@ -117,7 +117,7 @@ class Client:
         inopts=None,
         *,
         population_size=None,
-        algorithm="self-cma-es",
+        algorithm=None,
         seed=None,
         bounds=None,
         restarts=None,
@@ -153,15 +153,19 @@ class Client:
                 (``es.opts``, also when attached from another process).
             population_size: λ; None for the server's default
                 (self-cma-es: max(100, 4 + ⌊3 ln n⌋); cma-es: 4 + ⌊3 ln n⌋).
-            algorithm: ``"self-cma-es"`` (default) or ``"cma-es"``.
+            algorithm: ``"self-cma-es"`` or ``"cma-es"``; None (default):
+                the server's default (self-cma-es), which ``es.algorithm``
+                reports.
             seed: an unsigned 64-bit integer; None lets the server draw one
                 (``Session.seed`` reports it). The run is a pure function of
                 the seed and the told values.
             bounds: a box every candidate lies in: ``[lower, upper]`` (each a
                 number or n numbers, as in pycma) or
                 ``{"lower": [...], "upper": [...]}``.
-            restarts: pycma's: an int k, the number of restarts (IPOP: λ
-                grows by incpopsize at each; with ``bipop=True``, BIPOP);
+            restarts: None (default): the server's default restarts
+                (``es.info["restarts"]`` reports them); pycma's: an int k,
+                the number of restarts (IPOP: λ grows by incpopsize at
+                each; with ``bipop=True``, BIPOP; 0: none, one run);
                 or ``"ipop"``/``"bipop"`` (the server's number of
                 restarts); or the server's object ``{"strategy": "ipop",
                 "max": k, "incpopsize": 2, "point": "x0" or "uniform",
@@ -432,12 +436,15 @@ class Client:
                 popsize, seed, bounds, maxfevals, maxiter, ftarget, tolfun,
                 tolx, tolconditioncov, tolupsigma, CMA_active, verb_disp,
                 verbose; the verb_* logging options are ignored).
-            restarts: pycma's number of restarts (0: none), or its dict
-                ``{'maxrestarts': k}``; the server restarts the session
-                (IPOP, λ growing by ``incpopsize`` at each; BIPOP with
-                ``bipop=True``, which takes effect with restarts > 0, as in
-                pycma). A session runs all its restarts: ``es`` is the one
-                session, ``es.info["restarts"]`` tells its runs.
+            restarts: pycma's number of restarts (0, pycma's default: one
+                run, no restart), or its dict ``{'maxrestarts': k}``; the
+                server restarts the session (IPOP, λ growing by
+                ``incpopsize`` at each; BIPOP with ``bipop=True``, which
+                takes effect with restarts > 0, as in pycma). None: the
+                server's default restarts (those of a session created
+                without them; ``es.info["restarts"]`` says which). A
+                session runs all its restarts: ``es`` is the one session,
+                ``es.info["restarts"]`` tells its runs.
             callback: a callable or a list, each called as callback(es)
                 after every iteration; init_callback: once, with es, before
                 the first.

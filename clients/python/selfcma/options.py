@@ -199,8 +199,9 @@ RESTART_STRATEGIES = ("none", "ipop", "bipop")
 
 def restarts_body(restarts, bipop, incpopsize, n):
     """The create body's "restarts" object for pycma's restarts, bipop and
-    incpopsize (None when none is asked for): restarts an int k (k
-    restarts: {"strategy": "ipop" or "bipop", "max": k}), a strategy's
+    incpopsize (None when none is asked for: the server's default): restarts
+    an int k (k restarts: {"strategy": "ipop" or "bipop", "max": k}; 0: no
+    restart, {"max": 0}), a strategy's
     name, or the server's object itself; bipop True selects "bipop";
     incpopsize other than 2 is sent as "incpopsize". A region given as
     pycma's bounds [lower, upper] becomes {"lower": [...], "upper": [...]}.
@@ -229,6 +230,10 @@ def restarts_body(restarts, bipop, incpopsize, n):
         k = conv.integer(restarts, "restarts")
         if k < 0:
             raise ValueError(f"restarts is {k}: want the number of restarts, ≥ 0")
+        if k == 0:
+            # pycma's restarts=0: one run, whatever bipop and incpopsize
+            # say (the server: max 0 without a strategy is none).
+            return {"max": 0}
         r = {"strategy": "ipop", "max": k}
     if bipop:
         if r.get("strategy", "ipop") not in ("ipop", "bipop"):

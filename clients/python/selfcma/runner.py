@@ -352,17 +352,24 @@ def fmin2(client, f, x0, sigma0, options=None, args=(), *, gradf=None, restarts=
             raise ValueError(f"restarts {restarts!r}: of pycma's dict, only 'maxrestarts' is taken here "
                              "(the options' maxfevals bounds the whole run)")
         restarts = restarts.get("maxrestarts", 0)
-    restarts = conv.integer(restarts, "restarts")
-    if restarts < 0:
-        raise ValueError(f"restarts is {restarts}: want the number of restarts, ≥ 0")
-    if restarts:
-        kw.setdefault("restarts", restarts)
+    if restarts is None:
+        # The server's default restarts (bipop and incpopsize on top of them).
         if bipop:
-            kw.setdefault("bipop", True)
+            kw["bipop"] = True
         if incpopsize is not None and conv.number(incpopsize, "incpopsize") != 2:
-            kw.setdefault("incpopsize", incpopsize)
-    elif bipop:
-        log.warning("selfcma: fmin2(bipop=True) with restarts=0 makes no restart, as in pycma: give restarts=k")
+            kw["restarts"] = {"incpopsize": incpopsize}
+    else:
+        restarts = conv.integer(restarts, "restarts")
+        if restarts < 0:
+            raise ValueError(f"restarts is {restarts}: want the number of restarts, ≥ 0")
+        kw["restarts"] = restarts  # 0, pycma's default: one run
+        if restarts:
+            if bipop:
+                kw["bipop"] = True
+            if incpopsize is not None and conv.number(incpopsize, "incpopsize") != 2:
+                kw["incpopsize"] = incpopsize
+        elif bipop:
+            log.warning("selfcma: fmin2(bipop=True) with restarts=0 makes no restart, as in pycma: give restarts=k")
     callbacks = _callbacks(callback, "callback")
     inits = _callbacks(init_callback, "init_callback")
     check(f, executor, max_failed_generations)

@@ -70,6 +70,8 @@ class BodiesTest(unittest.TestCase):
         cases = [
             (dict(), None),
             (dict(restarts=3), {"strategy": "ipop", "max": 3}),  # as before
+            (dict(restarts=0), {"max": 0}),  # one run (max 0 without a strategy: none)
+            (dict(restarts=0, bipop=True, incpopsize=3), {"max": 0}),  # pycma: bipop needs restarts
             (dict(restarts="ipop"), {"strategy": "ipop"}),
             (dict(restarts=3, bipop=True), {"strategy": "bipop", "max": 3}),
             (dict(bipop=True), {"strategy": "bipop"}),
@@ -102,7 +104,9 @@ class BodiesTest(unittest.TestCase):
             (dict(restarts=2, bipop=True, incpopsize=3), dict(restarts=2, bipop=True, incpopsize=3)),
             (dict(restarts=2), dict(restarts=2)),
             (dict(restarts={"maxrestarts": 4}), dict(restarts=4)),
-            (dict(), dict()),
+            (dict(), dict(restarts=0)),  # pycma's default: one run
+            (dict(restarts=None), dict()),  # the server's default restarts
+            (dict(restarts=None, bipop=True, incpopsize=3), dict(bipop=True, restarts={"incpopsize": 3})),
         ]
         for kw, want in calls:
             with self.subTest(kw=kw), self.assertRaises(_Made):
@@ -116,7 +120,7 @@ class BodiesTest(unittest.TestCase):
         # bipop without restarts makes no restart, as in pycma: said once.
         with self.assertLogs("selfcma", "WARNING") as logs, self.assertRaises(_Made):
             c.fmin2(sphere, [1.0], 0.5, bipop=True)
-        self.assertNotIn("restarts", made[-1])
+        self.assertEqual((made[-1]["restarts"], "bipop" in made[-1]), (0, False))
         self.assertIn("restarts=0 makes no restart", logs.output[0])
 
     def test_fmin2_without_counterpart(self):
@@ -148,7 +152,7 @@ class BodiesTest(unittest.TestCase):
                       "verb_log, verb_log_expensive, verb_plot, verb_time", str(got[0].message))
         self.assertEqual(got[0].filename, __file__)  # points at the caller's line
         body = t.of("POST", "/v1/sessions")[0][2]
-        self.assertEqual(set(body) - {"metadata"}, {"x0", "sigma0", "algorithm", "population_size"})
+        self.assertEqual(set(body) - {"metadata"}, {"x0", "sigma0", "population_size"})
         self.assertEqual(es.opts, opts)  # kept, as every option
         with warnings.catch_warnings(record=True) as got:
             warnings.simplefilter("always")
@@ -435,21 +439,28 @@ class SurfaceLiveTest(unittest.TestCase):
     def test_new_fields_round_trip(self):
         """CMA_active, bipop, restarts and incpopsize reach the server (they
         run once the server of this tree takes them)."""
-        for field, opts, kw in [
-            ("active", {"CMA_active": True, "seed": 1}, {}),
-            ("bipop", {"seed": 1}, dict(restarts=2, bipop=True)),
-            ("incpopsize", {"seed": 1}, dict(restarts=2, incpopsize=3)),
+        for field, opts, kw, want in [
+            ("active", {"CMA_active": True, "seed": 1}, {}, {"active": True}),
+            ("active", {"CMA_active": False, "seed": 1}, {}, {"active": False}),
+            ("bipop", {"seed": 1}, dict(restarts=2, bipop=True), {"strategy": "bipop", "max": 2}),
+            ("incpopsize", {"seed": 1}, dict(restarts=2, incpopsize=3),
+             {"strategy": "ipop", "max": 2, "incpopsize": 3}),
+            ("incpopsize", {"seed": 1}, dict(restarts=0, bipop=True), {"strategy": "none", "max": 0}),
+            ("point", {"seed": 1}, dict(restarts={"strategy": "ipop", "max": 1, "point": "uniform",
+                                                  "region": [-2, 2]}), {"point": "uniform"}),
         ]:
-            with self.subTest(field=field):
+            with self.subTest(field=field, want=want):
                 try:
-                    es = self.client.create([1.0] * 2, 0.5, opts, algorithm="cma-es", **kw)
+                    with quiet_logs():
+                        es = self.client.create([1.0] * 2, 0.5, opts, algorithm="cma-es", **kw)
                 except selfcma.InvalidRequest as e:
                     skip_unless_server_takes(self, e, field)
                 es.tell(es.ask(), [1.0] * es.popsize)
-                if field == "bipop":
-                    self.assertEqual(es.info["restarts"]["strategy"], "bipop")
-                if field != "active":
-                    self.assertEqual(es.info["restarts"]["max"], 2)
+                info = es.info
+                got = {k: info["restarts"].get(k) for k in want if k != "active"}
+                if "active" in want:
+                    got["active"] = info.get("active")
+                self.assertEqual(got, want)
 
 
 class FailoverLiveTest(unittest.TestCase):
