@@ -768,7 +768,7 @@ class Session:
     algorithm = property(lambda self: self._state.get("algorithm"), doc='"self-cma-es" or "cma-es".')
     dimension = property(lambda self: self._state.get("dimension"), doc="n.")
     population_size = property(
-        lambda self: self._state.get("population_size"), doc="λ of the pending generation (IPOP doubles it)."
+        lambda self: self._state.get("population_size"), doc="λ of the pending generation (it changes at a restart)."
     )
     popsize = population_size
     seed = property(lambda self: self._state.get("seed"), doc="The seed of the run.")

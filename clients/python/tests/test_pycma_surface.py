@@ -380,10 +380,22 @@ class SurfaceLiveTest(unittest.TestCase):
             es.ask(1)
         es.tell(Z, [sphere(z) for z in Z])
         self.assertEqual(es.generation, 2)
+        # Points leased to another worker: ask waits until a lease runs out.
+        other = self.client.session(es.id)
+        held = other.ask(6, lease=1)
+        self.assertEqual(len(held), 6)
+        got = es.ask(2)
+        self.assertEqual(len(got), 2)
+        self.assertTrue(all(any(list(g) == list(h) for h in held) for g in got))
+        es.tell(got, [sphere(g) for g in got])
+        rest = [h for h in held if not any(list(g) == list(h) for g in got)]
+        other.tell(rest, [sphere(h) for h in rest])
+        self.assertEqual(self.client.session(es.id).generation, 3)
+        es.refresh()
         # ask_and_eval with a number, and pycma's tell(*ask_and_eval(f)).
         es.tell(*es.ask_and_eval(sphere, number=6))
         es.tell(*es.ask_and_eval(sphere, evaluations=3))
-        self.assertEqual(es.generation, 4)
+        self.assertEqual(es.generation, 5)
 
     def test_optimize(self):
         es = self.client.create([1.0] * 3, 0.5, {"popsize": 6, "seed": 2, "verb_disp": 0}, algorithm="cma-es")
