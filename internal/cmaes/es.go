@@ -201,7 +201,7 @@ func New(cfg Config) (*ES, error) {
 	e.regime, e.runSigma0 = regimeDefault, cfg.Sigma0
 	if cfg.Restarts.BIPOP {
 		// pycma's first run has its default maxiter too.
-		e.genLimit = maxIter0(len(cfg.X0), e.p.Lambda)
+		e.genLimit = maxIter0(len(cfg.X0), e.popsize0())
 	}
 	e.sample()
 	return e, nil

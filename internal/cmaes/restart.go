@@ -48,16 +48,26 @@ func regimeOf(s string) regime {
 // memory; λ0 = 10 doubled 20 times at n = 16 is there).
 const maxRestartValues = 1 << 24
 
-// lambda0 is λ of the first run: pycma's popsize0 for BIPOP. pycma keeps
-// the unrounded 4 + 3 ln n of its default popsize option there (10.9 at
-// n = 10, so its large runs have λ = 21, 43, 87, …); we keep the first
-// run's λ, an integer, as Hansen's paper does (20, 40, 80, …), so that an
-// IPOP restart doubles λ exactly as before IncPopSize existed.
+// lambda0 is λ of the first run.
 func (e *ES) lambda0() int {
 	if e.cfg.Lambda != 0 {
 		return e.cfg.Lambda
 	}
 	return DefaultLambda(len(e.cfg.X0))
+}
+
+// popsize0 is pycma's popsize0, the base of BIPOP's populations and of
+// maxiter0: the unrounded 4 + 3 ln n of pycma's default popsize option
+// when the first run has the default λ (10.9 at n = 10, so the large runs
+// have λ = 21, 43, 87, …), else λ0. Measured at n = 20 (f15, f16, f18,
+// 10 instances), the integer λ0 (20, 40, 80, …) solved 7 of 30 runs and
+// this one 14. IPOP multiplies λ0 itself, as before IncPopSize and BIPOP
+// existed, so that an IPOP session doubles λ exactly as it always did.
+func (e *ES) popsize0() float64 {
+	if e.cfg.Restarts.BIPOP && e.cfg.Lambda == 0 {
+		return 4 + 3*math.Log(float64(len(e.cfg.X0)))
+	}
+	return float64(e.lambda0())
 }
 
 // incPopSize is Restarts.IncPopSize with its default.
@@ -71,8 +81,8 @@ func (e *ES) incPopSize() float64 {
 // largeLambda is λ of the k-th large run, ⌊λ0·inc^k⌋ (pycma: popsize0 ·
 // incpopsize**(irun − runs_with_small)); false if λn would exceed
 // maxRestartValues.
-func largeLambda(lambda0 int, inc float64, k, n int) (int, bool) {
-	l := float64(lambda0) * math.Pow(inc, float64(k))
+func largeLambda(lambda0 float64, inc float64, k, n int) (int, bool) {
+	l := lambda0 * math.Pow(inc, float64(k))
 	if !(l*float64(n) <= maxRestartValues) {
 		return 0, false
 	}
@@ -81,10 +91,10 @@ func largeLambda(lambda0 int, inc float64, k, n int) (int, bool) {
 
 // maxIter0 is the generation limit of BIPOP's first and large runs:
 // pycma's default maxiter, 100 + 150(n + 3)² // √λ0, with Python's floor
-// division of floats (λ0 the first run's λ, see lambda0).
-func maxIter0(n, lambda0 int) int {
+// division of floats (popsize0: pycma evaluates the option with it).
+func maxIter0(n int, popsize0 float64) int {
 	a := 150 * float64(n+3) * float64(n+3)
-	return 100 + int(pyFloorDiv(a, math.Sqrt(float64(lambda0))))
+	return 100 + int(pyFloorDiv(a, math.Sqrt(popsize0)))
 }
 
 // pyFloorDiv is Python's a // b for floats a ≥ 0, b > 0 (float_floor_div:
@@ -116,7 +126,7 @@ func (e *ES) mayRestart() bool {
 			return false
 		}
 	}
-	_, ok := largeLambda(e.lambda0(), e.incPopSize(), e.largeRuns+1, e.p.N)
+	_, ok := largeLambda(e.popsize0(), e.incPopSize(), e.largeRuns+1, e.p.N)
 	return ok
 }
 
@@ -140,7 +150,7 @@ func (e *ES) restart(gen int) error {
 	e.run++
 
 	rs, n := e.cfg.Restarts, len(e.cfg.X0)
-	lambda0, inc := e.lambda0(), e.incPopSize()
+	inc := e.incPopSize()
 	next, sigma0, limit := regimeLarge, e.cfg.Sigma0, 0
 	// pycma: sum(small_i) < bipop · max(1, sum(large_i)), bipop = 1.
 	if rs.BIPOP && e.smallEvals < max(1, e.largeEvals) {
@@ -159,14 +169,14 @@ func (e *ES) restart(gen int) error {
 		uLambda := e.rnd.Float64()
 		sigma0 = math.Pow(0.01, uSigma) * e.cfg.Sigma0
 		mult := math.Pow(inc, float64(e.largeRuns))
-		lambda = max(2, int(float64(lambda0)*math.Pow(mult, uLambda*uLambda)))
-		maxIter := math.Min(float64(maxIter0(n, lambda0)), 0.5*float64(e.largeEvals)/float64(lambda))
+		lambda = max(2, int(e.popsize0()*math.Pow(mult, uLambda*uLambda)))
+		maxIter := math.Min(float64(maxIter0(n, e.popsize0())), 0.5*float64(e.largeEvals)/float64(lambda))
 		limit = max(1, int(math.Ceil(maxIter))) // pycma stops once countiter ≥ maxiter
 	default:
 		e.largeRuns++
-		lambda, _ = largeLambda(lambda0, inc, e.largeRuns, n)
+		lambda, _ = largeLambda(e.popsize0(), inc, e.largeRuns, n)
 		if rs.BIPOP {
-			limit = maxIter0(n, lambda0) // pycma: maxiter = maxiter0
+			limit = maxIter0(n, e.popsize0()) // pycma: maxiter = maxiter0
 		}
 	}
 	if err := e.startRun(lambda); err != nil {

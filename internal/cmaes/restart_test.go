@@ -19,11 +19,11 @@ func rastrigin(x []float64) float64 {
 
 // pycmaRestarts re-states, as plainly as it can, the restart loop of pycma
 // 4.4.0's fmin (cma/evolution_strategy.py) with bipop = 1, the ES's
-// deviations noted: λ0 is the first run's λ (pycma keeps the unrounded
-// 4 + 3 ln n) and the evaluations of a run are λ per generation (pycma
+// deviation noted: the evaluations of a run are λ per generation (pycma
 // adds the evaluation of the final mean).
 type pycmaRestarts struct {
-	n, popsize0, maxrestarts int
+	n, maxrestarts int
+	popsize0       float64
 	sigma0, incpopsize       float64
 	bipop                    bool
 	uniform                  *Bounds
@@ -45,10 +45,17 @@ type started struct {
 
 func newPycmaRestarts(cfg Config) *pycmaRestarts {
 	n := len(cfg.X0)
-	p := &pycmaRestarts{n: n, popsize0: cfg.Lambda, maxrestarts: cfg.Restarts.Max, sigma0: cfg.Sigma0,
+	p := &pycmaRestarts{n: n, popsize0: float64(cfg.Lambda), maxrestarts: cfg.Restarts.Max, sigma0: cfg.Sigma0,
 		incpopsize: cfg.Restarts.IncPopSize, bipop: cfg.Restarts.BIPOP, poptype: "small"}
-	if p.popsize0 == 0 {
-		p.popsize0 = DefaultLambda(n)
+	switch {
+	case p.popsize0 == 0 && p.bipop:
+		// pycma's default popsize option, '4 + 3 * np.log(N)', unrounded;
+		// the first run's λ is its integer part.
+		p.popsize0 = 4 + 3*math.Log(float64(n))
+	case p.popsize0 == 0:
+		// The ES's deviation: IPOP multiplies the first run's integer λ,
+		// as it did before BIPOP existed (pycma the unrounded value).
+		p.popsize0 = float64(DefaultLambda(n))
 	}
 	if p.maxrestarts == 0 {
 		p.maxrestarts = 9
@@ -63,7 +70,7 @@ func newPycmaRestarts(cfg Config) *pycmaRestarts {
 		}
 	}
 	// '100 + 150 * (N+3)**2 // popsize**0.5'
-	p.maxiter0 = 100 + math.Floor(150*float64((n+3)*(n+3))/math.Sqrt(float64(p.popsize0)))
+	p.maxiter0 = 100 + math.Floor(150*float64((n+3)*(n+3))/math.Sqrt(p.popsize0))
 	return p
 }
 
@@ -94,7 +101,7 @@ func (p *pycmaRestarts) next(r *rand.Rand) started {
 	s := started{regime: RegimeLarge, sigma: p.sigma0}
 	switch {
 	case !p.bipop:
-		s.lambda = int(float64(p.popsize0) * math.Pow(p.incpopsize, float64(p.irun-p.runsWithSmall)))
+		s.lambda = int(p.popsize0 * math.Pow(p.incpopsize, float64(p.irun-p.runsWithSmall)))
 	case sum(p.smallI) < 1*max(1, sum(p.largeI)):
 		p.poptype, s.regime = "small", RegimeSmall
 		p.runsWithSmall++
@@ -102,11 +109,11 @@ func (p *pycmaRestarts) next(r *rand.Rand) started {
 		s.sigma = sigmaFactor * p.sigma0
 		mult := math.Pow(p.incpopsize, float64(p.irun-p.runsWithSmall))
 		u := r.Float64()
-		s.lambda = int(float64(p.popsize0) * math.Pow(mult, u*u))
+		s.lambda = int(p.popsize0 * math.Pow(mult, u*u))
 		s.maxiter = int(math.Ceil(math.Min(p.maxiter0, 0.5*float64(sum(p.largeI))/float64(s.lambda))))
 	default:
 		p.poptype = "large"
-		s.lambda = int(float64(p.popsize0) * math.Pow(p.incpopsize, float64(p.irun-p.runsWithSmall)))
+		s.lambda = int(p.popsize0 * math.Pow(p.incpopsize, float64(p.irun-p.runsWithSmall)))
 		s.maxiter = int(p.maxiter0)
 	}
 	if p.uniform != nil {
