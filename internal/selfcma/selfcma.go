@@ -63,6 +63,11 @@ const (
 type Config struct {
 	CMA  cmaes.Config
 	Init string // InitDefault (also for "") or InitUniform
+	// MinLambda is the smallest λ at which a run self-adapts its rates
+	// (gate.go); a run with a smaller λ is plain CMA-ES. 0 selects
+	// DefaultMinLambda(n); EveryLambda (or 2) self-adapts every run, the
+	// paper's Algorithm 2; negative is an error.
+	MinLambda int
 }
 
 // Record is a told generation: the primary's record and the auxiliary's
@@ -76,10 +81,11 @@ type Record struct {
 
 // ES is a self-CMA-ES. It is not safe for concurrent use.
 type ES struct {
-	init    string
-	primary *cmaes.ES
-	aux     *cmaes.ES
-	auxRuns int // auxiliary CMA-ES started so far (one per primary run)
+	init      string
+	minLambda int // runs with λ ≥ minLambda self-adapt (gate.go)
+	primary   *cmaes.ES
+	aux       *cmaes.ES
+	auxRuns   int // auxiliary CMA-ES started so far (one per primary run)
 
 	// prev is the primary's update t−1 → t, replayed by h_t.
 	prev    *cmaes.Step
@@ -108,11 +114,15 @@ func New(cfg Config) (*ES, error) {
 	default:
 		return nil, fmt.Errorf("selfcma: init %q, want %q or %q", cfg.Init, InitDefault, InitUniform)
 	}
+	minLambda, err := minLambdaOf(cfg.MinLambda, len(cfg.CMA.X0))
+	if err != nil {
+		return nil, err
+	}
 	p, err := cmaes.New(cfg.CMA)
 	if err != nil {
 		return nil, err
 	}
-	s := &ES{init: cfg.Init, primary: p}
+	s := &ES{init: cfg.Init, minLambda: minLambda, primary: p}
 	if err := s.startAux(); err != nil {
 		return nil, err
 	}
@@ -150,7 +160,7 @@ func (s *ES) startAux() error {
 	s.aux = aux
 	s.auxRuns++
 	s.hasPrev = false
-	s.applyAuxMean()
+	s.setTheta()
 	return nil
 }
 
@@ -212,8 +222,9 @@ func (s *ES) Tell(fitness []float64) (Record, error) {
 		if err := s.startAux(); err != nil {
 			return Record{}, err
 		}
-	case cur == nil:
-		// No update (every evaluation failed): nothing to replay next time.
+	case cur == nil || !s.Adapting():
+		// No update (every evaluation failed), or a run below MinLambda:
+		// nothing to replay next time.
 		s.hasPrev = false
 	default:
 		if s.hasPrev && len(rec.Stop) == 0 {
@@ -228,7 +239,7 @@ func (s *ES) Tell(fitness []float64) (Record, error) {
 		s.hasPrev = true
 	}
 	out := Record{Record: rec, AuxSigma: s.aux.Sigma()}
-	out.AuxFeasible = s.applyAuxMean() // line 10
+	out.AuxFeasible = s.setTheta() // line 10
 	copy(out.AuxMean[:], s.aux.Mean())
 	return out, nil
 }
@@ -365,7 +376,8 @@ func Unmarshal(blob []byte) (*ES, error) {
 		return nil, fmt.Errorf("selfcma: decode state: %w", err)
 	}
 	esVersion := esEncoding[version]
-	s := &ES{init: r.String(), auxRuns: r.Int()}
+	// States before the gate self-adapt every run.
+	s := &ES{init: r.String(), auxRuns: r.Int(), minLambda: EveryLambda}
 	if s.init != InitDefault && s.init != InitUniform {
 		return nil, fmt.Errorf("selfcma: decode state: init %q: %w", s.init, binenc.ErrCorrupt)
 	}
