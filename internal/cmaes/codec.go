@@ -58,14 +58,30 @@ import (
 //     and always writes C. A Step writes only the rows of X that C_μ uses,
 //     x_{1:λ} … x_{μ:λ} in rank order; its other points served the ranking
 //     only, and decode as NaN. Version 5 and older wrote C and every row.
+//   - Version 7 (versionRestarts): a block at the end, after the numerics
+//     version, for active CMA-ES and BIPOP restarts (restart.go): the
+//     config's Active, Restarts.BIPOP, Restarts.IncPopSize,
+//     Restarts.Point.Uniform and the Region (a flag, then its lower and
+//     upper values); the current run's regime (its number: 0 default, 1
+//     large, 2 small), its σ0 (a flag, then the value, written only when
+//     its bits differ from Sigma0's), its generation limit (0: none); and
+//     for each run end, in order, its regime and σ0 the same way. The
+//     evaluations of the small and the large runs and the count of large
+//     runs follow from the run ends (generation, λ, regime: tallyRuns),
+//     and a run's start point is not needed to continue it, so neither is
+//     written. A state of version 1 to 6 decodes as the ES it was: Active
+//     false, no BIPOP, IncPopSize 0 (doubling λ, as then), uniform points
+//     off; the first run of regime default, every later one large (an IPOP
+//     restart), each with σ0 = Sigma0, and no generation limit.
 const (
 	stateMagic         = "selfcma/cmaes"
-	stateVersion       = 6
+	stateVersion       = 7
 	versionInject      = 2
 	versionNumerics    = 3
 	versionPacked      = 4
 	versionRecompute   = 5
 	versionStepDerived = 6
+	versionRestarts    = 7
 	// EncodingVersion is the version MarshalTo writes, for a wrapping
 	// encoding to record and hand back to UnmarshalFromVersion.
 	EncodingVersion = stateVersion
@@ -92,9 +108,12 @@ func (e *ES) AppendBinary(dst []byte) ([]byte, error) {
 func (e *ES) EncodedSize() int {
 	n, l := e.p.N, e.p.Lambda
 	k := len(e.injQueue) + len(e.batchInj)
-	size := n*(n+1)/2 + 8*n + len(e.funHist) + 2*len(e.stagBest) + len(e.flatGens) + k*(n+2)
+	size := n*(n+1)/2 + 8*n + len(e.funHist) + 2*len(e.stagBest) + len(e.flatGens) + k*(n+2) + 6*len(e.runEnds)
 	if !e.bdFromC {
 		size += n * n
+	}
+	if e.cfg.Restarts.Point.Region != nil {
+		size += 2 * n
 	}
 	if !e.resampled() {
 		size += l * n
@@ -111,7 +130,7 @@ func (e *ES) resampled() bool { return e.batchFresh && e.p.Lambda*e.p.N <= maxRe
 // the C it holds, and a small blob samples no large batch.
 func maxResampled(n int) int { return max(1<<16, 32*(n*(n+1)/2)) }
 
-// encode writes the state in the layout of version (4 to 6; the tests
+// encode writes the state in the layout of version (4 to 7; the tests
 // write older versions to compare). From version 6, C is left out if
 // replaying the Step given (nil: none) gives it.
 func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
@@ -221,6 +240,61 @@ func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
 
 	// Version 3 (versionNumerics): the eigendecomposition's version.
 	w.Int(c.Numerics)
+
+	if version >= versionRestarts {
+		// Version 7: active CMA-ES, BIPOP and restart points.
+		rs := c.Restarts
+		w.Bool(c.Active)
+		w.Bool(rs.BIPOP)
+		w.Float(rs.IncPopSize)
+		w.Bool(rs.Point.Uniform)
+		w.Bool(rs.Point.Region != nil)
+		if rs.Point.Region != nil {
+			w.Floats(rs.Point.Region.Lower)
+			w.Floats(rs.Point.Region.Upper)
+		}
+		w.Int(int(e.regime))
+		writeSigma0(w, e.runSigma0, c.Sigma0)
+		w.Int(e.genLimit)
+		for _, r := range e.runEnds {
+			w.Int(int(regimeOf(r.Regime)))
+			writeSigma0(w, r.Sigma0, c.Sigma0)
+		}
+	}
+}
+
+// writeSigma0 writes a run's σ0: a flag, and the value only when its bits
+// differ from the config's Sigma0 (version 7).
+func writeSigma0(w *binenc.Writer, v, sigma0 float64) {
+	differs := !sameBits(v, sigma0)
+	w.Bool(differs)
+	if differs {
+		w.Float(v)
+	}
+}
+
+// readSigma0 reads what writeSigma0 wrote. A value written with the bits of
+// sigma0 is refused (writeSigma0 never writes one), and so is one that is
+// not a finite value > 0.
+func readSigma0(r *binenc.Reader, sigma0 float64) float64 {
+	if !r.Bool() {
+		return sigma0
+	}
+	v := r.Float()
+	if r.Err() == nil && (sameBits(v, sigma0) || !(v > 0) || math.IsInf(v, 0)) {
+		r.Fail("run σ0 %v", v)
+	}
+	return v
+}
+
+// readRegime reads a regime's number (version 7).
+func readRegime(r *binenc.Reader) regime {
+	v := r.Int()
+	if r.Err() == nil && (v < 0 || v >= int(regimeCount)) {
+		r.Fail("regime %d", v)
+		return regimeDefault
+	}
+	return regime(v)
 }
 
 func encodeInjections(w *binenc.Writer, q []injection) {
@@ -491,9 +565,47 @@ func decode(r *binenc.Reader, version uint32, given *Step) (*ES, error) {
 			r.Fail("numerics version %d", e.cfg.Numerics)
 		}
 	}
+	// Versions 1 to 6: the first run default, the others IPOP's large runs,
+	// all from Sigma0, without a generation limit.
+	e.runSigma0 = c.Sigma0
+	if e.run > 0 {
+		e.regime = regimeLarge
+	}
+	for i := range e.runEnds {
+		e.runEnds[i].Regime, e.runEnds[i].Sigma0 = RegimeLarge, c.Sigma0
+		if i == 0 {
+			e.runEnds[i].Regime = RegimeDefault
+		}
+	}
+	if version >= versionRestarts {
+		rs := &e.cfg.Restarts
+		e.cfg.Active = r.Bool()
+		rs.BIPOP = r.Bool()
+		rs.IncPopSize = r.Float()
+		rs.Point.Uniform = r.Bool()
+		if r.Bool() {
+			rs.Point.Region = &Bounds{Lower: r.Floats(), Upper: r.Floats()}
+		}
+		if r.Err() == nil {
+			if err := e.cfg.validateRestarts(); err != nil {
+				return nil, fmt.Errorf("config: %w", err)
+			}
+		}
+		e.regime = readRegime(r)
+		e.runSigma0 = readSigma0(r, c.Sigma0)
+		e.genLimit = r.Int()
+		for i := range e.runEnds {
+			e.runEnds[i].Regime = readRegime(r).String()
+			e.runEnds[i].Sigma0 = readSigma0(r, c.Sigma0)
+		}
+		if r.Err() == nil && (e.genLimit < 0 || (e.regime == regimeDefault) != (e.run == 0)) {
+			r.Fail("generation limit %d, regime %v of run %d", e.genLimit, e.regime, e.run)
+		}
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
+	e.tallyRuns()
 	// Every length must match the dimension and λ.
 	switch {
 	case !e.hyp.Valid():

@@ -40,18 +40,22 @@ type Config struct {
 	Numerics int
 }
 
-// Restarts configures restarts (docs/algorithm.md §1): on any termination
-// criterion but MaxEvaluations, TargetFitness, a numerical error or failed
-// evaluations, the ES starts a new run with C = I and zero paths, keeping
-// the best point found.
+// Restarts configures restarts (docs/algorithm.md §1, restart.go): on any
+// termination criterion but MaxEvaluations, TargetFitness, a numerical
+// error or failed evaluations, the ES starts a new run with C = I and zero
+// paths, keeping the best point found.
 //
-//   - IPOP: every restart multiplies λ by IncPopSize and starts from σ0.
+//   - IPOP: the k-th restart has λ = ⌊λ0·IncPopSize^k⌋ (λ0 the first run's
+//     λ) and starts from σ0.
 //   - BIPOP (Hansen, GECCO 2009, as pycma's fmin runs it): the first run is
-//     the default λ0; each restart is a large run (λ0·IncPopSize^k after k
-//     large runs, σ0) while the evaluations spent in small runs (the first
-//     run counted among them) are at least those spent in large ones, else
-//     a small run: λ = ⌊λ0·(λ_large/λ0)^{U²}⌋, σ = σ0·10^{−2U}, U uniform
-//     in [0, 1], at most half the large runs' evaluations.
+//     λ0; each restart is a large run (λ0·IncPopSize^k after k large runs,
+//     σ0) while the evaluations spent in small runs (the first run counted
+//     among them) are at least those spent in large ones, else a small
+//     run: λ = ⌊λ0·(λ_large/λ0)^{U²}⌋ with λ_large the last large run's λ
+//     (λ0 before any), σ = σ0·0.01^U, U uniform in [0, 1) (two draws), and
+//     at most min(maxiter0, ½·(large runs' evaluations)/λ) generations
+//     (StopMaxIter), maxiter0 = 100 + ⌊150(n + 3)²/√λ0⌋ being the limit of
+//     the first and the large runs.
 //
 // Max counts the restarts (for BIPOP, the large ones only: small runs are
 // interleaved between them, as in pycma).
@@ -60,7 +64,8 @@ type Restarts struct {
 	BIPOP bool // BIPOP restarts (IPOP must then be false)
 	Max   int  // at most this many (large) restarts; 0 with IPOP or BIPOP = 9
 
-	// IncPopSize multiplies λ at each (large) restart; 0 = 2.
+	// IncPopSize multiplies λ at each (large) restart: 0 or ≥ 1; 0 = 2
+	// (New reports it resolved when IPOP or BIPOP is set).
 	IncPopSize float64
 
 	// Point is where each restart's mean starts; the zero value is X0.
@@ -71,9 +76,12 @@ type Restarts struct {
 // comes from the ES's own random stream, so a restored ES draws the same.
 type RestartPoint struct {
 	// Uniform draws m uniformly in Region, or in Config.Bounds when Region
-	// is nil; false starts every run from X0.
+	// is nil, at every restart (the first run starts from X0); false
+	// starts every run from X0.
 	Uniform bool
-	Region  *Bounds
+	// Region, when not nil, has n finite values lower < upper and lies
+	// inside Config.Bounds when they are set.
+	Region *Bounds
 }
 
 // DefaultMaxRestarts is the number of IPOP restarts when Restarts.Max is 0.
@@ -122,6 +130,10 @@ const (
 	StopTolUpSigma     = "tol_up_sigma"
 	StopNumerical      = "numerical_error" // a non-finite value would have entered the state
 	StopRequested      = "requested"       // the caller ended the run (ES.StopNow)
+	// StopMaxIter: the run reached its generation limit (BIPOP's maxiter,
+	// restart.go); its value is the run's generations t. A restart
+	// follows while Restarts allow one.
+	StopMaxIter = "max_iter"
 	// StopFailedEvaluations: every evaluation of the last
 	// Termination.MaxFailedGenerations generations failed; its value is
 	// that number of generations.
@@ -168,8 +180,8 @@ func (c *Config) validate() error {
 	if err := validNumerics(c.Numerics); err != nil {
 		return err
 	}
-	if c.Restarts.Max < 0 {
-		return fmt.Errorf("cmaes: restarts max %d, want at least 0", c.Restarts.Max)
+	if err := c.validateRestarts(); err != nil {
+		return err
 	}
 	if c.Termination.MaxEvaluations < 0 {
 		return fmt.Errorf("cmaes: max evaluations %d, want at least 0", c.Termination.MaxEvaluations)
@@ -181,17 +193,11 @@ func (c *Config) validate() error {
 		}
 	}
 	if b := c.Bounds; b != nil {
-		if len(b.Lower) != n || len(b.Upper) != n {
-			return fmt.Errorf("cmaes: bounds have %d and %d values, want %d", len(b.Lower), len(b.Upper), n)
+		if err := b.check("bounds", n); err != nil {
+			return err
 		}
 		for i := range n {
 			lo, up := b.Lower[i], b.Upper[i]
-			if math.IsNaN(lo) || math.IsNaN(up) || math.IsInf(lo, 0) || math.IsInf(up, 0) {
-				return fmt.Errorf("cmaes: bounds[%d] not finite", i)
-			}
-			if !(lo < up) {
-				return fmt.Errorf("cmaes: bounds[%d]: lower %v is not below upper %v", i, lo, up)
-			}
 			if c.X0[i] < lo || c.X0[i] > up {
 				return fmt.Errorf("cmaes: x0[%d] = %v is outside the bounds [%v, %v]", i, c.X0[i], lo, up)
 			}
@@ -232,4 +238,63 @@ func (t Termination) resolved(sigma0 float64) Termination {
 		t.MaxFailedGenerations = 0
 	}
 	return t
+}
+
+// validateRestarts checks Restarts (the decoder of version 7 calls it once
+// it has read them).
+func (c *Config) validateRestarts() error {
+	rs, n := c.Restarts, len(c.X0)
+	if rs.Max < 0 {
+		return fmt.Errorf("cmaes: restarts max %d, want at least 0", rs.Max)
+	}
+	if rs.IPOP && rs.BIPOP {
+		return fmt.Errorf("cmaes: restarts: IPOP and BIPOP both set, want one")
+	}
+	if v := rs.IncPopSize; math.IsNaN(v) || math.IsInf(v, 0) || v != 0 && v < 1 {
+		return fmt.Errorf("cmaes: restarts: incpopsize %v, want 0 or a finite value ≥ 1", v)
+	}
+	region := rs.Point.Region
+	if region != nil {
+		if err := region.check("restart region", n); err != nil {
+			return err
+		}
+		if b := c.Bounds; b != nil {
+			for i := range n {
+				if region.Lower[i] < b.Lower[i] || region.Upper[i] > b.Upper[i] {
+					return fmt.Errorf("cmaes: restart region[%d] = [%v, %v] is not inside the bounds [%v, %v]",
+						i, region.Lower[i], region.Upper[i], b.Lower[i], b.Upper[i])
+				}
+			}
+		}
+	}
+	if rs.Point.Uniform && region == nil && c.Bounds == nil {
+		return fmt.Errorf("cmaes: restarts: uniform restart points need a region or bounds")
+	}
+	return nil
+}
+
+// check fails unless b has n finite values lower < upper per coordinate;
+// what names b in the error.
+func (b *Bounds) check(what string, n int) error {
+	if len(b.Lower) != n || len(b.Upper) != n {
+		return fmt.Errorf("cmaes: %s have %d and %d values, want %d", what, len(b.Lower), len(b.Upper), n)
+	}
+	for i := range n {
+		lo, up := b.Lower[i], b.Upper[i]
+		if math.IsNaN(lo) || math.IsNaN(up) || math.IsInf(lo, 0) || math.IsInf(up, 0) {
+			return fmt.Errorf("cmaes: %s[%d] not finite", what, i)
+		}
+		if !(lo < up) {
+			return fmt.Errorf("cmaes: %s[%d]: lower %v is not below upper %v", what, i, lo, up)
+		}
+	}
+	return nil
+}
+
+// clone returns a copy of b that shares no slice with it (nil for nil).
+func (b *Bounds) clone() *Bounds {
+	if b == nil {
+		return nil
+	}
+	return &Bounds{Lower: append([]float64(nil), b.Lower...), Upper: append([]float64(nil), b.Upper...)}
 }

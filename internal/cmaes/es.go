@@ -38,7 +38,8 @@ type Best struct {
 // paper's plots read it).
 type Record struct {
 	Generation  int     // the generation told, counted over all restarts from 0
-	Run         int     // 0 for the first run, then one more per IPOP restart
+	Run         int     // 0 for the first run, then one more per restart (IPOP or BIPOP, small or large)
+	Regime      string  // the run's regime: RegimeDefault, RegimeLarge or RegimeSmall (restart.go)
 	Lambda      int     // λ of the generation
 	Evaluations int     // points told so far, this generation included
 	Best        float64 // best value of the generation; NaN if every evaluation failed
@@ -60,11 +61,14 @@ type Record struct {
 	Mean        []float64
 }
 
-// RunEnd records why a run ended in an IPOP restart.
+// RunEnd records a run that ended in a restart: why, and how it had
+// started.
 type RunEnd struct {
 	Generation int // last generation of the run
 	Lambda     int
 	Reasons    []StopReason
+	Regime     string  // RegimeDefault (the first run), RegimeLarge or RegimeSmall
+	Sigma0     float64 // σ the run started with (Config.Sigma0 but for a small run)
 }
 
 // ES is a CMA-ES with an ask/tell interface. It is not safe for concurrent
@@ -97,6 +101,18 @@ type ES struct {
 	evaluations int
 	run         int
 	runEnds     []RunEnd
+
+	// Restarts (restart.go): the current run's regime, the σ it started
+	// with and its generation limit (0: none; BIPOP's maxiter); the
+	// evaluations of the ended runs counted as small (the first run
+	// included) and as large, and the large runs so far, current included
+	// (all three follow from runEnds and regime: tallyRuns).
+	regime     regime
+	runSigma0  float64
+	genLimit   int
+	smallEvals int
+	largeEvals int
+	largeRuns  int
 
 	// The pending batch: λ×n genotypes (row k is x_k of line 4) and, with
 	// bounds, the phenotypes handed out.
@@ -160,11 +176,15 @@ func New(cfg Config) (*ES, error) {
 		return nil, err
 	}
 	cfg.X0 = append([]float64(nil), cfg.X0...)
-	if cfg.Bounds != nil {
-		cfg.Bounds = &Bounds{Lower: append([]float64(nil), cfg.Bounds.Lower...), Upper: append([]float64(nil), cfg.Bounds.Upper...)}
-	}
-	if cfg.Restarts.IPOP && cfg.Restarts.Max == 0 {
-		cfg.Restarts.Max = DefaultMaxRestarts
+	cfg.Bounds = cfg.Bounds.clone()
+	cfg.Restarts.Point.Region = cfg.Restarts.Point.Region.clone()
+	if rs := &cfg.Restarts; rs.IPOP || rs.BIPOP {
+		if rs.Max == 0 {
+			rs.Max = DefaultMaxRestarts
+		}
+		if rs.IncPopSize == 0 {
+			rs.IncPopSize = DefaultIncPopSize
+		}
 	}
 	if cfg.Numerics == 0 {
 		cfg.Numerics = NumericsLatest
@@ -176,6 +196,11 @@ func New(cfg Config) (*ES, error) {
 	e.rnd = rand.New(e.src)
 	if err := e.startRun(cfg.Lambda); err != nil {
 		return nil, err
+	}
+	e.regime, e.runSigma0 = regimeDefault, cfg.Sigma0
+	if cfg.Restarts.BIPOP {
+		// pycma's first run has its default maxiter too.
+		e.genLimit = maxIter0(len(cfg.X0), e.p.Lambda)
 	}
 	e.sample()
 	return e, nil
@@ -349,7 +374,7 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 	if len(fitness) != e.p.Lambda {
 		return Record{}, fmt.Errorf("cmaes: %d fitness values, want λ = %d", len(fitness), e.p.Lambda)
 	}
-	rec := Record{Generation: e.generation, Run: e.run, Lambda: e.p.Lambda, Hyper: e.hyp, Injected: len(e.batchInj)}
+	rec := Record{Generation: e.generation, Run: e.run, Regime: e.regime.String(), Lambda: e.p.Lambda, Hyper: e.hyp, Injected: len(e.batchInj)}
 	e.batchFresh = false // until sample draws the next batch
 	order := e.rank(fitness)
 	nFinite := 0
@@ -385,10 +410,7 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 	rec.Sigma, rec.AxisRatio = e.sigma, e.AxisRatio()
 	e.recordDistribution(&rec)
 	if len(e.stopWhy) > 0 && e.mayRestart() {
-		e.runEnds = append(e.runEnds, RunEnd{Generation: rec.Generation, Lambda: e.p.Lambda, Reasons: e.stopWhy})
-		e.stopWhy = nil
-		e.run++
-		if err := e.startRun(2 * e.p.Lambda); err != nil {
+		if err := e.restart(rec.Generation); err != nil {
 			return Record{}, err
 		}
 		rec.Restarted = true
@@ -624,17 +646,4 @@ func (e *ES) StopNow() {
 	if len(e.stopWhy) == 0 {
 		e.stopWhy = append(e.stopWhy, StopReason{Name: StopRequested, Value: float64(e.generation)})
 	}
-}
-
-func (e *ES) mayRestart() bool {
-	if !e.cfg.Restarts.IPOP || e.run >= e.cfg.Restarts.Max {
-		return false
-	}
-	for _, r := range e.stopWhy {
-		switch r.Name {
-		case StopMaxEvaluations, StopTargetFitness, StopNumerical, StopFailedEvaluations:
-			return false
-		}
-	}
-	return true
 }

@@ -10,7 +10,7 @@ import (
 // step σ·√λ_max(C), the principal axis lengths √λ_i(C) = D (ascending),
 // the standard deviation σ·√C_ii of each coordinate and the mean m. They
 // are read from the state the update left (D from its eigendecomposition,
-// after the safeguards), before an IPOP restart resets it.
+// after the safeguards), before a restart resets it.
 func (e *ES) recordDistribution(rec *Record) {
 	n := e.p.N
 	buf := make([]float64, 3*n) // one allocation for the three vectors

@@ -1,6 +1,12 @@
 package cmaes
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
 	"os"
 	"testing"
 )
@@ -48,6 +54,14 @@ const (
 	release6Continuation = "4826c95afb0aaf815022fe61f647ece9fa219f92343e01bf8a6b650a5b4cdd6f"
 )
 
+// release7Fixture: the same run written by the code that introduced state
+// encoding 7 (the block of active CMA-ES and restarts at the end);
+// release7Continuation is continueHash(e, 8) by that code.
+const (
+	release7Fixture      = "testdata/encoding7-numerics3-n100.state"
+	release7Continuation = "4826c95afb0aaf815022fe61f647ece9fa219f92343e01bf8a6b650a5b4cdd6f"
+)
+
 // TestReleaseContinues checks that the fixtures of earlier releases decode,
 // encode back in their own version to their bytes, and continue as the
 // code that wrote them did. SELFCMA_WRITE_FIXTURES=1 writes the fixture of
@@ -58,11 +72,11 @@ func TestReleaseContinues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(release6Fixture, blob, 0o644); err != nil {
+		if err := os.WriteFile(release7Fixture, blob, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		e, _ := Unmarshal(blob)
-		t.Logf("wrote %s (%d bytes); continuation %s", release6Fixture, len(blob), continueHash(t, e, 8))
+		t.Logf("wrote %s (%d bytes); continuation %s", release7Fixture, len(blob), continueHash(t, e, 8))
 		return
 	}
 	for _, f := range []struct {
@@ -71,6 +85,7 @@ func TestReleaseContinues(t *testing.T) {
 	}{
 		{versionRecompute, release5Fixture, release5Continuation},
 		{versionStepDerived, release6Fixture, release6Continuation},
+		{versionRestarts, release7Fixture, release7Continuation},
 	} {
 		t.Run(f.path, func(t *testing.T) {
 			blob, e := stateFixture(t, f.path, f.version)
@@ -84,5 +99,103 @@ func TestReleaseContinues(t *testing.T) {
 				t.Fatalf("continuation %s, the writing code's %s", got, f.continuation)
 			}
 		})
+	}
+}
+
+// testdata/encoding7-bipop-n4.state was written by the code that
+// introduced state encoding 7, in the middle of a small BIPOP run:
+// release7BIPOPES. release7BIPOPContinuation is restartHash(e, 300) by
+// that code, through the restarts that follow. SELFCMA_WRITE_FIXTURES=1
+// writes it again and prints the hash: only for a new release's fixture.
+const (
+	release7BIPOPFixture      = "testdata/encoding7-bipop-n4.state"
+	release7BIPOPContinuation = "e9b210228b3bb6c980dcf4517dd260eda2758514179a68877d634b259d136abd"
+)
+
+// release7BIPOPES is BIPOP with at most 4 large restarts, uniform restart
+// points in [0, 3]⁴ inside the bounds [−2, 5]⁴ and TolX 10⁻³, on
+// Rastrigin from X0 = (1, 1, 1, 1), σ0 = 1, seed 19, told until the third
+// generation of a small run that follows a large one.
+func release7BIPOPES(t *testing.T) *ES {
+	t.Helper()
+	e := mustNew(t, Config{X0: constVec(4, 1), Sigma0: 1, Seed: 19, Bounds: &Bounds{Lower: constVec(4, -2), Upper: constVec(4, 5)},
+		Restarts:    Restarts{BIPOP: true, Max: 4, Point: RestartPoint{Uniform: true, Region: &Bounds{Lower: constVec(4, 0), Upper: constVec(4, 3)}}},
+		Termination: Termination{TolX: 1e-3}})
+	for g := 0; ; g++ {
+		if g > 5000 || e.Stopped() != nil {
+			t.Fatal("no small run after a large one")
+		}
+		step(t, e, rastrigin)
+		if e.Regime() == RegimeSmall && e.largeRuns > 0 && e.t == 3 {
+			return e
+		}
+	}
+}
+
+// restartHash runs at most gens generations on Rastrigin and returns the
+// SHA-256 of the bits of every point asked, of each generation's λ and
+// regime, and the restarts it went through.
+func restartHash(tb testing.TB, e *ES, gens int) (string, int) {
+	tb.Helper()
+	h := sha256.New()
+	restarts := 0
+	for range gens {
+		if e.Stopped() != nil {
+			break
+		}
+		X := e.Ask()
+		v := make([]float64, len(X))
+		for k, x := range X {
+			v[k] = rastrigin(x)
+			for _, xi := range x {
+				h.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(xi)))
+			}
+		}
+		rec, err := e.Tell(v)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		fmt.Fprintf(h, "%d %s;", rec.Lambda, rec.Regime)
+		if rec.Restarted {
+			restarts++
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), restarts
+}
+
+// TestReleaseBIPOPContinues checks that the BIPOP fixture of encoding 7
+// decodes, encodes back to its bytes, and continues through its restarts
+// as the code that wrote it did, also encoded again and decoded.
+func TestReleaseBIPOPContinues(t *testing.T) {
+	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "1" {
+		blob, err := release7BIPOPES(t).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(release7BIPOPFixture, blob, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e, _ := Unmarshal(blob)
+		got, restarts := restartHash(t, e, 300)
+		t.Logf("wrote %s (%d bytes); continuation %s through %d restarts", release7BIPOPFixture, len(blob), got, restarts)
+		return
+	}
+	blob, e := stateFixture(t, release7BIPOPFixture, versionRestarts)
+	if e.Regime() != RegimeSmall || e.RunSigma0() == e.Config().Sigma0 || e.GenerationLimit() == 0 || !e.Config().Restarts.Point.Uniform {
+		t.Fatalf("the fixture: regime %s, run σ0 %v, limit %d, restart points %+v; want a small run", e.Regime(), e.RunSigma0(), e.GenerationLimit(), e.Config().Restarts.Point)
+	}
+	if again, _ := e.MarshalBinary(); !bytes.Equal(again, blob) {
+		t.Fatal("the fixture does not encode back to its bytes")
+	}
+	again, _ := e.MarshalBinary()
+	e2, err := Unmarshal(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*ES{e, e2} {
+		got, restarts := restartHash(t, d, 300)
+		if got != release7BIPOPContinuation || restarts < 2 {
+			t.Fatalf("continuation %s through %d restarts, the writing code's %s", got, restarts, release7BIPOPContinuation)
+		}
 	}
 }

@@ -27,8 +27,26 @@ func (e *ES) Generation() int { return e.generation }
 // Evaluations returns the number of points told.
 func (e *ES) Evaluations() int { return e.evaluations }
 
-// Run returns 0 for the first run and one more for each IPOP restart.
+// Run returns 0 for the first run and one more for each restart (IPOP or
+// BIPOP, small or large).
 func (e *ES) Run() int { return e.run }
+
+// Regime returns the current run's regime: RegimeDefault for the first
+// run, RegimeLarge or RegimeSmall for a restart (restart.go).
+func (e *ES) Regime() string { return e.regime.String() }
+
+// RunSigma0 returns the σ the current run started with: Config.Sigma0 but
+// for a small BIPOP run.
+func (e *ES) RunSigma0() float64 { return e.runSigma0 }
+
+// GenerationLimit returns the current run's limit of generations, after
+// which StopMaxIter ends it (BIPOP's maxiter), or 0 for none.
+func (e *ES) GenerationLimit() int { return e.genLimit }
+
+// RegimeEvaluations returns the evaluations of the runs ended so far,
+// counted as BIPOP counts them: small (the first run's included) and
+// large.
+func (e *ES) RegimeEvaluations() (small, large int) { return e.smallEvals, e.largeEvals }
 
 // RunEnds returns why each run before the current one ended.
 func (e *ES) RunEnds() []RunEnd { return append([]RunEnd(nil), e.runEnds...) }

@@ -36,6 +36,11 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	if t.HasTarget && e.hasBest && e.best.F <= t.TargetFitness {
 		add(StopTargetFitness, e.best.F)
 	}
+	// The run's generation limit (BIPOP, restart.go): pycma's maxiter,
+	// countiter ≥ maxiter.
+	if e.genLimit > 0 && e.t >= e.genLimit {
+		add(StopMaxIter, float64(e.t))
+	}
 
 	// TolFun: range of the best values of the last 10 + ⌈30n/λ⌉ generations
 	// and of all finite values of this one.
@@ -132,9 +137,10 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 		}
 	}
 
-	// TolUpSigma: σ/σ0 > TolUpSigma · √(max eigenvalue of C).
+	// TolUpSigma: σ/σ0 > TolUpSigma · √(max eigenvalue of C), σ0 the σ the
+	// run started with (pycma's es.sigma0: a small BIPOP run's own).
 	if t.TolUpSigma > 0 {
-		if r := e.sigma / e.cfg.Sigma0; r > t.TolUpSigma*e.d[n-1] {
+		if r := e.sigma / e.runSigma0; r > t.TolUpSigma*e.d[n-1] {
 			add(StopTolUpSigma, r)
 		}
 	}

@@ -30,6 +30,14 @@ const (
 	release6Continuation = "e2d6f3d25cf885113124bbee1a8753f9f4f63e41ed46a31319180ebcbeacf4bb"
 )
 
+// testdata/encoding7-n8.state: the same run written by the code that
+// introduced state encoding 7 (cmaes's block of active CMA-ES and restarts
+// in both CMA-ES); release7Continuation is continueHash(s, 6) by that code.
+const (
+	release7Fixture      = "testdata/encoding7-n8.state"
+	release7Continuation = "e2d6f3d25cf885113124bbee1a8753f9f4f63e41ed46a31319180ebcbeacf4bb"
+)
+
 // releaseES is the run of the release fixtures.
 func releaseES(t *testing.T) *ES {
 	t.Helper()
@@ -62,11 +70,11 @@ func TestReleaseContinues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(release6Fixture, blob, 0o644); err != nil {
+		if err := os.WriteFile(release7Fixture, blob, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s2, _ := Unmarshal(blob)
-		t.Logf("wrote %s (%d bytes); continuation %s", release6Fixture, len(blob), continueHash(t, s2, 6))
+		t.Logf("wrote %s (%d bytes); continuation %s", release7Fixture, len(blob), continueHash(t, s2, 6))
 		return
 	}
 	for _, f := range []struct {
@@ -75,6 +83,7 @@ func TestReleaseContinues(t *testing.T) {
 	}{
 		{5, release5Fixture, release5Continuation},
 		{6, release6Fixture, release6Continuation},
+		{7, release7Fixture, release7Continuation},
 	} {
 		t.Run(f.path, func(t *testing.T) {
 			blob, s := stateFixture(t, f.path, f.version)

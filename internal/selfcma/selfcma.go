@@ -218,7 +218,9 @@ func (s *ES) Tell(fitness []float64) (Record, error) {
 	cur := s.primary.LastStep()
 	switch {
 	case rec.Restarted:
-		// An IPOP restart restarts both strategies.
+		// A restart of the primary (IPOP, or BIPOP's small or large run)
+		// restarts both strategies: the auxiliary starts at the new run's
+		// defaults (its λ's c_1, c_μ, c_c).
 		if err := s.startAux(); err != nil {
 			return Record{}, err
 		}
@@ -297,6 +299,7 @@ func (s *ES) Hyper() cmaes.Hyper          { return s.primary.Hyper() }
 func (s *ES) Generation() int             { return s.primary.Generation() }
 func (s *ES) Evaluations() int            { return s.primary.Evaluations() }
 func (s *ES) Run() int                    { return s.primary.Run() }
+func (s *ES) Regime() string              { return s.primary.Regime() }
 func (s *ES) RunEnds() []cmaes.RunEnd     { return s.primary.RunEnds() }
 func (s *ES) Mean() []float64             { return s.primary.Mean() }
 func (s *ES) Sigma() float64              { return s.primary.Sigma() }
@@ -329,10 +332,12 @@ func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma()
 // kept step written before the two CMA-ES: the primary's C is left out
 // when the step's replay with its own rates gives it (the update computes
 // C so: Algorithm 1, line 13), and the step keeps only the μ points C_μ
-// uses.
+// uses; 7 in 7 (the primary's Active flag, BIPOP restarts and restart
+// points with their bookkeeping; the layout of the self-CMA-ES around the
+// two CMA-ES is version 6's).
 const (
 	stateMagic   = "selfcma/selfcma"
-	stateVersion = 6
+	stateVersion = 7
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -340,7 +345,7 @@ const (
 
 // esEncoding is the cmaes encoding version embedded by each state version
 // (esEncoding[stateVersion] must be cmaes.EncodingVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}
 
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.
