@@ -333,14 +333,17 @@ func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma()
 // when the step's replay with its own rates gives it (the update computes
 // C so: Algorithm 1, line 13), and the step keeps only the μ points C_μ
 // uses; 7 in 7 (the primary's Active flag, BIPOP restarts and restart
-// points with their bookkeeping; the layout of the self-CMA-ES around the
-// two CMA-ES is version 6's).
+// points with their bookkeeping), with MinLambda after the auxiliary's run
+// count.
 const (
 	stateMagic   = "selfcma/selfcma"
 	stateVersion = 7
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
+	// versionGate is the first version that writes MinLambda (gate.go);
+	// an older state self-adapts every run, as its code did.
+	versionGate = 7
 )
 
 // esEncoding is the cmaes encoding version embedded by each state version
@@ -362,6 +365,7 @@ func (s *ES) AppendBinary(dst []byte) ([]byte, error) {
 	w := binenc.NewWriterTo(slices.Grow(dst, size+64), stateMagic, stateVersion)
 	w.String(s.init)
 	w.Int(s.auxRuns)
+	w.Int(s.minLambda) // from version 7 (gate.go)
 	w.Bool(s.hasPrev)
 	var prev *cmaes.Step
 	if s.hasPrev {
@@ -385,6 +389,11 @@ func Unmarshal(blob []byte) (*ES, error) {
 	s := &ES{init: r.String(), auxRuns: r.Int(), minLambda: EveryLambda}
 	if s.init != InitDefault && s.init != InitUniform {
 		return nil, fmt.Errorf("selfcma: decode state: init %q: %w", s.init, binenc.ErrCorrupt)
+	}
+	if version >= versionGate {
+		if s.minLambda = r.Int(); s.minLambda < EveryLambda {
+			return nil, fmt.Errorf("selfcma: decode state: min lambda %d: %w", s.minLambda, binenc.ErrCorrupt)
+		}
 	}
 	if version >= versionStepFirst {
 		// The step first: the primary's C may be its replay.

@@ -21,8 +21,14 @@ var (
 	uniformX0  = testfn.UniformX0
 )
 
+// mustNew is New, with the paper's Algorithm 2 at every λ (EveryLambda)
+// when cfg names no MinLambda: the tests of the auxiliary's machinery run
+// it at small λ, below the default gate (gate_test.go tests the gate).
 func mustNew(tb testing.TB, cfg Config) *ES {
 	tb.Helper()
+	if cfg.MinLambda == 0 {
+		cfg.MinLambda = EveryLambda
+	}
 	s, err := New(cfg)
 	if err != nil {
 		tb.Fatal(err)
