@@ -2,37 +2,46 @@ package selfcma
 
 import "fmt"
 
-// The gate: self-adaptation from a population size up (docs/algorithm.md §2,
+// The gate: which runs self-adapt their rates (docs/algorithm.md §2,
 // "Population size").
 //
-// The paper claims its gain for populations about ten times the default
-// (λ = 100 at n = 10 and 20) and runs at no other λ. Below that, the
-// one-generation likelihood h_t ranks too few points to tell rates apart:
-// the auxiliary's mean drifts, c_1 climbs to 0.2–0.5 and C degenerates. A
-// run whose λ is below MinLambda therefore uses the primary's default rates
-// and runs no auxiliary generation: it is Algorithm 1 exactly, bit for bit
-// the cmaes.ES of the same configuration. A run at or above it is
-// Algorithm 2. λ is fixed within a run, so the gate opens or closes only
-// at a restart, where the auxiliary CMA-ES starts afresh anyway.
+// The paper runs self-CMA-ES at λ = 100, about ten times the default, and
+// claims its gain there, against CMA-ES at the same λ. We measured (BBOB,
+// n = 10 and 20, docs/algorithm.md §2):
+//   - below λ ≈ 100 the one-generation likelihood h_t ranks too few points
+//     to tell rates apart: the auxiliary's σ grows without bound, its mean
+//     wanders off the defaults, c_1 climbs to 0.1–0.5 and C degenerates
+//     (condition_cov); at λ = 10 the sphere costs 4–8 times CMA-ES's
+//     evaluations, and neither a prior pulling θ to the defaults nor a cap
+//     on the auxiliary's σ brings it to CMA-ES's;
+//   - at λ = 100 the paper's gain holds where the run converges (sphere,
+//     ellipsoids, Rosenbrock, step ellipsoid: 16–25 % fewer evaluations),
+//     but a self-adapted run converges to a local optimum more often on
+//     multimodal functions (Rastrigin, Weierstrass, Gallagher), so a
+//     restart that self-adapts costs more than it saves.
+//
+// So by default a run self-adapts only when its λ ≥ MinLambda (100) and it
+// is the first run; every other run uses its λ's default rates and runs no
+// auxiliary generation: it is Algorithm 1, bit for bit the cmaes.ES of the
+// same configuration. λ and the run change only at a restart, where the
+// auxiliary CMA-ES starts afresh anyway.
 
-// EveryLambda as Config.MinLambda self-adapts the rates in every run,
-// whatever its λ: the paper's Algorithm 2 as it stands (and every state
-// written before the gate).
+// EveryLambda as Config.MinLambda, with Config.AdaptRestarts, self-adapts
+// every run whatever its λ: the paper's Algorithm 2 as it stands (and
+// every state written before the gate).
 const EveryLambda = 1
 
 // DefaultMinLambda is the smallest λ at which a run self-adapts its rates
-// when Config.MinLambda is 0.
-func DefaultMinLambda(n int) int { return defaultMinLambda }
-
-// defaultMinLambda is the measured default (docs/algorithm.md §2).
-const defaultMinLambda = 40
+// when Config.MinLambda is 0: the paper's λ = 100 at every n (measured at
+// n = 10 and 20 only).
+func DefaultMinLambda(n int) int { return PaperLambda }
 
 // minLambdaOf resolves Config.MinLambda for dimension n.
 func minLambdaOf(minLambda, n int) (int, error) {
 	switch {
 	case minLambda < 0:
-		return 0, fmt.Errorf("selfcma: min lambda %d, want 0 (the default, %d at n = %d) or at least 1 (%d = every λ, the paper)",
-			minLambda, DefaultMinLambda(n), n, EveryLambda)
+		return 0, fmt.Errorf("selfcma: min lambda %d, want 0 (the default, %d at n = %d) or at least %d (%d = every λ, the paper)",
+			minLambda, DefaultMinLambda(n), n, EveryLambda, EveryLambda)
 	case minLambda == 0:
 		return DefaultMinLambda(n), nil
 	}
@@ -42,9 +51,19 @@ func minLambdaOf(minLambda, n int) (int, error) {
 // MinLambda returns the smallest λ at which a run self-adapts its rates.
 func (s *ES) MinLambda() int { return s.minLambda }
 
-// Adapting reports whether the primary's current run self-adapts its rates
-// (its λ ≥ MinLambda).
-func (s *ES) Adapting() bool { return s.primary.Params().Lambda >= s.minLambda }
+// AdaptRestarts reports whether runs after the first self-adapt too (when
+// their λ ≥ MinLambda).
+func (s *ES) AdaptRestarts() bool { return s.adaptRestarts }
+
+// Adapting reports whether the primary's current run self-adapts its
+// rates: its λ ≥ MinLambda, and it is the first run or AdaptRestarts is
+// set.
+func (s *ES) Adapting() bool {
+	if s.primary.Run() > 0 && !s.adaptRestarts {
+		return false
+	}
+	return s.primary.Params().Lambda >= s.minLambda
+}
 
 // setTheta sets the primary's θ for the next update: 0.9 × the auxiliary's
 // mean in a run that self-adapts (applyAuxMean), else the defaults of its

@@ -22,11 +22,15 @@
 // and the replay with the rates used still reproduces C^{t+1} and p_c^{t+1}.
 //
 // Population size: the paper runs self-CMA-ES with λ = 100, "about 10 times
-// larger than the default", and claims its gain for larger-than-default
-// populations. At the default λ of Algorithm 1 (10 at n = 10) the one-step
-// likelihood h_t is too noisy: c_1 climbs to 0.2–0.5 and C degenerates
-// (condition_cov on the 10-D sphere). New therefore defaults λ to
-// DefaultLambda(n) = max(100, 4 + ⌊3 ln n⌋); a caller may still set any λ.
+// larger than the default", against CMA-ES at the same λ. Below that the
+// one-step likelihood h_t is too noisy (c_1 climbs to 0.2–0.5 and C
+// degenerates), and a restart that self-adapts finds the global optimum of
+// a multimodal function less often than one that does not. So a run
+// self-adapts only from λ = MinLambda (100) up, and by default only the
+// first run (gate.go); other runs are plain CMA-ES. The default λ is
+// CMA-ES's, 4 + ⌊3 ln n⌋: a self-CMA-ES with neither λ nor MinLambda set
+// is CMA-ES until a client asks for a large population
+// (docs/algorithm.md §2, "Population size", has the measurements).
 package selfcma
 
 import (
@@ -65,9 +69,14 @@ type Config struct {
 	Init string // InitDefault (also for "") or InitUniform
 	// MinLambda is the smallest λ at which a run self-adapts its rates
 	// (gate.go); a run with a smaller λ is plain CMA-ES. 0 selects
-	// DefaultMinLambda(n); EveryLambda (or 2) self-adapts every run, the
-	// paper's Algorithm 2; negative is an error.
+	// DefaultMinLambda(n) = 100; EveryLambda (or 2) self-adapts at every
+	// λ; negative is an error.
 	MinLambda int
+	// AdaptRestarts lets the runs after the first (IPOP, BIPOP) self-adapt
+	// too when their λ ≥ MinLambda; false (the default) runs them as plain
+	// CMA-ES. MinLambda: EveryLambda with AdaptRestarts is the paper's
+	// Algorithm 2 in every run.
+	AdaptRestarts bool
 }
 
 // Record is a told generation: the primary's record and the auxiliary's
@@ -81,11 +90,12 @@ type Record struct {
 
 // ES is a self-CMA-ES. It is not safe for concurrent use.
 type ES struct {
-	init      string
-	minLambda int // runs with λ ≥ minLambda self-adapt (gate.go)
-	primary   *cmaes.ES
-	aux       *cmaes.ES
-	auxRuns   int // auxiliary CMA-ES started so far (one per primary run)
+	init          string
+	minLambda     int  // runs with λ ≥ minLambda self-adapt (gate.go)
+	adaptRestarts bool // and not only the first run
+	primary       *cmaes.ES
+	aux           *cmaes.ES
+	auxRuns       int // auxiliary CMA-ES started so far (one per primary run)
 
 	// prev is the primary's update t−1 → t, replayed by h_t.
 	prev    *cmaes.Step
@@ -98,8 +108,10 @@ type ES struct {
 const PaperLambda = 100
 
 // DefaultLambda is the population size self-CMA-ES uses when none is given:
-// max(100, 4 + ⌊3 ln n⌋).
-func DefaultLambda(n int) int { return max(PaperLambda, cmaes.DefaultLambda(n)) }
+// CMA-ES's 4 + ⌊3 ln n⌋. (It was max(100, 4 + ⌊3 ln n⌋), the paper's λ,
+// before the gate: a client who wants the paper's setting asks for λ =
+// PaperLambda.)
+func DefaultLambda(n int) int { return cmaes.DefaultLambda(n) }
 
 // New returns a self-CMA-ES with the primary's first batch sampled. A zero
 // cfg.CMA.Lambda selects DefaultLambda(n).
@@ -122,7 +134,7 @@ func New(cfg Config) (*ES, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &ES{init: cfg.Init, minLambda: minLambda, primary: p}
+	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, primary: p}
 	if err := s.startAux(); err != nil {
 		return nil, err
 	}
@@ -333,16 +345,17 @@ func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma()
 // when the step's replay with its own rates gives it (the update computes
 // C so: Algorithm 1, line 13), and the step keeps only the μ points C_μ
 // uses; 7 in 7 (the primary's Active flag, BIPOP restarts and restart
-// points with their bookkeeping), with MinLambda after the auxiliary's run
-// count.
+// points with their bookkeeping), with MinLambda and AdaptRestarts after
+// the auxiliary's run count.
 const (
 	stateMagic   = "selfcma/selfcma"
 	stateVersion = 7
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
-	// versionGate is the first version that writes MinLambda (gate.go);
-	// an older state self-adapts every run, as its code did.
+	// versionGate is the first version that writes MinLambda and
+	// AdaptRestarts (gate.go); an older state self-adapts every run, as its
+	// code did.
 	versionGate = 7
 )
 
@@ -366,6 +379,7 @@ func (s *ES) AppendBinary(dst []byte) ([]byte, error) {
 	w.String(s.init)
 	w.Int(s.auxRuns)
 	w.Int(s.minLambda) // from version 7 (gate.go)
+	w.Bool(s.adaptRestarts)
 	w.Bool(s.hasPrev)
 	var prev *cmaes.Step
 	if s.hasPrev {
@@ -386,7 +400,7 @@ func Unmarshal(blob []byte) (*ES, error) {
 	}
 	esVersion := esEncoding[version]
 	// States before the gate self-adapt every run.
-	s := &ES{init: r.String(), auxRuns: r.Int(), minLambda: EveryLambda}
+	s := &ES{init: r.String(), auxRuns: r.Int(), minLambda: EveryLambda, adaptRestarts: true}
 	if s.init != InitDefault && s.init != InitUniform {
 		return nil, fmt.Errorf("selfcma: decode state: init %q: %w", s.init, binenc.ErrCorrupt)
 	}
@@ -394,6 +408,7 @@ func Unmarshal(blob []byte) (*ES, error) {
 		if s.minLambda = r.Int(); s.minLambda < EveryLambda {
 			return nil, fmt.Errorf("selfcma: decode state: min lambda %d: %w", s.minLambda, binenc.ErrCorrupt)
 		}
+		s.adaptRestarts = r.Bool()
 	}
 	if version >= versionStepFirst {
 		// The step first: the primary's C may be its replay.
