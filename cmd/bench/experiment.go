@@ -9,12 +9,13 @@ import (
 
 	"github.com/selfcma/selfcma/internal/bbob"
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/defaults"
 	"github.com/selfcma/selfcma/internal/selfcma"
 )
 
-// instance returns the BBOB instance of run r ≥ 1: r for r ≤ 5, then
-// 30 + (r − 5), so that 15 runs use instances 1–5 and 31–40 (docs/algorithm.md
-// §4) and further runs continue with 41, 42, ...
+// instance returns the BBOB instance of run r ≥ 1 under -runs: r for
+// r ≤ 5, then 30 + (r − 5), so that 15 runs use instances 1–5 and 31–40
+// (docs/algorithm.md §4) and further runs continue with 41, 42, ...
 func instance(r int) int {
 	if r <= 5 {
 		return r
@@ -22,11 +23,26 @@ func instance(r int) int {
 	return 30 + (r - 5)
 }
 
-// initialMean returns x0 of run r in dimension n: uniform in
-// [−x0Bound, x0Bound]^n, from a PCG stream seeded by (seed, r). It does not
-// depend on the function or the algorithm.
-func initialMean(seed uint64, r, n int) []float64 {
-	rng := rand.New(rand.NewPCG(seed, uint64(r)))
+// runKey is the number that x0 and the ES's seed of a run on instance inst
+// are drawn from: the run number r of -runs that uses inst (inst for
+// inst ≤ 5, inst − 25 for inst ≥ 31), so that -instances 1-5,31-40 and
+// -runs 15 make the same runs; instances 6–30, which -runs never uses, get
+// 2^32 + inst.
+func runKey(inst int) uint64 {
+	switch {
+	case inst <= 5:
+		return uint64(inst)
+	case inst >= 31:
+		return uint64(inst - 25)
+	}
+	return 1<<32 + uint64(inst)
+}
+
+// initialMean returns x0 of the run with key k (runKey) in dimension n:
+// uniform in [−x0Bound, x0Bound]^n, from a PCG stream seeded by (seed, k).
+// It does not depend on the function or the algorithm.
+func initialMean(seed, k uint64, n int) []float64 {
+	rng := rand.New(rand.NewPCG(seed, k))
 	x := make([]float64, n)
 	for i := range x {
 		x[i] = -x0Bound + 2*x0Bound*rng.Float64()
@@ -34,12 +50,13 @@ func initialMean(seed uint64, r, n int) []float64 {
 	return x
 }
 
-// esSeed returns the seed of the ES of a run: a SplitMix64 hash of
-// (seed, function, n, r). It does not depend on the algorithm.
-func esSeed(seed uint64, function, n, r int) uint64 {
+// esSeed returns the seed of the ES of the run with key k (runKey): a
+// SplitMix64 hash of (seed, function, n, k). It does not depend on the
+// algorithm.
+func esSeed(seed uint64, function, n int, k uint64) uint64 {
 	h := splitMix64(seed)
-	for _, v := range []int{function, n, r} {
-		h = splitMix64(h ^ uint64(v))
+	for _, v := range []uint64{uint64(function), uint64(n), k} {
+		h = splitMix64(h ^ v)
 	}
 	return h
 }
@@ -57,7 +74,8 @@ type job struct {
 	Algorithm string
 	Function  int
 	Dimension int
-	Run       int // from 1
+	Run       int // from 1, the position of Instance in options.instances
+	Instance  int
 }
 
 // tracePoint is what the plots need of one generation.
@@ -69,7 +87,9 @@ type tracePoint struct {
 // runResult is the outcome of a job.
 type runResult struct {
 	job
-	Instance      int
+	Label         string      // the algorithm and its configuration (options.label)
+	Config        algConfig   // what the run ran with
+	configJSON    string      // -summary: the config of the line read, "" for none
 	Lambda        int         // initial λ
 	Defaults      cmaes.Hyper // default rates of the initial λ
 	EvalsToTarget int         // evaluations at the end of the generation that reached the target; 0 = not reached
@@ -94,7 +114,7 @@ func (r runResult) Cost() int {
 }
 
 func (r runResult) describe() string {
-	out := fmt.Sprintf("f%d %d-D %s run %d (instance %d): ", r.Function, r.Dimension, r.Algorithm, r.Run, r.Instance)
+	out := fmt.Sprintf("f%d %d-D %s run %d (instance %d): ", r.Function, r.Dimension, r.Label, r.Run, r.Instance)
 	if r.Success() {
 		out += fmt.Sprintf("target after %d evaluations", r.EvalsToTarget)
 	} else {
@@ -123,8 +143,8 @@ func (o options) jobs() []job {
 	for _, f := range o.functions {
 		for _, n := range o.dims {
 			for _, a := range o.algorithms {
-				for r := 1; r <= o.runs; r++ {
-					js = append(js, job{Algorithm: a, Function: f, Dimension: n, Run: r})
+				for i, inst := range o.instances {
+					js = append(js, job{Algorithm: a, Function: f, Dimension: n, Run: i + 1, Instance: inst})
 				}
 			}
 		}
@@ -210,27 +230,49 @@ func (o options) termination(n int, targetF float64) cmaes.Termination {
 	return t
 }
 
+// esConfig is the cmaes.Config of job j under configuration c.
+func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
+	k := runKey(j.Instance)
+	cfg := cmaes.Config{
+		X0:          initialMean(o.seed, k, j.Dimension),
+		Sigma0:      sigma0,
+		Lambda:      c.Lambda,
+		Seed:        esSeed(o.seed, j.Function, j.Dimension, k),
+		Termination: o.termination(j.Dimension, targetF),
+		Numerics:    c.Numerics,
+		Active:      c.Active,
+	}
+	if cfg.Lambda == 0 && c.Paper && c.Algorithm == algSelf {
+		// The paper's λ, whatever selfcma's default becomes.
+		cfg.Lambda = max(selfcma.PaperLambda, cmaes.DefaultLambda(j.Dimension))
+	}
+	switch c.Restarts {
+	case defaults.RestartsIPOP:
+		cfg.Restarts = cmaes.Restarts{IPOP: true, Max: c.MaxRestarts, IncPopSize: c.IncPopSize}
+	case defaults.RestartsBIPOP:
+		cfg.Restarts = cmaes.Restarts{BIPOP: true, Max: c.MaxRestarts, IncPopSize: c.IncPopSize}
+	}
+	if c.Restarts != defaults.RestartsNone && c.RestartPoint == defaults.PointUniform {
+		lo, up := make([]float64, j.Dimension), make([]float64, j.Dimension)
+		for i := range lo {
+			lo[i], up[i] = -x0Bound, x0Bound
+		}
+		cfg.Restarts.Point = cmaes.RestartPoint{Uniform: true, Region: &cmaes.Bounds{Lower: lo, Upper: up}}
+	}
+	return cfg
+}
+
 // runJob runs one algorithm on one BBOB instance until the target, the
-// budget or a termination criterion (after the IPOP restarts, if any).
+// budget or a termination criterion (after the restarts, if any).
 func runJob(o options, j job) (runResult, error) {
-	inst := instance(j.Run)
-	p, err := bbob.New(j.Function, j.Dimension, inst)
+	p, err := bbob.New(j.Function, j.Dimension, j.Instance)
 	if err != nil {
 		return runResult{}, err
 	}
 	fopt := p.FOpt()
 	targetF := fopt + o.target
-	cfg := cmaes.Config{
-		X0:          initialMean(o.seed, j.Run, j.Dimension),
-		Sigma0:      sigma0,
-		Lambda:      o.lambda,
-		Seed:        esSeed(o.seed, j.Function, j.Dimension, j.Run),
-		Termination: o.termination(j.Dimension, targetF),
-		Numerics:    o.numerics,
-	}
-	if o.ipop {
-		cfg.Restarts = cmaes.Restarts{IPOP: true, Max: maxRestarts}
-	}
+	c := o.config(j.Algorithm)
+	cfg := o.esConfig(c, j, targetF)
 
 	var (
 		es   optimizer
@@ -244,7 +286,7 @@ func runJob(o options, j job) (runResult, error) {
 		}
 		es, tell = e, e.Tell
 	case algSelf:
-		e, err := selfcma.New(selfcma.Config{CMA: cfg, Init: o.init})
+		e, err := selfcma.New(selfcma.Config{CMA: cfg, Init: c.Init})
 		if err != nil {
 			return runResult{}, fmt.Errorf("%s: %w", p, err)
 		}
@@ -258,7 +300,7 @@ func runJob(o options, j job) (runResult, error) {
 	}
 
 	params := es.Params()
-	res := runResult{job: j, Instance: inst, Lambda: params.Lambda, Defaults: params.Hyper()}
+	res := runResult{job: j, Label: o.label(c), Config: c, Lambda: params.Lambda, Defaults: params.Hyper()}
 	for es.Stopped() == nil {
 		X := es.Ask()
 		f := make([]float64, len(X))

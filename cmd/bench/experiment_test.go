@@ -4,10 +4,13 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/bbob"
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/defaults"
+	"github.com/selfcma/selfcma/internal/selfcma"
 )
 
 func TestInstance(t *testing.T) {
@@ -22,8 +25,62 @@ func TestInstance(t *testing.T) {
 		runs int
 		want string
 	}{{1, "1"}, {3, "1–3"}, {5, "1–5"}, {6, "1–5, 31"}, {15, "1–5, 31–40"}, {17, "1–5, 31–42"}} {
-		if got := instanceList(tc.runs); got != tc.want {
-			t.Errorf("instanceList(%d) = %q, want %q", tc.runs, got, tc.want)
+		o, err := parseOptions([]string{"-runs", strconv.Itoa(tc.runs)}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := formatInstances(o.instances); got != tc.want {
+			t.Errorf("-runs %d: instances %q, want %q", tc.runs, got, tc.want)
+		}
+	}
+	for r := 1; r <= 50; r++ {
+		if k := runKey(instance(r)); k != uint64(r) {
+			t.Errorf("runKey(instance(%d)) = %d, want %d: -instances would not repeat the runs of -runs", r, k, r)
+		}
+	}
+	seen := map[uint64]int{}
+	for inst := 1; inst <= 100; inst++ {
+		k := runKey(inst)
+		if prev, ok := seen[k]; ok {
+			t.Errorf("instances %d and %d share the key %d", prev, inst, k)
+		}
+		seen[k] = inst
+	}
+}
+
+func TestInstancesAsRuns(t *testing.T) {
+	// -instances 1-5,31-40 makes the runs of -runs 15: same instances, x0
+	// and seeds, in the same order.
+	byRuns, err := parseOptions([]string{"-runs", "15", "-functions", "8", "-dims", "5"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byInst, err := parseOptions([]string{"-instances", "31-40, 1-5", "-functions", "8", "-dims", "5"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := byRuns.jobs(), byInst.jobs()
+	if !slices.Equal(a, b) {
+		t.Fatalf("jobs differ:\n%v\n%v", a, b)
+	}
+	for _, j := range a {
+		ca := byRuns.esConfig(byRuns.config(j.Algorithm), j, 0)
+		cb := byInst.esConfig(byInst.config(j.Algorithm), j, 0)
+		if !slices.Equal(ca.X0, cb.X0) || ca.Seed != cb.Seed {
+			t.Errorf("%+v: x0 or seed differ", j)
+		}
+	}
+	// A run's x0 and seed depend on its instance, not its position.
+	some, err := parseOptions([]string{"-instances", "3,32", "-functions", "8", "-dims", "5"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range some.jobs() {
+		want := a[slices.IndexFunc(a, func(k job) bool { return k.Instance == j.Instance && k.Algorithm == j.Algorithm })]
+		got := some.esConfig(some.config(j.Algorithm), j, 0)
+		ref := byRuns.esConfig(byRuns.config(want.Algorithm), want, 0)
+		if !slices.Equal(got.X0, ref.X0) || got.Seed != ref.Seed {
+			t.Errorf("instance %d: x0 or seed differ from -runs 15's", j.Instance)
 		}
 	}
 }
@@ -50,7 +107,7 @@ func TestESSeed(t *testing.T) {
 		seed               uint64
 		function, dim, run int
 	}{{"base", 1, 8, 10, 1}, {"seed", 2, 8, 10, 1}, {"function", 1, 9, 10, 1}, {"dim", 1, 8, 20, 1}, {"run", 1, 8, 10, 2}} {
-		s := esSeed(tc.seed, tc.function, tc.dim, tc.run)
+		s := esSeed(tc.seed, tc.function, tc.dim, uint64(tc.run))
 		if prev, ok := seen[s]; ok {
 			t.Errorf("changing the %s gives the seed of %s", tc.name, prev)
 		}
@@ -64,7 +121,8 @@ func TestParseOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(o.algorithms, []string{algCMA, algSelf}) || !slices.Equal(o.functions, []int{1, 8, 13}) ||
-		!slices.Equal(o.dims, []int{10, 20}) || !o.ipop || o.maxEvaluations(20) != 200000 || o.noLocalStops {
+		!slices.Equal(o.dims, []int{10, 20}) || o.restarts != defaults.RestartsIPOP || o.maxEvaluations(20) != 200000 || o.noLocalStops ||
+		formatInstances(o.instances) != "1–5, 31–40" {
 		t.Errorf("parsed %+v", o)
 	}
 	if d := o.termination(20, 1); d.TolX != 0 || d.NoEffectAxis || d.MaxEvaluations != 200000 || !d.HasTarget {
@@ -80,13 +138,160 @@ func TestParseOptions(t *testing.T) {
 		t.Errorf("-local-stops=false: termination %+v", off)
 	}
 	for _, args := range [][]string{
-		{"-algorithms", "bipop"}, {"-functions", "25"}, {"-functions", "x"}, {"-dims", "1"},
-		{"-lambda", "1"}, {"-runs", "0"}, {"-budget", "0"}, {"-target", "-1"},
-		{"-restarts", "bipop"}, {"-init", "random"}, {"-numerics", "9"}, {"extra"},
+		{"-algorithms", "bipop"}, {"-functions", "25"}, {"-functions", "x"}, {"-functions", "3-1"}, {"-functions", "0-2"},
+		{"-functions", "1-"}, {"-dims", "1"}, {"-lambda", "1"}, {"-runs", "0"}, {"-budget", "0"}, {"-target", "-1"},
+		{"-restarts", "lrpop"}, {"-active", "yes"}, {"-restart-point", "mean"}, {"-max-restarts", "-1"},
+		{"-incpopsize", "0.5"}, {"-incpopsize", "-2"}, {"-init", "random"}, {"-numerics", "9"}, {"extra"},
+		{"-instances", "0"}, {"-instances", "1-3", "-runs", "3"}, {"-instances", "1,300000"}, {"-instances", ""},
+		{"-tag", "a b"}, {"-summary"}, {"-summary", "-metric", "median", "x.jsonl"}, {"-summary", "-target", "-1", "x.jsonl"},
 	} {
 		if _, err := parseOptions(args, io.Discard); err == nil {
 			t.Errorf("parseOptions(%q) accepted", args)
 		}
+	}
+}
+
+func TestParseInts(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+	}{
+		{"3", []int{3}}, {"1-5,31-35", []int{1, 2, 3, 4, 5, 31, 32, 33, 34, 35}}, {"7, 2-3 ,2", []int{2, 3, 7}},
+		{"4-4", []int{4}}, {"31-33,1", []int{1, 31, 32, 33}},
+	} {
+		got, err := parseInts("-instances", tc.in, 1, 100)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("parseInts(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "a", "1-", "-3", "5-2", "1-2-3", "99-101", "0", "1,,2"} {
+		if got, err := parseInts("-instances", in, 1, 100); err == nil {
+			t.Errorf("parseInts(%q) = %v, want an error", in, got)
+		}
+	}
+}
+
+func TestSummaryArgs(t *testing.T) {
+	// Flags may come before and after the files.
+	o, err := parseOptions([]string{"-summary", "a.jsonl", "b.jsonl", "-ref", "cma-es", "-md", "c.jsonl"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.summary || !slices.Equal(o.files, []string{"a.jsonl", "b.jsonl", "c.jsonl"}) || o.ref != "cma-es" || !o.md || o.metric != metricERT {
+		t.Errorf("parsed %+v", o)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	d := defaults.For(algCMA)
+	restarts := map[string]string{defaults.RestartsNone: "no-restarts", defaults.RestartsIPOP: "ipop", defaults.RestartsBIPOP: "bipop"}
+	other := defaults.RestartsIPOP
+	if d.Restarts == other {
+		other = defaults.RestartsBIPOP
+	}
+	maxR := d.MaxRestarts
+	if maxR == 0 {
+		maxR = cmaes.DefaultMaxRestarts
+	}
+	inc := d.IncPopSize
+	if inc == 0 {
+		inc = cmaes.DefaultIncPopSize
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		alg   string
+		want  algConfig
+		label string
+	}{
+		{"defaults", nil, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform},
+			algCMA},
+		{"default named", []string{"-restarts", "default", "-active", "default", "-restart-point", "default"}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform},
+			algCMA},
+		{"defaults named by value", []string{"-restarts", d.Restarts, "-active", strconv.FormatBool(d.Active), "-restart-point", "uniform"}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform},
+			algCMA},
+		{"flags", []string{"-restarts", other, "-active", strconv.FormatBool(!d.Active), "-max-restarts", "4", "-incpopsize", "1.5", "-restart-point", "x0", "-lambda", "30"}, algCMA,
+			algConfig{Active: !d.Active, Restarts: other, MaxRestarts: 4, IncPopSize: 1.5, RestartPoint: defaults.PointX0, Lambda: 30},
+			algCMA + "+" + other + "+" + map[bool]string{true: "active", false: "passive"}[!d.Active] + "+max-restarts=4+incpopsize=1.5+restart-point=x0+lambda=30"},
+		{"paper", []string{"-paper"}, algCMA,
+			algConfig{Paper: true, Restarts: defaults.RestartsNone, MaxRestarts: 9, IncPopSize: 2, RestartPoint: defaults.PointX0},
+			algCMA + "+paper"},
+		{"paper ipop", []string{"-paper", "-restarts", "ipop"}, algCMA,
+			algConfig{Paper: true, Restarts: defaults.RestartsIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: defaults.PointX0},
+			algCMA + "+paper+ipop"},
+		{"paper active bipop", []string{"-paper", "-restarts", "bipop", "-active", "true", "-restart-point", "uniform"}, algCMA,
+			algConfig{Paper: true, Active: true, Restarts: defaults.RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: defaults.PointUniform},
+			algCMA + "+paper+bipop+active+restart-point=uniform"},
+		{"self paper", []string{"-paper", "-init", "uniform", "-local-stops=false", "-numerics", "2", "-tag", "old"}, algSelf,
+			algConfig{Paper: true, Restarts: defaults.RestartsNone, MaxRestarts: 9, IncPopSize: 2, RestartPoint: defaults.PointX0, Init: "uniform", Numerics: 2},
+			algSelf + "+paper+init=uniform+no-local-stops+numerics=2+old"},
+		{"no restarts hides their settings", []string{"-restarts", "none", "-max-restarts", "3"}, algCMA,
+			algConfig{Active: d.Active, Restarts: defaults.RestartsNone, MaxRestarts: 3, IncPopSize: inc, RestartPoint: defaults.PointUniform},
+			algCMA + map[bool]string{true: "", false: "+" + restarts[defaults.RestartsNone]}[d.Restarts == defaults.RestartsNone]},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseOptions(tc.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := o.config(tc.alg)
+			want := tc.want
+			want.Algorithm, want.LocalStops, want.Budget, want.Target, want.Seed, want.Tag = tc.alg, !o.noLocalStops, 1e4, 1e-8, 1, o.tag
+			if want.Numerics == 0 {
+				want.Numerics = cmaes.NumericsLatest
+			}
+			if tc.alg == algSelf && want.Init == "" {
+				want.Init = selfcma.InitDefault
+			}
+			if c != want {
+				t.Errorf("config\n%+v, want\n%+v", c, want)
+			}
+			if got := o.label(c); got != tc.label {
+				t.Errorf("label %q, want %q", got, tc.label)
+			}
+		})
+	}
+}
+
+func TestESConfig(t *testing.T) {
+	j := job{Algorithm: algSelf, Function: 8, Dimension: 5, Run: 1, Instance: 31}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		check   func(cmaes.Config) bool
+		explain string
+	}{
+		{"paper", []string{"-paper"}, func(c cmaes.Config) bool {
+			return !c.Active && c.Restarts == (cmaes.Restarts{}) && c.Lambda == max(selfcma.PaperLambda, cmaes.DefaultLambda(5))
+		}, "no active update, no restarts, λ = max(100, default)"},
+		{"paper ipop", []string{"-paper", "-restarts", "ipop"}, func(c cmaes.Config) bool {
+			return c.Restarts.IPOP && !c.Restarts.BIPOP && c.Restarts.Max == 9 && c.Restarts.IncPopSize == 2 && !c.Restarts.Point.Uniform
+		}, "IPOP, 9 restarts, λ × 2, from x0"},
+		{"bipop", []string{"-restarts", "bipop", "-active", "true", "-max-restarts", "5", "-incpopsize", "3"}, func(c cmaes.Config) bool {
+			p := c.Restarts.Point
+			return c.Active && c.Restarts.BIPOP && !c.Restarts.IPOP && c.Restarts.Max == 5 && c.Restarts.IncPopSize == 3 && c.Lambda == 0 &&
+				p.Uniform && p.Region != nil && len(p.Region.Lower) == 5 && p.Region.Lower[0] == -4 && p.Region.Upper[4] == 4
+		}, "active, BIPOP, 5 restarts, λ × 3 from uniform points of [−4, 4]^5, selfcma's λ"},
+		{"ipop from x0", []string{"-restarts", "ipop", "-restart-point", "x0"}, func(c cmaes.Config) bool {
+			return c.Restarts.IPOP && !c.Restarts.Point.Uniform
+		}, "IPOP from x0"},
+		{"none", []string{"-restarts", "none"}, func(c cmaes.Config) bool {
+			return c.Restarts == (cmaes.Restarts{})
+		}, "no restarts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseOptions(tc.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := o.esConfig(o.config(j.Algorithm), j, 0); !tc.check(c) {
+				t.Errorf("cmaes.Config %+v; want %s", c, tc.explain)
+			}
+		})
 	}
 }
 
@@ -100,8 +305,8 @@ func TestParseOptions(t *testing.T) {
 // made with numerics version 2, which decides the points of that run.
 func TestSharpRidgeStallRecovers(t *testing.T) {
 	const seed, fn, n, run = 1, 13, 20, 12
-	o := options{lambda: 100, budget: 10000, target: 1e-8, seed: seed, numerics: cmaes.NumericsBlocked}
-	r, err := runJob(o, job{Algorithm: algCMA, Function: fn, Dimension: n, Run: run})
+	o := options{paper: true, lambda: 100, budget: 10000, target: 1e-8, seed: seed, numerics: cmaes.NumericsBlocked}
+	r, err := runJob(o, job{Algorithm: algCMA, Function: fn, Dimension: n, Run: run, Instance: instance(run)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +319,7 @@ func TestSharpRidgeStallRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, err := cmaes.New(cmaes.Config{
-		X0: initialMean(seed, run, n), Sigma0: sigma0, Lambda: 100, Seed: esSeed(seed, fn, n, run),
+		X0: initialMean(seed, run, n), Sigma0: sigma0, Lambda: 100, Seed: esSeed(seed, fn, n, runKey(instance(run))),
 		Termination: options{budget: 10000, noLocalStops: true}.termination(n, p.FOpt()+1e-8),
 		Numerics:    cmaes.NumericsBlocked,
 	})

@@ -12,13 +12,14 @@ import (
 
 	"github.com/selfcma/selfcma/internal/bbob"
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/defaults"
 	"github.com/selfcma/selfcma/internal/selfcma"
 )
 
 // The algorithms, as named on the command line.
 const (
-	algCMA  = "cma-es"
-	algSelf = "self-cma-es"
+	algCMA  = defaults.CMAES
+	algSelf = defaults.SelfCMAES
 )
 
 // algOrder is the order of the algorithms in every output.
@@ -37,59 +38,131 @@ func displayName(alg string) string {
 
 // Settings of the experiment that have no flag (docs/algorithm.md §4).
 const (
-	sigma0      = 2.0
-	x0Bound     = 4.0 // x0 uniform in [−x0Bound, x0Bound]^n
-	maxRestarts = 9   // IPOP restarts with -restarts ipop
+	sigma0  = 2.0
+	x0Bound = 4.0 // x0, and restart points unless -paper, uniform in [−x0Bound, x0Bound]^n
 )
+
+// The paper's settings (-paper): at most 9 IPOP restarts with λ doubled,
+// each from x0.
+const (
+	paperMaxRestarts = 9
+	paperIncPopSize  = 2
+)
+
+// Values of -restarts, -active and -restart-point that select the default
+// of the mode (-paper or not) for the algorithm.
+const flagDefault = "default"
 
 // options is the parsed command line.
 type options struct {
-	algorithms   []string // in algOrder
-	functions    []int
-	dims         []int
-	lambda       int     // 0 = each algorithm's default
-	runs         int     // runs per function, dimension and algorithm
-	budget       float64 // evaluations per dimension
-	target       float64 // on f − f_opt
-	ipop         bool
+	algorithms []string // in algOrder
+	functions  []int
+	dims       []int
+	instances  []int   // one run per instance, in this order
+	lambda     int     // 0 = each algorithm's default
+	budget     float64 // evaluations per dimension
+	target     float64 // on f − f_opt
+
+	// Algorithm settings; flagDefault or 0 = the default of the mode (see
+	// config).
+	paper        bool
+	restarts     string // flagDefault, none, ipop or bipop
+	active       string // flagDefault, true or false
+	maxRestarts  int
+	incPopSize   float64
+	restartPoint string // flagDefault, x0 or uniform
+
 	noLocalStops bool   // only the target and the budget stop a run (-local-stops=false)
 	init         string // selfcma.InitDefault or selfcma.InitUniform
 	numerics     int    // cmaes.Config.Numerics: 0 = the latest
 	seed         uint64
+	tag          string // appended to every label
 	json         bool
 	plots        string // directory, "" = no plots
 	verbose      bool
 	workers      int
+
+	// Summary mode (-summary): compare the runs of files.
+	summary bool
+	files   []string
+	ref     string // label of the reference algorithm
+	metric  string // metricERT or metricDeltaF
+	md      bool   // Markdown tables
 }
+
+// The comparisons of the summary mode.
+const (
+	metricERT    = "ert"     // ERT to the target; a tie within ±15 %
+	metricDeltaF = "delta-f" // median f − f_opt after the budget; within a factor 2
+)
 
 func parseOptions(args []string, out io.Writer) (options, error) {
 	var (
-		o                       options
-		algs, funcs, dims, rest string
+		o                                  options
+		algs, funcs, dims, insts, restarts string
+		runs                               int
 	)
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: bench [flags]                   run BBOB experiments\n       bench -summary [flags] FILE...  compare the runs of files (cmd/bench -json, pycma_bbob.py)")
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&algs, "algorithms", algCMA+","+algSelf, "comma-separated list of "+algCMA+", "+algSelf)
-	fs.StringVar(&funcs, "functions", "1,8,10,13", "comma-separated BBOB functions, 1..24")
+	fs.StringVar(&funcs, "functions", "1,8,10,13", "BBOB functions in 1..24: a comma-separated list, ranges allowed (1-24)")
 	fs.StringVar(&dims, "dims", "10,20", "comma-separated dimensions, each ≥ 2")
-	fs.IntVar(&o.lambda, "lambda", 0, "population size λ; 0 = each algorithm's default (CMA-ES 4 + ⌊3 ln n⌋, self-CMA-ES max(100, that))")
-	fs.IntVar(&o.runs, "runs", 15, "runs per function, dimension and algorithm; run r uses instance r for r ≤ 5, else 30 + (r − 5)")
-	fs.Float64Var(&o.budget, "budget", 1e4, "maximum evaluations per dimension: a run stops after budget·n evaluations")
-	fs.Float64Var(&o.target, "target", 1e-8, "a run succeeds when f − f_opt ≤ target")
-	fs.StringVar(&rest, "restarts", "none", "none, or ipop (at most 9 restarts, λ doubled each time)")
+	fs.IntVar(&runs, "runs", 15, "runs per function, dimension and algorithm; run r uses instance r for r ≤ 5, else 30 + (r − 5) (as -instances 1-5,31-40 for 15)")
+	fs.StringVar(&insts, "instances", "", "BBOB instances, one run each, instead of -runs: a comma-separated list, ranges allowed (1-5,31-35)")
+	fs.IntVar(&o.lambda, "lambda", 0, "population size λ; 0 = each algorithm's default (CMA-ES 4 + ⌊3 ln n⌋, self-CMA-ES selfcma's default; with -paper max(100, 4 + ⌊3 ln n⌋))")
+	fs.Float64Var(&o.budget, "budget", 1e4, "maximum evaluations per dimension, restarts included: a run stops after budget·n evaluations")
+	fs.Float64Var(&o.target, "target", 1e-8, "a run succeeds when f − f_opt ≤ target (with -summary -metric delta-f: a median at most target is within)")
+	fs.BoolVar(&o.paper, "paper", false, "the paper's setting (Algorithms 1 and 2 as cmd/bench ran them before the defaults package): no active update, no restarts unless -restarts ipop, restarts from x0, self-CMA-ES λ = max(100, default)")
+	fs.StringVar(&restarts, "restarts", flagDefault, "none, ipop, bipop, or default: internal/defaults' strategy for the algorithm (none with -paper)")
+	fs.StringVar(&o.active, "active", flagDefault, "active covariance update (pycma's CMA_active): true, false, or default: internal/defaults' (false with -paper)")
+	fs.IntVar(&o.maxRestarts, "max-restarts", 0, "at most this many (large) restarts; 0 = the default (internal/defaults', 9 with -paper)")
+	fs.Float64Var(&o.incPopSize, "incpopsize", 0, "λ factor at an IPOP or large BIPOP restart; 0 = the default (internal/defaults', 2 with -paper)")
+	fs.StringVar(&o.restartPoint, "restart-point", flagDefault, "where a restart's mean starts: uniform in [−4, 4]^n (the BBOB protocol), x0, or default: uniform (x0 with -paper)")
 	localStops := true
 	fs.BoolVar(&localStops, "local-stops", true, "stop a run on the local termination criteria of docs/algorithm.md §1 too (TolFun, TolX, NoEffectAxis, NoEffectCoord, ConditionCov, Stagnation, EqualFunValues, TolUpSigma); false: only the target and the budget stop it")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
 	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, or 0 = the latest")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
+	fs.StringVar(&o.tag, "tag", "", "appended to every algorithm label (as +tag), to tell apart runs of the same flags, from another build say")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per run, then one per summary, instead of the table")
 	fs.StringVar(&o.plots, "plots", "", "write one SVG per function and dimension into this directory")
 	fs.BoolVar(&o.verbose, "v", false, "report every finished run on stderr")
-	if err := fs.Parse(args); err != nil {
-		return options{}, err
+	fs.BoolVar(&o.summary, "summary", false, "compare the runs in the files named as arguments (-json lines of cmd/bench, lines of pycma_bbob.py) instead of running")
+	fs.StringVar(&o.ref, "ref", "pycma-bipop", "with -summary: the label of the reference algorithm")
+	fs.StringVar(&o.metric, "metric", metricERT, "with -summary: ert (ERT to the target; a tie within ±15 %) or delta-f (median f − f_opt after the budget; within a factor 2 of the reference or better)")
+	fs.BoolVar(&o.md, "md", false, "with -summary: Markdown tables")
+
+	// Flags may follow the files of -summary.
+	for {
+		if err := fs.Parse(args); err != nil {
+			return options{}, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		o.files = append(o.files, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	if fs.NArg() > 0 {
-		return options{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	if o.summary {
+		switch {
+		case len(o.files) == 0:
+			return options{}, fmt.Errorf("-summary: name the files to compare")
+		case o.metric != metricERT && o.metric != metricDeltaF:
+			return options{}, fmt.Errorf("-metric %q: want %s or %s", o.metric, metricERT, metricDeltaF)
+		case !(o.target >= 0) || math.IsInf(o.target, 0):
+			return options{}, fmt.Errorf("-target %v: want a finite value ≥ 0", o.target)
+		}
+		return o, nil
+	}
+	if len(o.files) > 0 {
+		return options{}, fmt.Errorf("unexpected arguments %q (files are for -summary)", o.files)
 	}
 	o.noLocalStops = !localStops
 	o.workers = runtime.GOMAXPROCS(0)
@@ -115,10 +188,25 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 		return options{}, err
 	}
 	switch {
+	case set["instances"] && set["runs"]:
+		return options{}, fmt.Errorf("-runs and -instances: give one of them")
+	case set["instances"]:
+		if o.instances, err = parseInts("-instances", insts, 1, math.MaxInt32); err != nil {
+			return options{}, err
+		}
+		if _, err := bbob.New(1, 2, slices.Max(o.instances)); err != nil {
+			return options{}, fmt.Errorf("-instances: %w", err)
+		}
+	case runs < 1:
+		return options{}, fmt.Errorf("-runs %d: want at least 1", runs)
+	default:
+		for r := 1; r <= runs; r++ {
+			o.instances = append(o.instances, instance(r))
+		}
+	}
+	switch {
 	case o.lambda != 0 && o.lambda < 2:
 		return options{}, fmt.Errorf("-lambda %d: want 0 or at least 2", o.lambda)
-	case o.runs < 1:
-		return options{}, fmt.Errorf("-runs %d: want at least 1", o.runs)
 	case o.numerics < 0 || o.numerics > cmaes.NumericsLatest:
 		return options{}, fmt.Errorf("-numerics %d: want 0 (the latest) to %d", o.numerics, cmaes.NumericsLatest)
 	case !(o.budget > 0) || math.IsInf(o.budget, 0):
@@ -127,30 +215,55 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 		return options{}, fmt.Errorf("-target %v: want a finite value ≥ 0", o.target)
 	case o.init != selfcma.InitDefault && o.init != selfcma.InitUniform:
 		return options{}, fmt.Errorf("-init %q: want %s or %s", o.init, selfcma.InitDefault, selfcma.InitUniform)
+	case o.maxRestarts < 0:
+		return options{}, fmt.Errorf("-max-restarts %d: want at least 1, or 0 for the default (-restarts none for none)", o.maxRestarts)
+	case o.incPopSize != 0 && !(o.incPopSize >= 1) || math.IsInf(o.incPopSize, 0):
+		return options{}, fmt.Errorf("-incpopsize %v: want a finite value ≥ 1, or 0 for the default", o.incPopSize)
+	case strings.ContainsAny(o.tag, " \t\n"):
+		return options{}, fmt.Errorf("-tag %q: want no blanks", o.tag)
 	}
-	switch rest {
-	case "none":
-	case "ipop":
-		o.ipop = true
+	switch restarts {
+	case flagDefault, defaults.RestartsNone, defaults.RestartsIPOP, defaults.RestartsBIPOP:
+		o.restarts = restarts
 	default:
-		return options{}, fmt.Errorf("-restarts %q: want none or ipop", rest)
+		return options{}, fmt.Errorf("-restarts %q: want none, ipop, bipop or default", restarts)
+	}
+	switch o.active {
+	case flagDefault, "true", "false":
+	default:
+		return options{}, fmt.Errorf("-active %q: want true, false or default", o.active)
+	}
+	switch o.restartPoint {
+	case flagDefault, defaults.PointX0, defaults.PointUniform:
+	default:
+		return options{}, fmt.Errorf("-restart-point %q: want uniform, x0 or default", o.restartPoint)
 	}
 	return o, nil
 }
 
-// parseInts parses a comma-separated list of integers in [lo, hi], sorted
-// and without duplicates.
+// parseInts parses a comma-separated list of integers and ranges a-b in
+// [lo, hi], sorted and without duplicates.
 func parseInts(name, s string, lo, hi int) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
+		f = strings.TrimSpace(f)
+		a, b, isRange := strings.Cut(f, "-")
+		first, err := strconv.Atoi(strings.TrimSpace(a))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %q is not an integer", name, f)
+			return nil, fmt.Errorf("%s: %q is not an integer or a range a-b", name, f)
 		}
-		if v < lo || v > hi {
-			return nil, fmt.Errorf("%s: %d not in %d..%d", name, v, lo, hi)
+		last := first
+		if isRange {
+			if last, err = strconv.Atoi(strings.TrimSpace(b)); err != nil || last < first {
+				return nil, fmt.Errorf("%s: %q is not a range a-b with a ≤ b", name, f)
+			}
 		}
-		out = append(out, v)
+		if first < lo || last > hi {
+			return nil, fmt.Errorf("%s: %s not in %d..%d", name, f, lo, hi)
+		}
+		for v := first; v <= last; v++ {
+			out = append(out, v)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
@@ -161,36 +274,200 @@ func (o options) maxEvaluations(n int) int {
 	return int(math.Ceil(o.budget * float64(n)))
 }
 
-// describe is the line above the table: everything needed to rerun it.
-func (o options) describe() string {
-	lambda := "default"
-	if o.lambda > 0 {
-		lambda = strconv.Itoa(o.lambda)
-	}
-	restarts := "none"
-	if o.ipop {
-		restarts = fmt.Sprintf("IPOP (at most %d)", maxRestarts)
-	}
-	return fmt.Sprintf("λ = %s, %d runs (instances %s), x0 ~ U[−%g, %g]^n, σ0 = %g, target f − f_opt ≤ %g, budget %g·n evaluations, restarts %s, self-CMA-ES init %s, seed %d",
-		lambda, o.runs, instanceList(o.runs), x0Bound, x0Bound, sigma0, o.target, o.budget, restarts, o.init, o.seed)
+// algConfig is the configuration an algorithm runs with: the defaults of
+// the mode (internal/defaults, or the paper's with -paper) and the flags
+// that override them.
+type algConfig struct {
+	Algorithm    string  `json:"algorithm"` // algCMA or algSelf
+	Paper        bool    `json:"paper"`
+	Active       bool    `json:"active"`
+	Restarts     string  `json:"restarts"`     // none, ipop or bipop
+	MaxRestarts  int     `json:"max_restarts"` // (large) restarts
+	IncPopSize   float64 `json:"incpopsize"`
+	RestartPoint string  `json:"restart_point"` // x0 or uniform (in [−4, 4]^n)
+	Lambda       int     `json:"lambda"`        // 0 = the default
+	Init         string  `json:"init,omitempty"`
+	LocalStops   bool    `json:"local_stops"`
+	Numerics     int     `json:"numerics"`
+	Budget       float64 `json:"budget"` // per dimension
+	Target       float64 `json:"target"`
+	Seed         uint64  `json:"seed"`
+	Tag          string  `json:"tag,omitempty"`
 }
 
-// instanceList describes the instances of runs 1..runs, as "1–5, 31–40".
-func instanceList(runs int) string {
-	var parts []string
-	for r := 1; r <= runs; {
-		first := instance(r)
-		last := first
-		for r+1 <= runs && instance(r+1) == last+1 {
-			r++
-			last++
-		}
-		if first == last {
-			parts = append(parts, strconv.Itoa(first))
+// baseConfig is the configuration of alg in the mode of o with no
+// algorithm flag.
+func (o options) baseConfig(alg string) algConfig {
+	c := algConfig{
+		Algorithm: alg, Paper: o.paper, LocalStops: true,
+		Budget: o.budget, Target: o.target, Seed: o.seed, Tag: o.tag,
+	}
+	if alg == algSelf {
+		c.Init = selfcma.InitDefault
+	}
+	if o.paper {
+		c.Restarts, c.MaxRestarts, c.IncPopSize = defaults.RestartsNone, paperMaxRestarts, paperIncPopSize
+		c.RestartPoint = defaults.PointX0
+		return c
+	}
+	d := defaults.For(alg)
+	c.Active, c.Restarts, c.MaxRestarts, c.IncPopSize = d.Active, d.Restarts, d.MaxRestarts, d.IncPopSize
+	if c.MaxRestarts == 0 {
+		c.MaxRestarts = cmaes.DefaultMaxRestarts
+	}
+	if c.IncPopSize == 0 {
+		c.IncPopSize = cmaes.DefaultIncPopSize
+	}
+	// The BBOB protocol draws every restart point in [−4, 4]^n, whatever
+	// a session does without a region.
+	c.RestartPoint = defaults.PointUniform
+	return c
+}
+
+// config is the configuration alg runs with.
+func (o options) config(alg string) algConfig {
+	c := o.baseConfig(alg)
+	if given(o.restarts) {
+		c.Restarts = o.restarts
+	}
+	if given(o.active) {
+		c.Active = o.active == "true"
+	}
+	if o.maxRestarts != 0 {
+		c.MaxRestarts = o.maxRestarts
+	}
+	if o.incPopSize != 0 {
+		c.IncPopSize = o.incPopSize
+	}
+	if given(o.restartPoint) {
+		c.RestartPoint = o.restartPoint
+	}
+	c.Lambda = o.lambda
+	if alg == algSelf && o.init != "" {
+		c.Init = o.init
+	}
+	c.LocalStops = !o.noLocalStops
+	c.Numerics = o.numerics
+	if c.Numerics == 0 {
+		c.Numerics = cmaes.NumericsLatest // recorded, as the latest changes
+	}
+	return c
+}
+
+// given reports whether a string setting is given: not flagDefault or "".
+func given(s string) bool { return s != "" && s != flagDefault }
+
+// label names the configuration c in the mode of o: the algorithm, then
+// +paper and one +setting for each setting that is not the mode's default
+// ("cma-es" is CMA-ES as a new session runs it, "self-cma-es+ipop+lambda=50"
+// one with IPOP restarts and λ = 50), then +tag.
+func (o options) label(c algConfig) string {
+	base := o.baseConfig(c.Algorithm)
+	parts := []string{c.Algorithm}
+	if c.Paper {
+		parts = append(parts, "paper")
+	}
+	if c.Restarts != base.Restarts {
+		if c.Restarts == defaults.RestartsNone {
+			parts = append(parts, "no-restarts")
 		} else {
-			parts = append(parts, fmt.Sprintf("%d–%d", first, last))
+			parts = append(parts, c.Restarts)
 		}
-		r++
+	}
+	if c.Active != base.Active {
+		parts = append(parts, map[bool]string{true: "active", false: "passive"}[c.Active])
+	}
+	if c.Restarts != defaults.RestartsNone {
+		if c.MaxRestarts != base.MaxRestarts {
+			parts = append(parts, "max-restarts="+strconv.Itoa(c.MaxRestarts))
+		}
+		if c.IncPopSize != base.IncPopSize {
+			parts = append(parts, "incpopsize="+strconv.FormatFloat(c.IncPopSize, 'g', -1, 64))
+		}
+		if c.RestartPoint != base.RestartPoint {
+			parts = append(parts, "restart-point="+c.RestartPoint)
+		}
+	}
+	if c.Lambda != 0 {
+		parts = append(parts, "lambda="+strconv.Itoa(c.Lambda))
+	}
+	if c.Init != base.Init {
+		parts = append(parts, "init="+c.Init)
+	}
+	if !c.LocalStops {
+		parts = append(parts, "no-local-stops")
+	}
+	if c.Numerics != cmaes.NumericsLatest {
+		parts = append(parts, "numerics="+strconv.Itoa(c.Numerics))
+	}
+	if c.Tag != "" {
+		parts = append(parts, c.Tag)
+	}
+	return strings.Join(parts, "+")
+}
+
+// describe says what c runs, for the line above the table.
+func (c algConfig) describe() string {
+	var s []string
+	if c.Paper {
+		s = append(s, "paper")
+	}
+	s = append(s, map[bool]string{true: "active", false: "no active"}[c.Active]+" update")
+	switch c.Restarts {
+	case defaults.RestartsNone:
+		s = append(s, "no restarts")
+	default:
+		from := "x0"
+		if c.RestartPoint == defaults.PointUniform {
+			from = fmt.Sprintf("uniform points of [−%g, %g]^n", x0Bound, x0Bound)
+		}
+		s = append(s, fmt.Sprintf("%s restarts (at most %d, λ × %g, from %s)", strings.ToUpper(c.Restarts), c.MaxRestarts, c.IncPopSize, from))
+	}
+	if c.Lambda > 0 {
+		s = append(s, fmt.Sprintf("λ = %d", c.Lambda))
+	} else if c.Paper && c.Algorithm == algSelf {
+		s = append(s, fmt.Sprintf("λ = max(%d, default)", selfcma.PaperLambda))
+	} else {
+		s = append(s, "default λ")
+	}
+	if c.Algorithm == algSelf {
+		s = append(s, "init "+c.Init)
+	}
+	if !c.LocalStops {
+		s = append(s, "no local termination criteria")
+	}
+	return strings.Join(s, ", ")
+}
+
+// describe is the text above the table: everything needed to rerun it.
+func (o options) describe() string {
+	numerics := "latest"
+	if o.numerics != 0 {
+		numerics = strconv.Itoa(o.numerics)
+	}
+	out := fmt.Sprintf("%d runs (instances %s), x0 ~ U[−%g, %g]^n, σ0 = %g, target f − f_opt ≤ %g, budget %g·n evaluations, numerics %s, seed %d",
+		len(o.instances), formatInstances(o.instances), x0Bound, x0Bound, sigma0, o.target, o.budget, numerics, o.seed)
+	for _, a := range o.algorithms {
+		c := o.config(a)
+		out += fmt.Sprintf("\n%s (%s): %s", displayName(a), o.label(c), c.describe())
+	}
+	return out
+}
+
+// formatInstances describes a sorted list of instances, as "1–5, 31–40".
+func formatInstances(insts []int) string {
+	var parts []string
+	for i := 0; i < len(insts); {
+		j := i
+		for j+1 < len(insts) && insts[j+1] == insts[j]+1 {
+			j++
+		}
+		if i == j {
+			parts = append(parts, strconv.Itoa(insts[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d–%d", insts[i], insts[j]))
+		}
+		i = j + 1
 	}
 	return strings.Join(parts, ", ")
 }

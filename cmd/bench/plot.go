@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/defaults"
 	"github.com/selfcma/selfcma/internal/selfcma"
 )
 
@@ -344,8 +345,14 @@ func plotFigure(o options, f, n int, results []runResult) figure {
 			panels[i].Title += fmt.Sprintf(", λ = %d", lambdas[i])
 		}
 	}
-	if o.ipop {
-		title += ", IPOP"
+	restarts := map[string]bool{}
+	for _, a := range o.algorithms {
+		restarts[o.config(a).Restarts] = true
 	}
-	return figure{Title: title + fmt.Sprintf(" (median of %d runs)", o.runs), Panels: panels}
+	for r := range restarts {
+		if len(restarts) == 1 && r != defaults.RestartsNone {
+			title += ", " + strings.ToUpper(r)
+		}
+	}
+	return figure{Title: title + fmt.Sprintf(" (median of %d runs)", len(o.instances)), Panels: panels}
 }

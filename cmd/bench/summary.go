@@ -16,6 +16,7 @@ import (
 type summary struct {
 	Function, Dimension int
 	Algorithm           string
+	Label               string // the runs' label
 	Runs, Successes     int
 	// Median, Min and Max evaluations to the target over the successful
 	// runs; NaN without a success.
@@ -30,7 +31,7 @@ type summary struct {
 func summarize(runs []runResult) summary {
 	s := summary{Runs: len(runs), Median: math.NaN(), Min: math.NaN(), Max: math.NaN(), ERT: math.Inf(1)}
 	if len(runs) > 0 {
-		s.Function, s.Dimension, s.Algorithm = runs[0].Function, runs[0].Dimension, runs[0].Algorithm
+		s.Function, s.Dimension, s.Algorithm, s.Label = runs[0].Function, runs[0].Dimension, runs[0].Algorithm, runs[0].Label
 	}
 	var evals []float64
 	total := 0
@@ -161,6 +162,9 @@ func writeTable(w io.Writer, o options, sums []summary) error {
 // with padded columns; numeric columns are right-aligned.
 func writeMarkdown(w io.Writer, rows [][]string) error {
 	width := make([]int, len(rows[0]))
+	for i := range width {
+		width[i] = 2 // the rule of a right-aligned column needs a "-" before its ":"
+	}
 	for _, r := range rows {
 		for i, c := range r {
 			width[i] = max(width[i], len([]rune(c)))
@@ -196,26 +200,30 @@ func writeMarkdown(w io.Writer, rows [][]string) error {
 	return err
 }
 
-// jsonRun is the JSON object of one run.
+// jsonRun is the JSON object of one run. Its fields function, dimension,
+// instance, algorithm, evals_to_target, evaluations and final_delta_f are
+// those of pycma_bbob.py's lines, which -summary reads alike; algorithm is
+// the label (options.label), config the settings it stands for.
 type jsonRun struct {
-	Kind          string   `json:"kind"` // "run"
-	Function      int      `json:"function"`
-	Dimension     int      `json:"dimension"`
-	Algorithm     string   `json:"algorithm"`
-	Run           int      `json:"run"`
-	Instance      int      `json:"instance"`
-	Lambda        int      `json:"lambda"`
-	EvalsToTarget *int     `json:"evals_to_target"` // null: target not reached
-	Evaluations   int      `json:"evaluations"`
-	FinalDeltaF   float64  `json:"final_delta_f"` // best f − f_opt
-	Generations   int      `json:"generations"`
-	Restarts      int      `json:"restarts"`
-	Stop          []string `json:"stop"`
+	Kind          string    `json:"kind"` // "run"
+	Function      int       `json:"function"`
+	Dimension     int       `json:"dimension"`
+	Algorithm     string    `json:"algorithm"`
+	Config        algConfig `json:"config"`
+	Run           int       `json:"run"`
+	Instance      int       `json:"instance"`
+	Lambda        int       `json:"lambda"`
+	EvalsToTarget *int      `json:"evals_to_target"` // null: target not reached
+	Evaluations   int       `json:"evaluations"`
+	FinalDeltaF   float64   `json:"final_delta_f"` // best f − f_opt
+	Generations   int       `json:"generations"`
+	Restarts      int       `json:"restarts"`
+	Stop          []string  `json:"stop"`
 }
 
 // jsonSummary is the JSON object of one summary; null for what is missing
 // without a success. The ratios are CMA-ES / self-CMA-ES, on self-CMA-ES's
-// summaries when both ran.
+// summaries when both ran; algorithm is the label.
 type jsonSummary struct {
 	Kind        string   `json:"kind"` // "summary"
 	Function    int      `json:"function"`
@@ -244,7 +252,7 @@ func writeJSON(w io.Writer, results []runResult, sums []summary) error {
 	enc := json.NewEncoder(w)
 	for _, r := range results {
 		jr := jsonRun{
-			Kind: "run", Function: r.Function, Dimension: r.Dimension, Algorithm: r.Algorithm,
+			Kind: "run", Function: r.Function, Dimension: r.Dimension, Algorithm: r.Label, Config: r.Config,
 			Run: r.Run, Instance: r.Instance, Lambda: r.Lambda, Evaluations: r.Evaluations,
 			FinalDeltaF: r.FinalDeltaF, Generations: r.Generations, Restarts: r.Restarts, Stop: r.Stop,
 		}
@@ -258,7 +266,7 @@ func writeJSON(w io.Writer, results []runResult, sums []summary) error {
 	}
 	for _, s := range sums {
 		js := jsonSummary{
-			Kind: "summary", Function: s.Function, Dimension: s.Dimension, Algorithm: s.Algorithm,
+			Kind: "summary", Function: s.Function, Dimension: s.Dimension, Algorithm: s.Label,
 			Runs: s.Runs, Successes: s.Successes,
 			Median: finite(s.Median), Min: finite(s.Min), Max: finite(s.Max), ERT: finite(s.ERT),
 		}

@@ -144,3 +144,16 @@ func TestFormatCount(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteMarkdownRule(t *testing.T) {
+	// A one-character column still gets a "-" in its rule: ":" alone is
+	// not a table in GitHub's Markdown.
+	var b bytes.Buffer
+	if err := writeMarkdown(&b, [][]string{{"f", "n"}, {"f8", "3"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "| f  | n  |\n| -- | -: |\n| f8 |  3 |\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -579,7 +579,15 @@ func decode(r *binenc.Reader, version uint32, given *Step) (*ES, error) {
 	}
 	if version >= versionRestarts {
 		rs := &e.cfg.Restarts
-		e.cfg.Active = r.Bool()
+		if e.cfg.Active = r.Bool(); e.cfg.Active && r.Err() == nil {
+			// startRun above took the parameters of Algorithm 1: the
+			// active ones replace them (NewParamsActive).
+			p, err := NewParamsActive(n, lambda, true)
+			if err != nil {
+				return nil, err
+			}
+			e.p = p
+		}
 		rs.BIPOP = r.Bool()
 		rs.IncPopSize = r.Float()
 		rs.Point.Uniform = r.Bool()

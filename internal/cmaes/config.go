@@ -84,7 +84,8 @@ type RestartPoint struct {
 	Region *Bounds
 }
 
-// DefaultMaxRestarts is the number of IPOP restarts when Restarts.Max is 0.
+// DefaultMaxRestarts is the number of (large) restarts when Restarts.Max
+// is 0.
 const DefaultMaxRestarts = 9
 
 // DefaultIncPopSize is the factor of λ at an IPOP or large BIPOP restart

@@ -160,6 +160,7 @@ type scratch struct {
 	y       *mat.Dense
 	order   []int
 	ymu     *mat.Dense
+	yneg    *mat.Dense // n×(λ−μ), active CMA-ES only (allocated by negativeUpdate)
 	cNew    *mat.SymDense
 	eigVecs *mat.Dense // n×n: the eigendecomposition's input and output
 	eigVals []float64  // eigenvalues of the last decomposition, ascending
@@ -210,7 +211,7 @@ func New(cfg Config) (*ES, error) {
 // for population size lambda.
 func (e *ES) startRun(lambda int) error {
 	n := len(e.cfg.X0)
-	p, err := NewParams(n, lambda)
+	p, err := NewParamsActive(n, lambda, e.cfg.Active)
 	if err != nil {
 		return err
 	}
@@ -537,6 +538,11 @@ func (e *ES) update(order []int) bool {
 
 	// Line 12: C_μ = Σ w_i y_i y_iᵀ, y_i = (x_{i:λ} − m)/σ.
 	cMuInto(st.CMu, e.scratch.ymu, xm, order, e.mean, e.sigma, p.Weights)
+	st.Active = p.Active
+	if p.Active {
+		// Active CMA-ES: the negative part, under C^t's B and D.
+		e.negativeUpdate(st, xm, order)
+	}
 
 	// Lines 11 and 13: p_c and C, through the same code as a replay.
 	pcNew := e.scratch.vec2
@@ -560,6 +566,32 @@ func (e *ES) update(order []int) bool {
 	e.t++
 	e.stepValid = true
 	return true
+}
+
+// negativeUpdate sets the negative part of the active update in st (C_μ^-
+// and the sums Replay needs: Step.CMuNeg) from the ranked points x, with the
+// Mahalanobis norms under the B and D of C^t.
+func (e *ES) negativeUpdate(st *Step, x *mat.Dense, order []int) {
+	n, k := e.p.N, len(e.p.WeightsNeg)
+	if st.CMuNeg == nil {
+		st.CMuNeg = mat.NewSymDense(n, nil)
+	}
+	if r, c := 0, 0; e.scratch.yneg != nil {
+		r, c = e.scratch.yneg.Dims()
+		if r != n || c != k {
+			e.scratch.yneg = nil
+		}
+	}
+	if e.scratch.yneg == nil && k > 0 {
+		e.scratch.yneg = mat.NewDense(n, k, nil)
+	}
+	st.AlphaMuWNeg = e.p.AlphaMuWNeg
+	if k == 0 {
+		st.CMuNeg.Zero()
+		st.WNegSum = 0
+		return
+	}
+	st.WNegSum = cMuNegInto(st.CMuNeg, e.scratch.yneg, x, order, e.mean, e.sigma, e.p.WeightsNeg, e.b, e.d, len(e.batchInj), e.scratch.vec2)
 }
 
 // decompose sets B and D from the eigendecomposition of c by the ES's

@@ -34,6 +34,15 @@ func FuzzUnmarshal(f *testing.F) {
 	step(f, stopped, sphere)
 	blob, _ = stopped.MarshalBinary()
 	f.Add(blob)
+	// BIPOP in a small run, uniform restart points in a region (version 7).
+	bipop, _ := New(Config{X0: []float64{1, 2}, Sigma0: 1, Seed: 3, Restarts: Restarts{BIPOP: true, Max: 3,
+		Point: RestartPoint{Uniform: true, Region: &Bounds{Lower: []float64{0, 0}, Upper: []float64{3, 3}}}},
+		Termination: Termination{TolX: 0.1}})
+	for g := 0; g < 500 && bipop.Regime() != RegimeSmall; g++ {
+		step(f, bipop, sphere)
+	}
+	blob, _ = bipop.MarshalBinary()
+	f.Add(blob)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// As given (the checksum refuses almost all), then resealed so the

@@ -296,6 +296,7 @@ func TestRestartsContinue(t *testing.T) {
 		"bipop, uniform, bounds":  {Bounds: bounds, Restarts: Restarts{BIPOP: true, Max: 3, Point: RestartPoint{Uniform: true}}},
 		"bipop, uniform region":   {Restarts: Restarts{BIPOP: true, Max: 3, Point: RestartPoint{Uniform: true, Region: region}}},
 		"ipop, uniform in bounds": {Bounds: bounds, Restarts: Restarts{IPOP: true, Max: 3, Point: RestartPoint{Uniform: true, Region: region}}},
+		"active, bipop, bounds":   {Active: true, Bounds: bounds, Restarts: Restarts{BIPOP: true, Max: 3}},
 	}
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -312,6 +313,9 @@ func TestRestartsContinue(t *testing.T) {
 				if rec.Restarted {
 					restarts++
 					regimes[e.Regime()] = true
+					if e.Params().Active != cfg.Active {
+						t.Fatalf("generation %d: the restarted run's parameters are not those of Active %v", g, cfg.Active)
+					}
 				}
 				checkContinues(t, fmt.Sprintf("generation %d", g), e, f, 3)
 			}

@@ -12,7 +12,14 @@ import (
 func (e *ES) Dim() int { return e.p.N }
 
 // Params returns the strategy parameters of the current run.
-func (e *ES) Params() Params { p := e.p; p.Weights = append([]float64(nil), p.Weights...); return p }
+func (e *ES) Params() Params {
+	p := e.p
+	p.Weights = append([]float64(nil), p.Weights...)
+	if p.WeightsNeg != nil {
+		p.WeightsNeg = append([]float64(nil), p.WeightsNeg...)
+	}
+	return p
+}
 
 // Hyper returns the learning rates the next update will use.
 func (e *ES) Hyper() Hyper { return e.hyp }

@@ -22,6 +22,21 @@ type Step struct {
 	Mean   []float64  // m^t, the mean generation t was sampled around
 	X      *mat.Dense // λ×n: the points of generation t (genotypes) as the update used them, row k = x_k (an injected point's step clipped: inject.go)
 	Order  []int      // indices of X sorted by fitness, best first
+
+	// Active CMA-ES only (Params.Active; zero otherwise): the negative part
+	// of the update, which the Mahalanobis norms under C^t (its B and D,
+	// not kept) determine, so it is kept whole.
+	Active bool
+	// CMuNeg is C_μ^- = Σ_{i>μ} w°_i (n/‖C^{−1/2} y_i‖²) y_i y_iᵀ with w° =
+	// Params.WeightsNeg (Σ = −1), y_i = (x_{i:λ} − m)/σ and C^{−1/2} = B
+	// D^{−1} Bᵀ of time t. Injected points are left out (pycma's
+	// CMA_active_injected = 0).
+	CMuNeg *mat.SymDense
+	// WNegSum is Σ w°_i over the points in CMuNeg: −1, or less negative
+	// when injected points were left out.
+	WNegSum float64
+	// AlphaMuWNeg is Params.AlphaMuWNeg of the Step's (n, λ).
+	AlphaMuWNeg float64
 }
 
 func newStep(n, lambda int) Step {
@@ -43,12 +58,23 @@ func newStep(n, lambda int) Step {
 //	p_c' = (1 − c_c) p_c^t + h_σ √(c_c(2 − c_c) μ_w) y_w
 //	C'   = (1 − c_1 − c_μ) C^t + c_1 p_c' p_c'ᵀ + c_μ C_μ^t
 //
-// into pc (length n) and c (n×n). The Step is not changed.
+// or, for active CMA-ES (Hansen's tutorial, arXiv:1604.00772v2, eq. 47,
+// as pycma computes it),
+//
+//	C' = (1 + c_1 δ(h_σ) − c_1 − c_μ Σw) C^t + c_1 p_c' p_c'ᵀ + c_μ C_μ^t + c_μ α C_μ^-
+//
+// with δ(h_σ) = (1 − h_σ) c_c (2 − c_c), α = alphaNeg(h) the scale of the
+// negative weights for these rates and Σw = 1 + α WNegSum, into pc (length
+// n) and c (n×n). The Step is not changed.
 func (s *Step) Replay(h Hyper, pc []float64, c *mat.SymDense) {
 	n := len(s.PC)
 	k := s.HSigma * math.Sqrt(h.Cc*(2-h.Cc)*s.MuW)
 	for i := range n {
 		pc[i] = (1-h.Cc)*s.PC[i] + k*s.Yw[i]
+	}
+	if s.Active {
+		s.replayActive(h, pc, c)
+		return
 	}
 	old, cmu, dst := s.C.RawSymmetric(), s.CMu.RawSymmetric(), c.RawSymmetric()
 	a := 1 - h.C1 - h.CMu
@@ -59,6 +85,26 @@ func (s *Step) Replay(h Hyper, pc []float64, c *mat.SymDense) {
 		r := h.C1 * pc[i]
 		for j := i; j < n; j++ {
 			d[j] = a*o[j] + r*pc[j] + h.CMu*m[j]
+		}
+	}
+}
+
+// replayActive is Replay's C' for active CMA-ES, given p_c' in pc.
+func (s *Step) replayActive(h Hyper, pc []float64, c *mat.SymDense) {
+	n := len(s.PC)
+	alpha := alphaNeg(h, n, s.AlphaMuWNeg)
+	delta := (1 - s.HSigma) * h.Cc * (2 - h.Cc)
+	a := 1 + h.C1*delta - h.C1 - h.CMu*(1+alpha*s.WNegSum)
+	cn := h.CMu * alpha
+	old, cmu, neg, dst := s.C.RawSymmetric(), s.CMu.RawSymmetric(), s.CMuNeg.RawSymmetric(), c.RawSymmetric()
+	for i := range n {
+		o := old.Data[i*old.Stride : i*old.Stride+n]
+		m := cmu.Data[i*cmu.Stride : i*cmu.Stride+n]
+		g := neg.Data[i*neg.Stride : i*neg.Stride+n]
+		d := dst.Data[i*dst.Stride : i*dst.Stride+n]
+		r := h.C1 * pc[i]
+		for j := i; j < n; j++ {
+			d[j] = a*o[j] + r*pc[j] + h.CMu*m[j] + cn*g[j]
 		}
 	}
 }
@@ -80,6 +126,16 @@ func (s *Step) CopyFrom(src *Step) {
 	copy(s.Mean, src.Mean)
 	copy(s.Order, src.Order)
 	s.HSigma, s.MuW, s.Hyper, s.Sigma = src.HSigma, src.MuW, src.Hyper, src.Sigma
+	s.Active, s.WNegSum, s.AlphaMuWNeg = src.Active, src.WNegSum, src.AlphaMuWNeg
+	switch {
+	case src.CMuNeg == nil:
+		s.CMuNeg = nil
+	case s.CMuNeg == nil || s.CMuNeg.SymmetricDim() != n:
+		s.CMuNeg = mat.NewSymDense(n, nil)
+		fallthrough
+	default:
+		s.CMuNeg.CopySym(src.CMuNeg)
+	}
 }
 
 // LastStep returns what the last update used, or nil if the last Tell made
@@ -108,4 +164,53 @@ func cMuInto(cmu *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mean [
 		}
 	}
 	cmu.SymOuterK(1, ym)
+}
+
+// cMuNegInto sets neg to C_μ^- = Σ_{i>μ} w°_i (n/‖C^{−1/2} y_i‖²) y_i y_iᵀ
+// (Step.CMuNeg) for active CMA-ES, formed as −Y Yᵀ where column j of the
+// n×(λ−μ) matrix ym is √(|w°_{μ+j}| n/‖C^{−1/2} y‖²) y. b and d are B and D
+// of C^t; the points k < injected (injected ones) are left out, and so is a
+// y of norm 0 (its y yᵀ is 0). It returns Σ w° over the points not left out
+// as injected. bty is scratch of length n.
+func cMuNegInto(neg *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mean []float64, sigma float64, weightsNeg []float64, b *mat.Dense, d []float64, injected int, bty []float64) float64 {
+	n := len(mean)
+	mu := len(order) - len(weightsNeg)
+	xr, yr, bm := x.RawMatrix(), ym.RawMatrix(), b.RawMatrix()
+	var sum float64
+	for j, w := range weightsNeg {
+		k := order[mu+j]
+		for i := range n {
+			yr.Data[i*yr.Stride+j] = 0
+		}
+		if k < injected {
+			continue
+		}
+		sum += w
+		row := xr.Data[k*xr.Stride : k*xr.Stride+n]
+		// ‖C^{−1/2} y‖² = ‖D^{−1} Bᵀ y‖², summed as in the update's p_σ.
+		for l := range n {
+			bty[l] = 0
+		}
+		for i := range n {
+			br := bm.Data[i*bm.Stride : i*bm.Stride+n]
+			yi := (row[i] - mean[i]) / sigma
+			for l := range n {
+				bty[l] += br[l] * yi
+			}
+		}
+		var norm2 float64
+		for l := range n {
+			v := bty[l] / d[l]
+			norm2 += v * v
+		}
+		if !(norm2 > 0) || w == 0 {
+			continue
+		}
+		sw := math.Sqrt(-w * float64(n) / norm2)
+		for i := range n {
+			yr.Data[i*yr.Stride+j] = sw * (row[i] - mean[i]) / sigma
+		}
+	}
+	neg.SymOuterK(-1, ym)
+	return sum
 }

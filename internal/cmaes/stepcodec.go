@@ -11,19 +11,42 @@ import (
 
 // The encoding of a Step (selfcma persists the step its h_t replays), in
 // the versions of the ES's encoding (codec.go).
+//
+// From version 7 (versionActiveStep) a flag at the end says whether the
+// Step is one of active CMA-ES; if so, Σ w° of its negative part and C_μ^-
+// (its upper triangle) follow. C_μ^- is written, not recomputed: it depends
+// on the Mahalanobis norms under the B and D of C^t, which the Step does not
+// keep (a safeguard may have made them differ from C^t's decomposition), and
+// decomposing C^t again would cost O(n³) and another numerics contract. The
+// positive C_μ is left out as before (version 4), recomputed with the
+// weights of the active parameters. Versions 6 and older have no flag: their
+// Steps are not active and decode as before.
+
+// versionActiveStep is the first version of the ES's encoding (codec.go's
+// stateVersion) whose Steps carry the active flag.
+const versionActiveStep = 7
 
 // EncodedSize is about the number of bytes MarshalTo writes (C_μ not
-// written, as for every Step an update made, and μ ≤ λ/2 rows of X).
+// written, as for every Step an update made, and μ ≤ λ/2 rows of X; C_μ^-
+// of an active Step).
 func (s *Step) EncodedSize() int {
 	l, n := s.X.Dims()
-	return 8*(n*(n+1)/2+(l/2)*n+4*n+2*l) + 256
+	size := n*(n+1)/2 + (l/2)*n + 4*n + 2*l
+	if s.Active {
+		size += n * (n + 1) / 2
+	}
+	return 8*size + 256
 }
 
 // MarshalTo appends the Step to w (selfcma persists the step it replays),
-// in the layout of version 6 (versionStepDerived): C as its upper
-// triangle, C_μ only if cMuInto would not recompute it bit for bit, and
-// the rows of X that C_μ uses, in rank order.
-func (s *Step) MarshalTo(w *binenc.Writer) {
+// in the layout of the ES's encoding version (stateVersion): from version 6
+// (versionStepDerived) C as its upper triangle, C_μ only if cMuInto would
+// not recompute it bit for bit, and the rows of X that C_μ uses, in rank
+// order; from version 7 (versionActiveStep) the active part after them.
+func (s *Step) MarshalTo(w *binenc.Writer) { s.marshalVersion(w, stateVersion) }
+
+// marshalVersion writes the Step in the layout of version (6 or later).
+func (s *Step) marshalVersion(w *binenc.Writer, version uint32) {
 	writeUpper(w, s.C)
 	w.Floats(s.PC)
 	w.Floats(s.Yw)
@@ -44,6 +67,13 @@ func (s *Step) MarshalTo(w *binenc.Writer) {
 	w.Int(l)
 	w.FloatRows(s.usedRows()...)
 	w.Ints(s.Order)
+	if version >= versionActiveStep {
+		w.Bool(s.Active)
+		if s.Active {
+			w.Float(s.WNegSum)
+			writeUpper(w, s.CMuNeg)
+		}
+	}
 }
 
 // usedRows returns the rows of X that C_μ uses, x_{1:λ} … x_{μ:λ} (version
@@ -93,7 +123,7 @@ func (s *Step) replaysTo(c *mat.SymDense) bool {
 // bit from its points (in buffers of the pool, as replaysTo).
 func (s *Step) cMuRecomputes() bool {
 	l, n := s.X.Dims()
-	p, err := NewParams(n, l)
+	p, err := NewParamsActive(n, l, s.Active)
 	if err != nil || len(s.Mean) != n || len(s.Order) != l || s.CMu == nil {
 		return false
 	}
@@ -150,11 +180,12 @@ func mirrored(c *mat.SymDense) []float64 {
 }
 
 // recomputeCMu returns C_μ computed from the Step's points, order, mean
-// and σ with the weights of its dimension and λ, as the update computed
-// it (Algorithm 1, line 12), or nil if the Step's sizes do not allow it.
+// and σ with the weights of its dimension, λ and Active, as the update
+// computed it (Algorithm 1, line 12), or nil if the Step's sizes do not
+// allow it.
 func (s *Step) recomputeCMu() *mat.SymDense {
 	l, n := s.X.Dims()
-	p, err := NewParams(n, l)
+	p, err := NewParamsActive(n, l, s.Active)
 	if err != nil || len(s.Mean) != n || len(s.Order) != l {
 		return nil
 	}
@@ -232,13 +263,22 @@ func UnmarshalStepVersion(r *binenc.Reader, version uint32) (*Step, error) {
 	h := Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
 	sigma, ps, mean := r.Float(), r.Floats(), r.Floats()
 	l, x, order := r.Int(), r.Floats(), r.Ints()
+	// Version 7 (versionActiveStep): the active part.
+	active, wNegSum := false, 0.0
+	var cmuNeg []float64
+	if version >= versionActiveStep && r.Bool() {
+		active, wNegSum, cmuNeg = true, r.Float(), readSym(r, version)
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	n := len(pc)
 	if n < 1 || len(c) != n*n || keep && len(cmu) != n*n || len(yw) != n || len(ps) != n || len(mean) != n ||
-		l < 2 || len(order) != l {
+		l < 2 || len(order) != l || active && len(cmuNeg) != n*n {
 		return nil, fmt.Errorf("step sizes inconsistent: %w", binenc.ErrCorrupt)
+	}
+	if active && !(wNegSum >= -1-1e-12 && wNegSum <= 0) {
+		return nil, fmt.Errorf("step's sum of negative weights %v, want it in [−1, 0]: %w", wNegSum, binenc.ErrCorrupt)
 	}
 	seen := make([]bool, l)
 	for _, k := range order {
@@ -256,6 +296,13 @@ func UnmarshalStepVersion(r *binenc.Reader, version uint32) (*Step, error) {
 	}
 	if keep {
 		s.CMu = mat.NewSymDense(n, cmu)
+	}
+	if active {
+		p, err := NewParamsActive(n, l, true)
+		if err != nil {
+			return nil, fmt.Errorf("step: %v: %w", err, binenc.ErrCorrupt)
+		}
+		s.Active, s.WNegSum, s.CMuNeg, s.AlphaMuWNeg = true, wNegSum, mat.NewSymDense(n, cmuNeg), p.AlphaMuWNeg
 	}
 	if version < versionPacked {
 		return s, nil

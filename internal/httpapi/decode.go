@@ -31,6 +31,7 @@ type createRequest struct {
 	Name            string           `json:"name"`
 	Metadata        json.RawMessage  `json:"metadata"`
 	WarmStart       *warmStartJSON   `json:"warm_start"`
+	Active          *bool            `json:"active"`
 }
 
 type boundsJSON struct {
@@ -43,8 +44,11 @@ type hyperRequest struct {
 }
 
 type restartsRequest struct {
-	Strategy string `json:"strategy"`
-	Max      *int   `json:"max"`
+	Strategy   string      `json:"strategy"`
+	Max        *int        `json:"max"`
+	IncPopSize *float64    `json:"incpopsize"`
+	Point      string      `json:"point"`
+	Region     *boundsJSON `json:"region"`
 }
 
 type terminationJSON struct {
@@ -163,6 +167,26 @@ func numbers(field string, v []*float64) ([]float64, error) {
 	return out, nil
 }
 
+// boxOf turns the box field (bounds, restarts.region) into a
+// session.Bounds (nil for nil).
+func boxOf(field string, b *boundsJSON) (*session.Bounds, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if b.Lower == nil || b.Upper == nil {
+		return nil, invalid("%s: lower and upper are both required", field)
+	}
+	lower, err := numbers(field+".lower", b.Lower)
+	if err != nil {
+		return nil, err
+	}
+	upper, err := numbers(field+".upper", b.Upper)
+	if err != nil {
+		return nil, err
+	}
+	return &session.Bounds{Lower: lower, Upper: upper}, nil
+}
+
 // decodeCreate reads the body of POST /v1/sessions.
 func decodeCreate(r io.Reader) (session.CreateParams, error) {
 	var req createRequest
@@ -185,25 +209,19 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 	}
 	p := session.CreateParams{
 		X0: x0, Sigma0: *req.Sigma0, PopulationSize: req.PopulationSize,
-		Algorithm: req.Algorithm, Seed: req.Seed, Name: req.Name, WarmStart: ws,
+		Algorithm: req.Algorithm, Seed: req.Seed, Name: req.Name, WarmStart: ws, Active: req.Active,
 	}
-	if b := req.Bounds; b != nil {
-		if b.Lower == nil || b.Upper == nil {
-			return session.CreateParams{}, invalid("bounds need lower and upper")
-		}
-		p.Bounds = new(session.Bounds)
-		if p.Bounds.Lower, err = numbers("bounds.lower", b.Lower); err != nil {
-			return session.CreateParams{}, err
-		}
-		if p.Bounds.Upper, err = numbers("bounds.upper", b.Upper); err != nil {
-			return session.CreateParams{}, err
-		}
+	if p.Bounds, err = boxOf("bounds", req.Bounds); err != nil {
+		return session.CreateParams{}, err
 	}
 	if h := req.Hyperparameters; h != nil {
 		p.Init = h.Init
 	}
 	if rs := req.Restarts; rs != nil {
-		p.Restarts = session.Restarts{Strategy: rs.Strategy, Max: rs.Max}
+		p.Restarts = session.Restarts{Strategy: rs.Strategy, Max: rs.Max, IncPopSize: rs.IncPopSize, Point: rs.Point}
+		if p.Restarts.Region, err = boxOf("restarts.region", rs.Region); err != nil {
+			return session.CreateParams{}, err
+		}
 	}
 	if t := req.Termination; t != nil {
 		p.Termination = session.Termination{

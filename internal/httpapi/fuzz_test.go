@@ -26,6 +26,8 @@ func FuzzDecodeCreate(f *testing.F) {
 		`{"x0": [0.5], "sigma0": 1, "bounds": {"lower": [0], "upper": [1]}, "hyperparameters": {"init": "uniform"}}`,
 		`{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "max": 3}, "termination": {"max_evaluations": 100, "target_fitness": -1, "tol_fun": 0, "stagnation": false}}`,
 		`{"x0": [1], "sigma0": 1, "name": "n", "metadata": {"a": [1, {"b": null}]}}`,
+		`{"x0": [1], "sigma0": 1, "active": true, "restarts": {"strategy": "bipop", "max": 2, "incpopsize": 1.5, "point": "uniform", "region": {"lower": [0], "upper": [2]}}}`,
+		`{"x0": [1], "sigma0": 1, "active": null, "restarts": {"region": {"lower": [null], "upper": []}}}`,
 		`{"x0": [1], "sigma0": 1, "sigma0": 2}`, `{"X0": [1], "sigma0": 1}`, `{"x0": [NaN], "sigma0": 1}`, `{"x0": [-Infinity], "sigma0": 1}`,
 		`{"x0": [1], "sigma0": 1, "termination": {"ftarget": 1}}`, `{"x0": [1], "sigma0": 1, "metadata": {"a": 1, "a": 2}}`, `{"x0": [1], "sigma0": 1, "metadata": [[[[[]]]]]}`,
 		`{"sigma0": 1, "warm_start": {"session": "s"}, "termination": {"max_failed_generations": -1}}`, `{"sigma0": 1, "warm_start": {}}`,
@@ -54,6 +56,9 @@ func FuzzDecodeCreate(f *testing.F) {
 		}
 		if p.Bounds != nil && (p.Bounds.Lower == nil || p.Bounds.Upper == nil) {
 			t.Fatalf("accepted bounds %+v", p.Bounds)
+		}
+		if r := p.Restarts.Region; r != nil && (r.Lower == nil || r.Upper == nil) {
+			t.Fatalf("accepted restarts.region %+v", r)
 		}
 		if p.Metadata != nil && (!json.Valid(p.Metadata) || p.Metadata[0] != '{') {
 			t.Fatalf("accepted metadata %q", p.Metadata)

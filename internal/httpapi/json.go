@@ -139,6 +139,8 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 	b = appendString(b, j.Name)
 	b = append(b, `,"algorithm":`...)
 	b = appendString(b, j.Algorithm)
+	b = append(b, `,"active":`...)
+	b = strconv.AppendBool(b, j.Active)
 	b = append(b, `,"dimension":`...)
 	b = strconv.AppendInt(b, int64(j.Dimension), 10)
 	b = append(b, `,"population_size":`...)
@@ -193,6 +195,19 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 	b = appendString(b, rs.Strategy)
 	b = append(b, `,"max":`...)
 	b = strconv.AppendInt(b, int64(rs.Max), 10)
+	if rs.IncPopSize != 0 {
+		b = append(b, `,"incpopsize":`...)
+		b = appendNum(b, float64(rs.IncPopSize))
+	}
+	b = append(b, `,"point":`...)
+	b = appendString(b, rs.Point)
+	if r := rs.Region; r != nil {
+		b = append(b, `,"region":{"lower":`...)
+		b = appendNumsOrNull(b, r.Lower)
+		b = append(b, `,"upper":`...)
+		b = appendNumsOrNull(b, r.Upper)
+		b = append(b, '}')
+	}
 	b = append(b, `,"count":`...)
 	b = strconv.AppendInt(b, int64(rs.Count), 10)
 	b = append(b, `,"runs":`...)

@@ -47,7 +47,8 @@ func randomSession(r *rand.Rand) session.Session {
 		Status: str(), StopReasons: stops(), Generation: r.IntN(1 << 30), Evaluations: r.IntN(1 << 40),
 		Mean: vec(), Sigma: num(),
 		Hyper:     session.Hyper{C1: num(), CMu: num(), Cc: num(), CSigma: num(), DSigma: num(), MuW: num()},
-		Restarts:  session.RestartsView{Strategy: str(), Max: r.IntN(10), Count: r.IntN(10)},
+		Active:    r.IntN(2) == 0,
+		Restarts:  session.RestartsView{Strategy: str(), Max: r.IntN(10), Point: str(), Count: r.IntN(10)},
 		Injected:  session.Injected{Waiting: r.IntN(3) * r.IntN(1000), InBatch: r.IntN(3) * r.IntN(1000)},
 		CreatedAt: t0, UpdatedAt: t0.Add(time.Duration(r.IntN(1e15))),
 	}
@@ -56,6 +57,12 @@ func randomSession(r *rand.Rand) session.Session {
 	}
 	if r.IntN(2) == 0 {
 		s.Best = &session.Best{X: vec(), F: num(), Generation: r.IntN(100)}
+	}
+	if r.IntN(2) == 0 {
+		s.Restarts.IncPopSize = num()
+	}
+	if r.IntN(3) == 0 {
+		s.Restarts.Region = &session.Bounds{Lower: vec(), Upper: vec()}
 	}
 	for range r.IntN(3) {
 		s.Restarts.Runs = append(s.Restarts.Runs, session.RunEnd{Generation: r.IntN(100), PopulationSize: r.IntN(100), StopReasons: stops()})

@@ -11,7 +11,7 @@ import (
 	"github.com/selfcma/selfcma/internal/session"
 )
 
-// Lifecycle logs the life of the sessions (created, IPOP restart, stopped
+// Lifecycle logs the life of the sessions (created, restarted, stopped
 // and why, deleted) and counts it for /metrics, from the Manager's events
 // (session.Options.OnEvent); its Scan keeps the gauges of the sessions by
 // status, reading the Manager's list a page at a time on a period, not on
@@ -45,7 +45,7 @@ func NewLifecycle(log *slog.Logger, reg prometheus.Registerer) *Lifecycle {
 		deleted: prometheus.NewCounter(prometheus.CounterOpts{Name: "selfcma_sessions_deleted_total",
 			Help: "Sessions deleted."}),
 		restarts: prometheus.NewCounter(prometheus.CounterOpts{Name: "selfcma_restarts_total",
-			Help: "IPOP restarts, over all sessions."}),
+			Help: "Restarts (IPOP, or BIPOP's large and small runs), over all sessions."}),
 		stopped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "selfcma_sessions_stopped_total",
 			Help: "Sessions stopped, by the first stop reason (a criterion, or requested)."}, []string{"reason"}),
 		sessions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "selfcma_sessions",
@@ -71,7 +71,7 @@ func (c *Lifecycle) OnEvent(e session.Event) {
 	case session.EventCreated:
 		c.created.Inc()
 		c.log.Info("session created", "session_id", s.ID, "algorithm", s.Algorithm, "dimension", s.Dimension,
-			"population_size", s.PopulationSize, "seed", s.Seed, "restarts", s.Restarts.Strategy)
+			"population_size", s.PopulationSize, "seed", s.Seed, "active", s.Active, "restarts", s.Restarts.Strategy)
 	case session.EventRestarted:
 		c.restarts.Inc()
 		var why []session.StopReason

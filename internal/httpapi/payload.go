@@ -14,6 +14,7 @@ type sessionJSON struct {
 	ID              string          `json:"id"`
 	Name            string          `json:"name"`
 	Algorithm       string          `json:"algorithm"`
+	Active          bool            `json:"active"`
 	Dimension       int             `json:"dimension"`
 	PopulationSize  int             `json:"population_size"`
 	Seed            uint64          `json:"seed"`
@@ -57,10 +58,19 @@ type hyperJSON struct {
 }
 
 type restartsJSON struct {
-	Strategy string       `json:"strategy"`
-	Max      int          `json:"max"`
-	Count    int          `json:"count"`
-	Runs     []runEndJSON `json:"runs"`
+	Strategy   string       `json:"strategy"`
+	Max        int          `json:"max"`
+	IncPopSize num          `json:"incpopsize,omitempty"` // none: left out
+	Point      string       `json:"point"`
+	Region     *boxJSON     `json:"region,omitempty"` // uniform only
+	Count      int          `json:"count"`
+	Runs       []runEndJSON `json:"runs"`
+}
+
+// boxJSON is a box: restarts.region.
+type boxJSON struct {
+	Lower nums `json:"lower"`
+	Upper nums `json:"upper"`
 }
 
 type runEndJSON struct {
@@ -107,7 +117,7 @@ func stopsJSON(rs []session.StopReason) []stopJSON {
 
 func toSessionJSON(s session.Session) sessionJSON {
 	j := sessionJSON{
-		ID: s.ID, Name: s.Name, Algorithm: s.Algorithm, Dimension: s.Dimension,
+		ID: s.ID, Name: s.Name, Algorithm: s.Algorithm, Active: s.Active, Dimension: s.Dimension,
 		PopulationSize: s.PopulationSize, Seed: s.Seed, Status: s.Status,
 		StopReasons: stopsJSON(s.StopReasons), Generation: s.Generation, Evaluations: s.Evaluations,
 		Mean: nums(s.Mean), Sigma: num(s.Sigma), Stds: nums(s.Stds),
@@ -115,7 +125,10 @@ func toSessionJSON(s session.Session) sessionJSON {
 			C1: num(s.Hyper.C1), CMu: num(s.Hyper.CMu), Cc: num(s.Hyper.Cc),
 			CSigma: num(s.Hyper.CSigma), DSigma: num(s.Hyper.DSigma), MuW: num(s.Hyper.MuW), Init: s.Hyper.Init,
 		},
-		Restarts:  restartsJSON{Strategy: s.Restarts.Strategy, Max: s.Restarts.Max, Count: s.Restarts.Count, Runs: []runEndJSON{}},
+		Restarts: restartsJSON{
+			Strategy: s.Restarts.Strategy, Max: s.Restarts.Max, IncPopSize: num(s.Restarts.IncPopSize), Point: s.Restarts.Point,
+			Count: s.Restarts.Count, Runs: []runEndJSON{},
+		},
 		Injected:  toInjectedJSON(s.Injected),
 		Metadata:  json.RawMessage(s.Metadata),
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
@@ -126,6 +139,9 @@ func toSessionJSON(s session.Session) sessionJSON {
 	}
 	if p := s.Partial; p.Indices != nil {
 		j.Partial = &partialJSON{Indices: p.Indices, Fitness: nums(p.Fitness)}
+	}
+	if r := s.Restarts.Region; r != nil {
+		j.Restarts.Region = &boxJSON{Lower: nums(r.Lower), Upper: nums(r.Upper)}
 	}
 	for _, r := range s.Restarts.Runs {
 		j.Restarts.Runs = append(j.Restarts.Runs, runEndJSON{Generation: r.Generation, PopulationSize: r.PopulationSize, StopReasons: stopsJSON(r.StopReasons)})

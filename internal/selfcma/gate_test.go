@@ -29,8 +29,15 @@ func tellPlain(tb testing.TB, e *cmaes.ES, f func([]float64) float64) cmaes.Reco
 // defaults and no step is kept; from the restart whose λ reaches
 // MinLambda on, the auxiliary runs and moves the rates.
 func TestGateBelowMinLambdaIsCMAES(t *testing.T) {
-	cfg := cmaes.Config{X0: uniformX0(11, 5), Sigma0: 1, Lambda: 8, Seed: 11,
-		Restarts: cmaes.Restarts{IPOP: true, Max: 3}, Termination: cmaes.Termination{TolX: 1e-3}}
+	for _, active := range []bool{false, true} {
+		t.Run(map[bool]string{false: "algorithm 1", true: "active"}[active], func(t *testing.T) {
+			gateBelowMinLambda(t, cmaes.Config{X0: uniformX0(11, 5), Sigma0: 1, Lambda: 8, Seed: 11, Active: active,
+				Restarts: cmaes.Restarts{IPOP: true, Max: 3}, Termination: cmaes.Termination{TolX: 1e-3}})
+		})
+	}
+}
+
+func gateBelowMinLambda(t *testing.T, cfg cmaes.Config) {
 	s, err := New(Config{CMA: cfg, MinLambda: 16, AdaptRestarts: true})
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,13 @@ func (ws *workspace) size(n, lambda int) {
 // of the μ points that were best on f. Larger is better: the best points are
 // the most likely ones. It returns false if C' is not positive definite.
 //
+// For active CMA-ES the replay is the active update (cmaes.Step.Replay):
+// C_μ^- with its Mahalanobis norms under C^{t−1}, as the update used them,
+// and its weights scaled for θ by min(α_μ^-, α_μeff^-, α_posdef^-), so C' is
+// positive definite for every feasible θ (docs/algorithm.md §2) and false
+// comes only from rounding in a nearly singular C'. The ranking is of all λ
+// points, the μ best being those of the positive weights, as without.
+//
 // C' comes from the kept C_μ in O(n²) (cmaes.Step.Replay); the distances
 // from a Cholesky factor C' = UᵀU and one triangular solve of the λ×n block,
 // d_k² = ‖U^{−T}(x_k − m^t)‖². σ is not needed: only the ranking counts.

@@ -3,6 +3,7 @@ package selfcma
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
@@ -31,6 +32,7 @@ func TestRestartsContinue(t *testing.T) {
 		"bipop":                  {BIPOP: true, Max: 2},
 		"bipop, uniform, bounds": {BIPOP: true, Max: 2, Point: cmaes.RestartPoint{Uniform: true}},
 		"bipop, uniform region":  {BIPOP: true, Max: 2, Point: cmaes.RestartPoint{Uniform: true, Region: region}},
+		"active, bipop":          {BIPOP: true, Max: 2},
 	}
 	for name, rs := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -39,6 +41,7 @@ func TestRestartsContinue(t *testing.T) {
 			if name != "bipop, uniform region" && name != "bipop" {
 				cfg.CMA.Bounds = bounds
 			}
+			cfg.CMA.Active = strings.HasPrefix(name, "active")
 			s := mustNew(t, cfg)
 			var twins []twin
 			restarts, regimes := 0, map[string]bool{}

@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/defaults"
 	"github.com/selfcma/selfcma/internal/selfcma"
 )
 
-// The algorithms a session runs.
+// The algorithms a session runs (defaults.Algorithm when none is named).
 const (
-	AlgorithmSelfCMAES = "self-cma-es" // the default
-	AlgorithmCMAES     = "cma-es"
+	AlgorithmSelfCMAES = defaults.SelfCMAES
+	AlgorithmCMAES     = defaults.CMAES
 )
 
 // optimizer is what a session needs of an ES: the surface that cmaes.ES and

@@ -112,13 +112,12 @@ func view(l *loaded) Session {
 	o, md := l.opt, l.meta
 	p, h, cfg := o.Params(), o.Hyper(), o.Config()
 	s := Session{
-		ID: md.ID, Name: md.Name, Algorithm: md.Algorithm,
+		ID: md.ID, Name: md.Name, Algorithm: md.Algorithm, Active: cfg.Active,
 		Dimension: o.Dim(), PopulationSize: p.Lambda, Seed: cfg.Seed,
 		Status: StatusRunning, StopReasons: stopReasons(o.Stopped()),
 		Generation: o.Generation(), Evaluations: o.Evaluations(),
 		Mean: o.Mean(), Sigma: o.Sigma(), Stds: o.Stds(),
 		Hyper:     Hyper{C1: h.C1, CMu: h.CMu, Cc: h.Cc, CSigma: p.CSigma, DSigma: p.DSigma, MuW: p.MuW, Init: initOf(o)},
-		Restarts:  RestartsView{Strategy: "none", Count: o.Run()},
 		Injected:  Injected{Waiting: o.Injected(), InBatch: o.InjectedInBatch()},
 		Metadata:  md.Metadata,
 		CreatedAt: md.CreatedAt, UpdatedAt: md.UpdatedAt,
@@ -132,11 +131,42 @@ func view(l *loaded) Session {
 	if p := md.Partial; p != nil && p.Generation == s.Generation {
 		s.Partial = Partial{Indices: slices.Clone(p.Indices), Fitness: slices.Clone(p.Fitness)}
 	}
-	if cfg.Restarts.IPOP {
-		s.Restarts.Strategy, s.Restarts.Max = "ipop", cfg.Restarts.Max
-	}
+	s.Restarts = restartsView(cfg)
+	s.Restarts.Count = o.Run()
 	for _, r := range o.RunEnds() {
 		s.Restarts.Runs = append(s.Restarts.Runs, RunEnd{Generation: r.Generation, PopulationSize: r.Lambda, StopReasons: stopReasons(r.Reasons)})
 	}
 	return s
+}
+
+// restartsView describes the restarts of an engine configured by cfg:
+// what the engine runs, whatever the defaults are now. A session created
+// before BIPOP, incpopsize and restart points has IPOP or none, λ doubled
+// (IncPopSize 0 is cmaes's DefaultIncPopSize) and every run from x0.
+func restartsView(cfg cmaes.Config) RestartsView {
+	r := cfg.Restarts
+	v := RestartsView{Strategy: RestartsNone, Point: PointX0}
+	switch {
+	case r.BIPOP:
+		v.Strategy = RestartsBIPOP
+	case r.IPOP:
+		v.Strategy = RestartsIPOP
+	default:
+		return v
+	}
+	v.Max, v.IncPopSize = r.Max, r.IncPopSize
+	if v.IncPopSize == 0 {
+		v.IncPopSize = cmaes.DefaultIncPopSize
+	}
+	if r.Point.Uniform {
+		v.Point = PointUniform
+		region := r.Point.Region
+		if region == nil {
+			region = cfg.Bounds
+		}
+		if region != nil {
+			v.Region = &Bounds{Lower: slices.Clone(region.Lower), Upper: slices.Clone(region.Upper)}
+		}
+	}
+	return v
 }

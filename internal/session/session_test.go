@@ -267,7 +267,7 @@ func TestCreateValidation(t *testing.T) {
 		{"bounds order", session.CreateParams{X0: []float64{1}, Sigma0: 1, Bounds: &session.Bounds{Lower: []float64{2}, Upper: []float64{2}}}},
 		{"x0 outside", session.CreateParams{X0: []float64{3}, Sigma0: 1, Bounds: &session.Bounds{Lower: []float64{0}, Upper: []float64{2}}}},
 		{"bounds length", session.CreateParams{X0: []float64{1}, Sigma0: 1, Bounds: &session.Bounds{Lower: []float64{0, 0}, Upper: []float64{2}}}},
-		{"max without ipop", session.CreateParams{X0: []float64{1}, Sigma0: 1, Restarts: session.Restarts{Max: &one}}},
+		{"max with strategy none", session.CreateParams{X0: []float64{1}, Sigma0: 1, Restarts: session.Restarts{Strategy: session.RestartsNone, Max: &one}}},
 		{"metadata not object", session.CreateParams{X0: []float64{1}, Sigma0: 1, Metadata: []byte("[1]")}},
 	}
 	for _, tc := range tests {

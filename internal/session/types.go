@@ -1,6 +1,10 @@
 package session
 
-import "time"
+import (
+	"time"
+
+	"github.com/selfcma/selfcma/internal/defaults"
+)
 
 // CreateParams are the settings of a new session. Pointers and zero values
 // select the documented defaults.
@@ -8,7 +12,7 @@ type CreateParams struct {
 	X0             []float64 // initial mean, 1 ≤ n ≤ Limits.MaxDimension finite values; with WarmStart, nil or of the warm start's dimension
 	Sigma0         float64   // initial step size > 0
 	PopulationSize int       // λ ≥ 2; 0 = 4 + ⌊3 ln n⌋
-	Algorithm      string    // AlgorithmSelfCMAES (also "") or AlgorithmCMAES
+	Algorithm      string    // AlgorithmSelfCMAES or AlgorithmCMAES; "" = defaults.Algorithm
 	Seed           *uint64   // nil = drawn from crypto/rand
 	Bounds         *Bounds
 	Init           string // self-CMA-ES: "default" (also "") or "uniform"
@@ -16,6 +20,10 @@ type CreateParams struct {
 	Termination    Termination
 	Name           string
 	Metadata       []byte // a JSON object, stored and echoed as is; nil = none
+
+	// Active selects active CMA-ES (pycma's CMA_active); nil =
+	// defaults.For(algorithm).Active.
+	Active *bool `json:",omitempty"`
 
 	// WarmStart, when not empty, is the id of a session to start from: X0
 	// becomes its mean and its best point, if any, is injected into the
@@ -34,11 +42,40 @@ type Bounds struct {
 	Lower, Upper []float64
 }
 
-// Restarts selects IPOP restarts.
+// Restarts selects restarts (pycma's fmin options restarts, bipop,
+// incpopsize). Each field left out takes defaults.For(algorithm)'s value.
 type Restarts struct {
-	Strategy string // "none" (also "") or "ipop"
-	Max      *int   // most restarts; nil = 9, or fewer if λ·2^max would pass the limits
+	// Strategy is RestartsNone, RestartsIPOP or RestartsBIPOP; "" = the
+	// default, or RestartsNone when Max is 0.
+	Strategy string
+	// Max is the most restarts (for BIPOP the large ones); nil = the
+	// default, or fewer if λ·IncPopSize^Max would pass the limits.
+	Max *int
+
+	// The fields below came after the idempotency fingerprint existed:
+	// omitempty keeps the fingerprint of a create without them (see
+	// WarmStart).
+
+	// IncPopSize > 1 multiplies λ at each (large) restart; nil = the default.
+	IncPopSize *float64 `json:",omitempty"`
+	// Point is where a restart's mean starts, PointX0 or PointUniform
+	// (drawn in Region, else in the bounds); "" = the default, which is
+	// PointX0 where it is PointUniform but there is neither region nor
+	// bounds.
+	Point string `json:",omitempty"`
+	// Region is the box PointUniform draws in: n finite lower < upper,
+	// inside the bounds when both are given; nil = the bounds.
+	Region *Bounds `json:",omitempty"`
 }
+
+// The restart strategies and points, by the names of the API.
+const (
+	RestartsNone  = defaults.RestartsNone
+	RestartsIPOP  = defaults.RestartsIPOP
+	RestartsBIPOP = defaults.RestartsBIPOP
+	PointX0       = defaults.PointX0
+	PointUniform  = defaults.PointUniform
+)
 
 // Termination are the stopping criteria. For each tolerance, nil selects
 // cmaes's default, a positive value sets it and 0 disables it.
@@ -85,12 +122,16 @@ type Hyper struct {
 	Init                string // self-CMA-ES: the auxiliary's initialization
 }
 
-// RestartsView describes the restarts of a session.
+// RestartsView describes the restarts of a session, as its engine runs
+// them.
 type RestartsView struct {
-	Strategy string // "none" or "ipop"
-	Max      int
-	Count    int // restarts so far
-	Runs     []RunEnd
+	Strategy   string  // RestartsNone, RestartsIPOP or RestartsBIPOP
+	Max        int     // most (large) restarts; 0 for RestartsNone
+	IncPopSize float64 // λ factor at a (large) restart; 0 for RestartsNone
+	Point      string  // PointX0 or PointUniform; PointX0 for RestartsNone
+	Region     *Bounds // PointUniform: the box restart means are drawn in (the request's region, else the bounds); else nil
+	Count      int     // restarts so far
+	Runs       []RunEnd
 }
 
 // RunEnd says why a run ended in a restart.
@@ -105,6 +146,7 @@ type Session struct {
 	ID             string
 	Name           string
 	Algorithm      string
+	Active         bool // active CMA-ES
 	Dimension      int
 	PopulationSize int // λ of the pending generation
 	Seed           uint64

@@ -2,8 +2,10 @@ package session
 
 import (
 	"math"
+	"slices"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/defaults"
 	"github.com/selfcma/selfcma/internal/selfcma"
 )
 
@@ -24,9 +26,6 @@ var DefaultLimits = Limits{
 	MaxNameBytes:   256,
 	MaxMetadataLen: 64 << 10,
 }
-
-// defaultMaxRestarts is the IPOP budget when none is given (cmaes's).
-const defaultMaxRestarts = cmaes.DefaultMaxRestarts
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
@@ -58,8 +57,13 @@ func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
 	if cfg.Bounds, err = checkBounds(p.Bounds, p.X0); err != nil {
 		return "", "", cfg, err
 	}
-	if cfg.Restarts, err = l.checkRestarts(p.Restarts, lambda, n); err != nil {
+	def := defaults.For(alg)
+	if cfg.Restarts, err = l.checkRestarts(p.Restarts, def, lambda, n, cfg.Bounds); err != nil {
 		return "", "", cfg, err
+	}
+	cfg.Active = def.Active
+	if p.Active != nil {
+		cfg.Active = *p.Active
 	}
 	if cfg.Termination, err = checkTermination(p.Termination); err != nil {
 		return "", "", cfg, err
@@ -95,11 +99,11 @@ func checkSigma0(sigma0 float64) error {
 	return nil
 }
 
-// checkAlgorithm checks algorithm and returns it, self-CMA-ES for "".
+// checkAlgorithm checks algorithm and returns it, defaults.Algorithm for "".
 func checkAlgorithm(alg string) (string, error) {
 	switch alg {
 	case "":
-		return AlgorithmSelfCMAES, nil
+		return defaults.Algorithm, nil
 	case AlgorithmSelfCMAES, AlgorithmCMAES:
 		return alg, nil
 	}
@@ -166,43 +170,144 @@ func checkBounds(b *Bounds, x0 []float64) (*cmaes.Bounds, error) {
 }
 
 // checkRestarts checks restarts for a first run of λ = lambda in dimension
-// n: IPOP doubles λ at every restart, within the limits.
-func (l Limits) checkRestarts(r Restarts, lambda, n int) (cmaes.Restarts, error) {
-	switch r.Strategy {
-	case "", "none":
-		if r.Max != nil && *r.Max != 0 {
-			return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts.max needs restarts.strategy \"ipop\"")
-		}
-		return cmaes.Restarts{}, nil
-	case "ipop":
+// n with bounds b (checked; nil = none), a field left out taking
+// def's value, and returns cmaes's restarts.
+//
+// λ grows to λ·incpopsize^max, IPOP's last run and BIPOP's last large run
+// (BIPOP's small runs are smaller), which must stay within the limits. A max
+// left out is the default, lowered until it does; a restarts left out
+// entirely whose strategy cannot restart even once within them is none, so
+// that no create is refused for a default it did not ask for.
+func (l Limits) checkRestarts(r Restarts, def defaults.Settings, lambda, n int, b *cmaes.Bounds) (cmaes.Restarts, error) {
+	var c cmaes.Restarts
+	strategy := r.Strategy
+	switch {
+	case strategy != "":
+	case r.Max != nil && *r.Max == 0:
+		strategy = RestartsNone // no restarts, as before there were defaults
 	default:
-		return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts.strategy %q, want \"none\" or \"ipop\"", r.Strategy)
+		strategy = def.Restarts
 	}
-	fits := func(k int) bool { // λ·2^k within the limits
-		lam := lambda
-		for range k {
-			lam *= 2
-			if lam > l.MaxPopulation || lam > l.MaxBatch/n {
-				return false
-			}
+	switch strategy {
+	case RestartsNone:
+		const needs = "needs restarts.strategy \"ipop\" or \"bipop\" (the strategy is \"none\")"
+		switch {
+		case r.Max != nil && *r.Max != 0:
+			return c, errorf(CodeOutOfRange, "restarts.max %d %s", *r.Max, needs)
+		case r.IncPopSize != nil:
+			return c, errorf(CodeOutOfRange, "restarts.incpopsize %s", needs)
+		case r.Point != "":
+			return c, errorf(CodeOutOfRange, "restarts.point %s", needs)
+		case r.Region != nil:
+			return c, errorf(CodeOutOfRange, "restarts.region %s", needs)
 		}
-		return true
+		return c, nil
+	case RestartsIPOP:
+		c.IPOP = true
+	case RestartsBIPOP:
+		c.BIPOP = true
+	default:
+		return c, errorf(CodeOutOfRange, "restarts.strategy %q, want %q, %q or %q", r.Strategy, RestartsNone, RestartsIPOP, RestartsBIPOP)
 	}
-	k := defaultMaxRestarts
+
+	c.IncPopSize = def.IncPopSize
+	if r.IncPopSize != nil {
+		c.IncPopSize = *r.IncPopSize
+		if !finite(c.IncPopSize) || !(c.IncPopSize > 1) {
+			return c, errorf(CodeOutOfRange, "restarts.incpopsize %v, want a finite number > 1", c.IncPopSize)
+		}
+	}
+
+	var err error
+	if c.Point, err = checkRestartPoint(r, def.RestartPoint, n, b); err != nil {
+		return c, err
+	}
+
+	grows := func(k int) bool { // λ·incpopsize^k within the limits
+		lam := float64(lambda) * math.Pow(c.IncPopSize, float64(k))
+		return lam <= float64(l.MaxPopulation) && lam <= float64(l.MaxBatch/n)
+	}
 	if r.Max != nil {
-		k = *r.Max
-		if k < 0 || !fits(k) {
-			return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts.max %d: population size %d doubled that often is over the limits (%d, and %d numbers per batch)", k, lambda, l.MaxPopulation, l.MaxBatch)
+		c.Max = *r.Max
+		switch {
+		case c.Max < 1:
+			return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts.max %d with restarts.strategy %q, want at least 1 (strategy %q for no restarts)", c.Max, strategy, RestartsNone)
+		case !grows(c.Max):
+			return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts.max %d: population size %d times %v^%d is over the limits (%d, and %d numbers per batch)", c.Max, lambda, c.IncPopSize, c.Max, l.MaxPopulation, l.MaxBatch)
 		}
-	} else {
-		for k > 0 && !fits(k) {
-			k--
+		return c, nil
+	}
+	c.Max = def.MaxRestarts
+	for c.Max > 0 && !grows(c.Max) {
+		c.Max--
+	}
+	if c.Max == 0 {
+		if r == (Restarts{}) {
+			return cmaes.Restarts{}, nil // the default cannot restart here: none
+		}
+		return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts: population size %d times %v is over the limits (%d, and %d numbers per batch): no restart fits", lambda, c.IncPopSize, l.MaxPopulation, l.MaxBatch)
+	}
+	return c, nil
+}
+
+// checkRestartPoint checks restarts.point and restarts.region in dimension
+// n with bounds b (checked; nil = none) and returns cmaes's point, def for
+// a point left out (PointX0 instead of a default PointUniform that has
+// neither region nor bounds to draw in).
+func checkRestartPoint(r Restarts, def string, n int, b *cmaes.Bounds) (cmaes.RestartPoint, error) {
+	var p cmaes.RestartPoint
+	point := r.Point
+	if point == "" {
+		point = def
+	}
+	switch point {
+	case PointX0:
+		if r.Region != nil {
+			return p, errorf(CodeOutOfRange, "restarts.region needs restarts.point %q (the point is %q)", PointUniform, point)
+		}
+		return p, nil
+	case PointUniform:
+	default:
+		return p, errorf(CodeOutOfRange, "restarts.point %q, want %q or %q", r.Point, PointX0, PointUniform)
+	}
+	region, err := checkRegion(r.Region, n, b)
+	if err != nil {
+		return p, err
+	}
+	if region == nil && b == nil {
+		if r.Point != "" {
+			return p, errorf(CodeOutOfRange, "restarts.point %q needs restarts.region or bounds to draw in", PointUniform)
+		}
+		return p, nil // the default: from x0
+	}
+	return cmaes.RestartPoint{Uniform: true, Region: region}, nil
+}
+
+// checkRegion checks restarts.region: n finite lower < upper values,
+// inside bounds b when not nil; nil = none.
+func checkRegion(r *Bounds, n int, b *cmaes.Bounds) (*cmaes.Bounds, error) {
+	if r == nil {
+		return nil, nil
+	}
+	if len(r.Lower) != n || len(r.Upper) != n {
+		return nil, errorf(CodeOutOfRange, "restarts.region has %d lower and %d upper values, want %d each", len(r.Lower), len(r.Upper), n)
+	}
+	for i := range n {
+		lo, up := r.Lower[i], r.Upper[i]
+		switch {
+		case !finite(lo):
+			return nil, errorf(CodeOutOfRange, "restarts.region.lower[%d] is not finite", i)
+		case !finite(up):
+			return nil, errorf(CodeOutOfRange, "restarts.region.upper[%d] is not finite", i)
+		case !(lo < up):
+			return nil, errorf(CodeOutOfRange, "restarts.region.lower[%d] = %v is not below restarts.region.upper[%d] = %v", i, lo, i, up)
+		case b != nil && lo < b.Lower[i]:
+			return nil, errorf(CodeOutOfRange, "restarts.region.lower[%d] = %v is below bounds.lower[%d] = %v", i, lo, i, b.Lower[i])
+		case b != nil && up > b.Upper[i]:
+			return nil, errorf(CodeOutOfRange, "restarts.region.upper[%d] = %v is above bounds.upper[%d] = %v", i, up, i, b.Upper[i])
 		}
 	}
-	if k == 0 {
-		return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts: population size %d cannot be doubled within the limits", lambda)
-	}
-	return cmaes.Restarts{IPOP: true, Max: k}, nil
+	return &cmaes.Bounds{Lower: slices.Clone(r.Lower), Upper: slices.Clone(r.Upper)}, nil
 }
 
 // checkTermination checks termination and returns cmaes's criteria.

@@ -2,13 +2,18 @@ package session
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/defaults"
 )
 
 // Every refusal of Limits.config names the path of the field it is about.
 func TestConfigNamesTheField(t *testing.T) {
-	one, neg := 1, -1
+	one, neg, zero := 1, -1, 0
+	box := func(lo, up float64) *Bounds { return &Bounds{Lower: []float64{lo}, Upper: []float64{up}} }
 	nan, inf := math.NaN(), math.Inf(1)
 	ok := func(p CreateParams) CreateParams {
 		if p.X0 == nil {
@@ -37,10 +42,28 @@ func TestConfigNamesTheField(t *testing.T) {
 		{ok(CreateParams{Bounds: &Bounds{Lower: []float64{0}, Upper: []float64{inf}}}), "bounds.upper[0]"},
 		{ok(CreateParams{Bounds: &Bounds{Lower: []float64{2}, Upper: []float64{2}}}), "bounds.lower[0]"},
 		{ok(CreateParams{Bounds: &Bounds{Lower: []float64{2}, Upper: []float64{3}}}), "x0[0]"},
-		{ok(CreateParams{Restarts: Restarts{Max: &one}}), "restarts.max"},
-		{ok(CreateParams{Restarts: Restarts{Strategy: "bipop"}}), "restarts.strategy"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "none", Max: &one}}), "restarts.max"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "lpop"}}), "restarts.strategy"},
 		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Max: &neg}}), "restarts.max"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "bipop", Max: &zero}}), "restarts.max"},
 		{ok(CreateParams{PopulationSize: 100000, Restarts: Restarts{Strategy: "ipop"}}), "restarts"},
+		{ok(CreateParams{PopulationSize: 100000, Restarts: Restarts{Strategy: "bipop"}}), "restarts"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", IncPopSize: new(1.0)}}), "restarts.incpopsize"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", IncPopSize: &nan}}), "restarts.incpopsize"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", IncPopSize: &inf}}), "restarts.incpopsize"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "none", IncPopSize: new(3.0)}}), "restarts.incpopsize"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Max: new(4), IncPopSize: new(1e3)}}), "restarts.max"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Point: "random"}}), "restarts.point"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Point: "uniform"}}), "restarts.point"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "none", Point: "x0"}}), "restarts.point"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "none", Region: box(0, 2)}}), "restarts.region"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Point: "x0", Region: box(0, 2)}}), "restarts.region"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Point: "uniform", Region: &Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}}), "restarts.region"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Point: "uniform", Region: box(nan, 2)}}), "restarts.region.lower[0]"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Point: "uniform", Region: box(0, inf)}}), "restarts.region.upper[0]"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Point: "uniform", Region: box(2, 2)}}), "restarts.region.lower[0]"},
+		{ok(CreateParams{Bounds: box(0, 2), Restarts: Restarts{Strategy: "ipop", Point: "uniform", Region: box(-1, 1)}}), "restarts.region.lower[0]"},
+		{ok(CreateParams{Bounds: box(0, 2), Restarts: Restarts{Strategy: "ipop", Point: "uniform", Region: box(1, 3)}}), "restarts.region.upper[0]"},
 		{ok(CreateParams{Termination: Termination{MaxEvaluations: -1}}), "termination.max_evaluations"},
 		{ok(CreateParams{Termination: Termination{TargetFitness: &nan}}), "termination.target_fitness"},
 		{ok(CreateParams{Termination: Termination{TolFun: &inf}}), "termination.tol_fun"},
@@ -63,5 +86,74 @@ func TestConfigNamesTheField(t *testing.T) {
 	}
 	if _, _, _, err := DefaultLimits.config(ok(CreateParams{})); err != nil {
 		t.Errorf("a valid request: %v", err)
+	}
+}
+
+// checkRestarts applies the defaults it is given field by field, and falls
+// back where a default cannot apply: max lowered to the limits, a restarts
+// left out that cannot restart once is none, a uniform point without a box
+// is x0. (The defaults here are made up: the service's are defaults.For's.)
+func TestCheckRestartsDefaults(t *testing.T) {
+	l := Limits{MaxDimension: 10, MaxPopulation: 1000, MaxBatch: 2000, MaxNameBytes: 10, MaxMetadataLen: 10}
+	bipop := defaults.Settings{Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform}
+	none := defaults.Settings{Restarts: RestartsNone, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointX0}
+	bounds := &cmaes.Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}
+	two, three := 2, 3
+	tests := []struct {
+		name     string
+		r        Restarts
+		def      defaults.Settings
+		lambda   int
+		bounds   *cmaes.Bounds
+		want     cmaes.Restarts
+		wantPath string // of the error; "" = none
+	}{
+		// n = 2: λ·2^k ≤ 1000 (MaxBatch/n) allows k = 6 for λ = 10.
+		{"max lowered", Restarts{}, bipop, 10, nil, cmaes.Restarts{BIPOP: true, Max: 6, IncPopSize: 2}, ""},
+		{"uniform in the bounds", Restarts{}, bipop, 10, bounds, cmaes.Restarts{BIPOP: true, Max: 6, IncPopSize: 2, Point: cmaes.RestartPoint{Uniform: true}}, ""},
+		{"no restart fits: none", Restarts{}, bipop, 600, nil, cmaes.Restarts{}, ""},
+		{"no restart fits a given field", Restarts{IncPopSize: new(3.0)}, bipop, 600, nil, cmaes.Restarts{}, "restarts"},
+		{"a given max is not lowered", Restarts{Max: &three}, bipop, 200, nil, cmaes.Restarts{}, "restarts.max"},
+		{"strategy given, the rest default", Restarts{Strategy: RestartsIPOP, Max: &two}, bipop, 10, nil, cmaes.Restarts{IPOP: true, Max: 2, IncPopSize: 2}, ""},
+		{"uniform given without a box", Restarts{Point: PointUniform}, bipop, 10, nil, cmaes.Restarts{}, "restarts.point"},
+		{"default none", Restarts{}, none, 10, nil, cmaes.Restarts{}, ""},
+		{"default none with a max", Restarts{Max: &two}, none, 10, nil, cmaes.Restarts{}, "restarts.max"},
+		{"default none with incpopsize", Restarts{IncPopSize: new(3.0)}, none, 10, nil, cmaes.Restarts{}, "restarts.incpopsize"},
+		{"default none, strategy given", Restarts{Strategy: RestartsBIPOP, Max: &two, Point: PointUniform}, none, 10, bounds,
+			cmaes.Restarts{BIPOP: true, Max: 2, IncPopSize: 2, Point: cmaes.RestartPoint{Uniform: true}}, ""},
+		{"region with the default x0", Restarts{Strategy: RestartsIPOP, Region: &Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}, none, 10, nil, cmaes.Restarts{}, "restarts.region"},
+		{"region with the default uniform", Restarts{Region: &Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}, bipop, 10, nil,
+			cmaes.Restarts{BIPOP: true, Max: 6, IncPopSize: 2, Point: cmaes.RestartPoint{Uniform: true, Region: &cmaes.Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := l.checkRestarts(tc.r, tc.def, tc.lambda, 2, tc.bounds)
+			if tc.wantPath != "" {
+				e, ok := err.(*Error)
+				if !ok || e.Code != CodeOutOfRange || !strings.HasPrefix(e.Message, tc.wantPath+" ") && !strings.HasPrefix(e.Message, tc.wantPath+":") {
+					t.Fatalf("got %v, want an out_of_range error about %s", err, tc.wantPath)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// The defaults in internal/defaults are ones the service accepts.
+func TestDefaultsValid(t *testing.T) {
+	for _, alg := range []string{AlgorithmCMAES, AlgorithmSelfCMAES} {
+		def := defaults.For(alg)
+		if _, err := DefaultLimits.checkRestarts(Restarts{Strategy: def.Restarts}, def, 10, 2, nil); err != nil {
+			t.Errorf("%s: %+v: %v", alg, def, err)
+		}
+		if def.Restarts != RestartsNone && (!(def.IncPopSize > 1) || def.MaxRestarts < 1) {
+			t.Errorf("%s: %+v: want incpopsize > 1 and max ≥ 1", alg, def)
+		}
+	}
+	if _, err := checkAlgorithm(defaults.Algorithm); err != nil {
+		t.Errorf("defaults.Algorithm: %v", err)
 	}
 }

@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/session"
+)
+
+// oldSession is a session as the server before active CMA-ES, BIPOP,
+// incpopsize and restart points stored it (testdata/sessions-before-bipop.txt:
+// its record, and its GET as that server answered it).
+type oldSession struct {
+	rec  session.Record
+	view []byte
+}
+
+func readOldSessions(tb testing.TB) []oldSession {
+	tb.Helper()
+	b, err := os.ReadFile("testdata/sessions-before-bipop.txt")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []oldSession
+	var s oldSession
+	for line := range strings.Lines(string(b)) {
+		key, val, _ := strings.Cut(line, " ")
+		var err error
+		switch key {
+		case "id":
+			s = oldSession{rec: session.Record{ID: strings.TrimSpace(val)}}
+		case "meta":
+			s.rec.Meta, err = hex.DecodeString(strings.TrimSpace(val))
+		case "state":
+			s.rec.State, err = hex.DecodeString(strings.TrimSpace(val))
+		case "view":
+			s.view = []byte(val)
+			out = append(out, s)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if len(out) == 0 {
+		tb.Fatal("no sessions in testdata/sessions-before-bipop.txt")
+	}
+	return out
+}
+
+// A session created before active CMA-ES, BIPOP, incpopsize and restart
+// points is answered as before, with the new fields saying what it runs:
+// active false, point x0, and incpopsize 2 (λ doubled) with ipop; and it
+// goes on.
+func TestSessionsFromBeforeBIPOP(t *testing.T) {
+	var st session.Store
+	ts := newTestServer(t, serverOpts{wrapStore: func(s session.Store) session.Store { st = s; return s }})
+	for _, old := range readOldSessions(t) {
+		if _, err := st.Put(context.Background(), old.rec, nil); err != nil {
+			t.Fatal(err)
+		}
+		path := "/v1/sessions/" + old.rec.ID
+		got := ts.do(t, call{method: "GET", path: path})
+		if got.status != 200 {
+			t.Fatalf("GET: %d %s", got.status, got.body)
+		}
+		added := []string{`,"active":false`, `,"point":"x0"`}
+		if bytes.Contains(old.view, []byte(`"strategy":"ipop"`)) {
+			added = append(added, `,"incpopsize":2`)
+		}
+		body := got.body
+		for _, a := range added {
+			if bytes.Count(body, []byte(a)) != 1 {
+				t.Fatalf("%s: the view has not %s once: %s", old.rec.ID, a, body)
+			}
+			body = bytes.Replace(body, []byte(a), nil, 1)
+		}
+		if !bytes.Equal(body, old.view) {
+			t.Errorf("%s: the view changed beyond the new fields:\n got %s\nwant %s", old.rec.ID, got.body, old.view)
+		}
+		ts.tell(t, old.rec.ID, sphereTell(ts.ask(t, old.rec.ID)))
+	}
+}

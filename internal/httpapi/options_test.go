@@ -1,0 +1,97 @@
+package httpapi
+
+import (
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/defaults"
+)
+
+// restartsOf is the JSON of a session's active and restarts.
+type restartsOf struct {
+	Active   *bool `json:"active"`
+	Restarts struct {
+		Strategy   string   `json:"strategy"`
+		Max        int      `json:"max"`
+		IncPopSize *float64 `json:"incpopsize"`
+		Point      string   `json:"point"`
+		Region     *struct {
+			Lower []float64 `json:"lower"`
+			Upper []float64 `json:"upper"`
+		} `json:"region"`
+		Count int `json:"count"`
+	} `json:"restarts"`
+}
+
+// active and each restarts field are taken, answered by the create and by
+// GET as given, within the contract.
+func TestCreateRestartOptions(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	body := map[string]any{
+		"x0": []float64{1, 2}, "sigma0": 0.5, "algorithm": "cma-es", "seed": 1, "active": false,
+		"bounds":   map[string]any{"lower": []float64{-5, -5}, "upper": []float64{5, 5}},
+		"restarts": map[string]any{"strategy": "bipop", "max": 3, "incpopsize": 1.5, "point": "uniform", "region": map[string]any{"lower": []float64{-1, 0}, "upper": []float64{2, 5}}},
+	}
+	r := ts.do(t, call{method: "POST", path: "/v1/sessions", body: body})
+	if r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	id := decode[sessionView](t, r).ID
+	get := ts.do(t, call{method: "GET", path: "/v1/sessions/" + id})
+	for _, got := range []restartsOf{decode[restartsOf](t, r), decode[restartsOf](t, get)} {
+		rs := got.Restarts
+		if got.Active == nil || *got.Active || rs.Strategy != "bipop" || rs.Max != 3 || rs.IncPopSize == nil || *rs.IncPopSize != 1.5 || rs.Point != "uniform" ||
+			rs.Region == nil || !reflect.DeepEqual(rs.Region.Lower, []float64{-1, 0}) || !reflect.DeepEqual(rs.Region.Upper, []float64{2, 5}) {
+			t.Errorf("got %s", get.body)
+		}
+	}
+
+	// Active, ipop, uniform in the bounds.
+	body["active"] = true
+	body["restarts"] = map[string]any{"strategy": "ipop", "max": 2, "point": "uniform"}
+	got := decode[restartsOf](t, ts.do(t, call{method: "POST", path: "/v1/sessions", body: body}))
+	if rs := got.Restarts; got.Active == nil || !*got.Active || rs.Strategy != "ipop" || rs.Max != 2 || rs.Point != "uniform" ||
+		rs.Region == nil || !reflect.DeepEqual(rs.Region.Lower, []float64{-5, -5}) || rs.IncPopSize == nil || *rs.IncPopSize != defaults.For("cma-es").IncPopSize {
+		t.Errorf("ipop uniform in the bounds: %+v", got)
+	}
+
+	// None: no incpopsize, no region.
+	body["restarts"] = map[string]any{"strategy": "none"}
+	got = decode[restartsOf](t, ts.do(t, call{method: "POST", path: "/v1/sessions", body: body}))
+	if rs := got.Restarts; rs.Strategy != "none" || rs.Max != 0 || rs.IncPopSize != nil || rs.Point != "x0" || rs.Region != nil {
+		t.Errorf("none: %+v", got)
+	}
+}
+
+// A create that names neither the algorithm nor the new options gets
+// internal/defaults'.
+func TestCreateDefaultOptions(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	for _, alg := range []string{"", "cma-es", "self-cma-es"} {
+		body := map[string]any{"x0": []float64{1, 2}, "sigma0": 0.5}
+		want := defaults.Algorithm
+		if alg != "" {
+			body["algorithm"], want = alg, alg
+		}
+		r := ts.do(t, call{method: "POST", path: "/v1/sessions", body: body})
+		if r.status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+		def := defaults.For(want)
+		got := decode[restartsOf](t, r)
+		if got.Active == nil || *got.Active != def.Active {
+			t.Errorf("%q: active %v, want %v", alg, got.Active, def.Active)
+		}
+		rs := got.Restarts
+		if rs.Strategy != def.Restarts {
+			t.Errorf("%q: strategy %q, want %q", alg, rs.Strategy, def.Restarts)
+		}
+		if def.Restarts != "none" && (rs.IncPopSize == nil || *rs.IncPopSize != def.IncPopSize || rs.Max < 1 || rs.Max > def.MaxRestarts) {
+			t.Errorf("%q: %s", alg, r.body)
+		}
+		if rs.Point != defaults.PointX0 { // no bounds: x0 whatever the default
+			t.Errorf("%q: point %q without bounds", alg, rs.Point)
+		}
+	}
+}
