@@ -106,6 +106,9 @@ func TestGateFirstRunOnly(t *testing.T) {
 		}
 		def := s.Params().Hyper()
 		rec := step(t, s, sphere)
+		if rec.Adapting != s.Adapting() || rec.Adapting != (s.Run() == 0) {
+			t.Fatalf("generation %d: the record says adapting %v, the ES %v in run %d", g, rec.Adapting, s.Adapting(), s.Run())
+		}
 		switch {
 		case run == 0 && rec.Hyper != def:
 			moved = true

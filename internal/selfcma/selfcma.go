@@ -86,6 +86,9 @@ type Record struct {
 	AuxMean     [3]float64 // u, the auxiliary's mean
 	AuxSigma    float64
 	AuxFeasible bool // whether 0.9 × AuxMean is the next θ (else the defaults)
+	// Adapting is whether the run of the next generation self-adapts its
+	// rates (gate.go); if not, the auxiliary is idle and θ is the defaults.
+	Adapting bool
 }
 
 // ES is a self-CMA-ES. It is not safe for concurrent use.
@@ -254,6 +257,7 @@ func (s *ES) Tell(fitness []float64) (Record, error) {
 	}
 	out := Record{Record: rec, AuxSigma: s.aux.Sigma()}
 	out.AuxFeasible = s.setTheta() // line 10
+	out.Adapting = s.Adapting()
 	copy(out.AuxMean[:], s.aux.Mean())
 	return out, nil
 }
