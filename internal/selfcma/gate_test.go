@@ -219,8 +219,17 @@ func TestMinLambdaConfig(t *testing.T) {
 			t.Fatalf("MinLambda %d: got %v, %v; want %d", c.given, s, err, c.want)
 		}
 	}
-	if DefaultMinLambda(10) != PaperLambda {
-		t.Fatalf("DefaultMinLambda(10) = %d, want %d", DefaultMinLambda(10), PaperLambda)
+	for _, c := range []struct{ n, want int }{{1, 10}, {2, 10}, {3, 15}, {10, 50}, {20, PaperLambda}, {40, 200}} {
+		if got := DefaultMinLambda(c.n); got != c.want {
+			t.Fatalf("DefaultMinLambda(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+	// The default λ is below the default gate: a default self-CMA-ES is
+	// CMA-ES.
+	for n := 1; n <= 1<<20; n *= 2 {
+		if DefaultLambda(n) >= DefaultMinLambda(n) {
+			t.Fatalf("n = %d: DefaultLambda %d ≥ DefaultMinLambda %d", n, DefaultLambda(n), DefaultMinLambda(n))
+		}
 	}
 	if _, err := New(Config{MinLambda: -1, CMA: cmaes.Config{X0: x0, Sigma0: 1}}); err == nil {
 		t.Fatal("MinLambda −1 accepted")

@@ -32,8 +32,8 @@ const (
 
 // testdata/encoding7-n8.state: the same run written by the code that
 // introduced state encoding 7 (cmaes's block of active CMA-ES and restarts
-// in both CMA-ES, and MinLambda, the default gate, under which λ = 100
-// self-adapts); release7Continuation is continueHash(s, 6) by that code.
+// in both CMA-ES, and the gate, whose default lets λ = 100 self-adapt at
+// n = 8); release7Continuation is continueHash(s, 6) by that code.
 // The run names λ = PaperLambda, the default λ of the earlier versions.
 const (
 	release7Fixture      = "testdata/encoding7-n8.state"
