@@ -14,16 +14,16 @@ import "fmt"
 //     (condition_cov); at λ = 10, n = 10, the sphere costs 4–8 times
 //     CMA-ES's evaluations, and neither a prior pulling θ to the defaults
 //     nor a cap on the auxiliary's σ brings it to CMA-ES's;
-//   - from λ ≈ 5n up (n = 2 to 40) the paper's gain holds where the run
-//     converges (sphere, ellipsoids, Rosenbrock: 15–30 % fewer
-//     evaluations), below it it does not (n = 40, λ = 100: 1.4–5 times
-//     more);
+//   - from λ ≈ 10n up (n = 2 to 40) the paper's gain holds where the run
+//     converges (sphere, ellipsoids, Rosenbrock, step ellipsoid: 10–30 %
+//     fewer evaluations); from about 5n on some functions only, below that
+//     not (n = 40, λ = 100: 1.4–5 times more);
 //   - a self-adapted run converges to a local optimum more often on
 //     multimodal functions (Rastrigin, Weierstrass, Gallagher), so a
 //     restart that self-adapts costs more than it saves.
 //
-// So by default a run self-adapts only when its λ ≥ MinLambda, max(5n, 10),
-// and it is the first run; every other run uses its λ's default rates and
+// So by default a run self-adapts only when its λ ≥ MinLambda, 10n, and it
+// is the first run; every other run uses its λ's default rates and
 // runs no auxiliary generation: it is Algorithm 1, bit for bit the cmaes.ES
 // of the same configuration. λ and the run change only at a restart, where
 // the auxiliary CMA-ES starts afresh anyway.
@@ -34,10 +34,9 @@ import "fmt"
 const EveryLambda = 1
 
 // DefaultMinLambda is the smallest λ at which a run self-adapts its rates
-// when Config.MinLambda is 0: max(5n, 10) (measured at n = 2 to 40; 50 at
-// n = 10, the paper's λ = 100 at n = 20). It is above the default λ,
-// 4 + ⌊3 ln n⌋, at every n.
-func DefaultMinLambda(n int) int { return max(5*n, 10) }
+// when Config.MinLambda is 0: 10n (measured at n = 2 to 40; the paper's
+// λ = 100 at n = 10). It is above the default λ, 4 + ⌊3 ln n⌋, at every n.
+func DefaultMinLambda(n int) int { return 10 * n }
 
 // minLambdaOf resolves Config.MinLambda for dimension n.
 func minLambdaOf(minLambda, n int) (int, error) {

@@ -219,7 +219,7 @@ func TestMinLambdaConfig(t *testing.T) {
 			t.Fatalf("MinLambda %d: got %v, %v; want %d", c.given, s, err, c.want)
 		}
 	}
-	for _, c := range []struct{ n, want int }{{1, 10}, {2, 10}, {3, 15}, {10, 50}, {20, PaperLambda}, {40, 200}} {
+	for _, c := range []struct{ n, want int }{{1, 10}, {2, 20}, {3, 30}, {10, PaperLambda}, {20, 200}, {40, 400}} {
 		if got := DefaultMinLambda(c.n); got != c.want {
 			t.Fatalf("DefaultMinLambda(%d) = %d, want %d", c.n, got, c.want)
 		}

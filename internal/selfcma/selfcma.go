@@ -26,8 +26,8 @@
 // one-step likelihood h_t is too noisy (c_1 climbs to 0.2–0.5 and C
 // degenerates), and a restart that self-adapts finds the global optimum of
 // a multimodal function less often than one that does not. So a run
-// self-adapts only from λ = MinLambda, max(5n, 10), up, and by default only
-// the first run (gate.go); other runs are plain CMA-ES. The default λ is
+// self-adapts only from λ = MinLambda, 10n, up, and by default only the
+// first run (gate.go); other runs are plain CMA-ES. The default λ is
 // CMA-ES's, 4 + ⌊3 ln n⌋: a self-CMA-ES with neither λ nor MinLambda set
 // is CMA-ES until a client asks for a large population
 // (docs/algorithm.md §2, "Population size", has the measurements).
@@ -69,8 +69,8 @@ type Config struct {
 	Init string // InitDefault (also for "") or InitUniform
 	// MinLambda is the smallest λ at which a run self-adapts its rates
 	// (gate.go); a run with a smaller λ is plain CMA-ES. 0 selects
-	// DefaultMinLambda(n) = max(5n, 10); EveryLambda (or 2) self-adapts at
-	// every λ; negative is an error.
+	// DefaultMinLambda(n) = 10n; EveryLambda (or 2) self-adapts at every
+	// λ; negative is an error.
 	MinLambda int
 	// AdaptRestarts lets the runs after the first (IPOP, BIPOP) self-adapt
 	// too when their λ ≥ MinLambda; false (the default) runs them as plain
