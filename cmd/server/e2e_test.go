@@ -30,7 +30,7 @@ var built struct {
 	dir  string
 }
 
-func serverBinary(t *testing.T) string {
+func serverBinary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the server binary")
@@ -69,7 +69,7 @@ type proc struct {
 
 // startServer starts the binary on a free port with the file db and waits
 // for its listening line.
-func startServer(t *testing.T, bin, db string) *proc {
+func startServer(t testing.TB, bin, db string) *proc {
 	t.Helper()
 	p, err := launch(bin, "-addr", "127.0.0.1:0", "-db", db)
 	if err != nil {
@@ -127,7 +127,7 @@ func (p *proc) kill() {
 }
 
 // stop ends the server with SIGTERM and expects a clean exit.
-func (p *proc) stop(t *testing.T) {
+func (p *proc) stop(t testing.TB) {
 	t.Helper()
 	p.cmd.Process.Signal(os.Interrupt)
 	select {
@@ -180,7 +180,7 @@ func send(method, url string, body any) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-func must(t *testing.T, method, url string, body any, want int) []byte {
+func must(t testing.TB, method, url string, body any, want int) []byte {
 	t.Helper()
 	code, b, err := send(method, url, body)
 	if err != nil {

@@ -25,13 +25,16 @@ type servers struct {
 	bin, db string
 	mu      sync.Mutex
 	ps      []*proc // nil: down
+	served  []int   // requests server i answered since its start
 	rng     *rand.Rand
 	kills   int
+	cut     int           // requests that got no answer (their server was killed)
+	latency time.Duration // a moving average of the answered requests' times
 }
 
 func startServers(t *testing.T, bin, db string, n int) *servers {
 	t.Helper()
-	s := &servers{bin: bin, db: db, ps: make([]*proc, n), rng: rand.New(rand.NewPCG(uint64(n), 15))}
+	s := &servers{bin: bin, db: db, ps: make([]*proc, n), served: make([]int, n), rng: rand.New(rand.NewPCG(uint64(n), 15))}
 	for i := range n {
 		p, err := launch(bin, "-addr", "127.0.0.1:0", "-db", db)
 		if err != nil {
@@ -54,26 +57,50 @@ func (s *servers) base(i int) string {
 	return s.ps[i].base
 }
 
-// any is the address of a random server that is up (waiting for one).
-func (s *servers) any() string {
+// any is a random server that is up (waiting for one): its index and
+// process.
+func (s *servers) any() (int, *proc) {
 	for {
 		s.mu.Lock()
-		var up []string
-		for _, p := range s.ps {
+		var up []int
+		for i, p := range s.ps {
 			if p != nil {
-				up = append(up, p.base)
+				up = append(up, i)
 			}
 		}
-		var b string
 		if len(up) > 0 {
-			b = up[s.rng.IntN(len(up))]
+			i := up[s.rng.IntN(len(up))]
+			p := s.ps[i]
+			s.mu.Unlock()
+			return i, p
 		}
 		s.mu.Unlock()
-		if b != "" {
-			return b
-		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// answered records that process p, server i, answered a request in d.
+func (s *servers) answered(i int, p *proc, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ps[i] == p {
+		s.served[i]++
+	}
+	if s.latency == 0 {
+		s.latency = d
+	}
+	s.latency += (d - s.latency) / 8
+}
+
+// servedSince is the number of requests server i answered since its start
+// (0 while it is down), and the average time of a request.
+func (s *servers) servedSince(i int) (int, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ps[i] == nil {
+		return 0, s.latency
+	}
+	return s.served[i], s.latency
 }
 
 // restart kills server i with SIGKILL and starts it again on the database.
@@ -91,9 +118,44 @@ func (s *servers) restart(i int) error {
 		return err
 	}
 	s.mu.Lock()
-	s.ps[i] = np
+	s.ps[i], s.served[i] = np, 0
 	s.mu.Unlock()
 	return nil
+}
+
+// killer restarts a random server, again and again, until stop is closed;
+// it returns the first error of a restart. It paces itself on the
+// requests, not on the clock, so that it works on a slow or busy machine as
+// on a fast one: it kills a server only after the server answered a
+// request since its start (so a request sent again after a kill, which may
+// take long as the new server loads the session, gets its answer), and then
+// after a random gap of up to 8 times the average request's time (so a
+// kill lands anywhere in a request, or between two).
+func (s *servers) killer(seed uint64, stop <-chan struct{}) error {
+	rng := rand.New(rand.NewPCG(7, seed))
+	for {
+		i := rng.IntN(len(s.ps))
+		var lat time.Duration
+		for {
+			var n int
+			if n, lat = s.servedSince(i); n > 0 {
+				break
+			}
+			select {
+			case <-stop:
+				return nil
+			case <-time.After(time.Millisecond):
+			}
+		}
+		select {
+		case <-stop:
+			return nil
+		case <-time.After(time.Duration(rng.Float64() * 8 * float64(lat))):
+		}
+		if err := s.restart(i); err != nil {
+			return err
+		}
+	}
 }
 
 // killed is the number of kills so far.
@@ -101,6 +163,13 @@ func (s *servers) killed() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.kills
+}
+
+// cutShort is the number of requests that got no answer so far.
+func (s *servers) cutShort() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cut
 }
 
 func (s *servers) killAll() {
@@ -133,10 +202,16 @@ func (s *servers) stopAll(t *testing.T) {
 func (s *servers) do(t *testing.T, method, path string, body any) (int, []byte) {
 	t.Helper()
 	for range 200 {
-		code, b, err := send(method, s.any()+path, body)
+		i, p := s.any()
+		start := time.Now()
+		code, b, err := send(method, p.base+path, body)
 		if err == nil {
+			s.answered(i, p, time.Since(start))
 			return code, b
 		}
+		s.mu.Lock()
+		s.cut++
+		s.mu.Unlock()
 	}
 	t.Fatalf("%s %s: no server answered in 200 tries", method, path)
 	return 0, nil
@@ -179,11 +254,12 @@ func chunkedSessions(t *testing.T, db string) int {
 
 // Three servers on one database; a client sends each request to a random
 // server while a killer SIGKILLs a random server at random moments and
-// starts it again (at least 50 kills). Every candidate of every generation
-// equals one bbolt server's uninterrupted run with the same seed, bit for
-// bit; every tell answered 200 is applied (none lost, none twice: the
-// history equals the reference's); -check finds no problem. With one
-// server the same holds of a single server on PostgreSQL.
+// starts it again (at least 50 kills, at least 10 of them cutting a
+// request short). Every candidate of every generation equals one bbolt
+// server's uninterrupted run with the same seed, bit for bit; every tell
+// answered 200 is applied (none lost, none twice: the history equals the
+// reference's); -check finds no problem. With one server the same holds of
+// a single server on PostgreSQL.
 func TestPostgresKills(t *testing.T) {
 	bin := serverBinary(t)
 	for _, n := range []int{1, 3} {
@@ -197,28 +273,18 @@ func TestPostgresKills(t *testing.T) {
 			s := startServers(t, bin, db, n)
 			stopKiller := make(chan struct{})
 			killed := make(chan error, 1)
-			go func() { // the killer
-				rng := rand.New(rand.NewPCG(7, uint64(n)))
-				for {
-					select {
-					case <-stopKiller:
-						killed <- nil
-						return
-					case <-time.After(time.Duration(rng.IntN(40)) * time.Millisecond):
-					}
-					if err := s.restart(rng.IntN(n)); err != nil {
-						killed <- err
-						return
-					}
-				}
-			}()
+			go func() { killed <- s.killer(uint64(n), stopKiller) }()
 			// Rounds of both sessions (the same seeded runs again, under other
-			// keys) until the killer has killed 50 times: a fast machine
-			// finishes a round in a few seconds.
+			// keys) until the killer has killed 50 times, 10 of them during a
+			// request: about one round, the killer being paced on the
+			// requests.
+			enough := func() bool {
+				return s.killed() >= 50 && s.cutShort() >= 10
+			}
 			entries, sessions := 0, 0
-			for round := 0; round == 0 || s.killed() < 50; round++ {
+			for round := 0; round == 0 || !enough(); round++ {
 				if round == 10 {
-					t.Fatalf("%d kills in 10 rounds", s.killed())
+					t.Fatalf("%d kills, %d requests cut short, in 10 rounds", s.killed(), s.cutShort())
 				}
 				for _, alg := range algs {
 					ref := refs[alg]
@@ -275,7 +341,7 @@ func TestPostgresKills(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.stopAll(t)
-			t.Logf("%d sessions, %d generations, %d kills", sessions, entries, s.kills)
+			t.Logf("%d sessions, %d generations, %d kills, %d requests cut short", sessions, entries, s.killed(), s.cutShort())
 			checkDB(t, bin, db, sessions, entries)
 			// The self-CMA-ES sessions (n = 10, λ = 100) are the ones whose
 			// state is written in chunks (internal/store/postgres/chunks.go):

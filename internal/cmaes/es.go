@@ -576,20 +576,14 @@ func (e *ES) negativeUpdate(st *Step, x *mat.Dense, order []int) {
 	if st.CMuNeg == nil {
 		st.CMuNeg = mat.NewSymDense(n, nil)
 	}
-	if r, c := 0, 0; e.scratch.yneg != nil {
-		r, c = e.scratch.yneg.Dims()
-		if r != n || c != k {
-			e.scratch.yneg = nil
-		}
-	}
-	if e.scratch.yneg == nil && k > 0 {
-		e.scratch.yneg = mat.NewDense(n, k, nil)
-	}
 	st.AlphaMuWNeg = e.p.AlphaMuWNeg
 	if k == 0 {
 		st.CMuNeg.Zero()
 		st.WNegSum = 0
 		return
+	}
+	if y := e.scratch.yneg; y == nil || y.RawMatrix().Rows != n || y.RawMatrix().Cols != k {
+		e.scratch.yneg = mat.NewDense(n, k, nil)
 	}
 	st.WNegSum = cMuNegInto(st.CMuNeg, e.scratch.yneg, x, order, e.mean, e.sigma, e.p.WeightsNeg, e.b, e.d, len(e.batchInj), e.scratch.vec2)
 }

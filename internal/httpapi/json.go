@@ -210,6 +210,8 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 	}
 	b = append(b, `,"count":`...)
 	b = strconv.AppendInt(b, int64(rs.Count), 10)
+	b = append(b, `,"regime":`...)
+	b = appendString(b, rs.Regime)
 	b = append(b, `,"runs":`...)
 	if rs.Runs == nil {
 		b = append(b, "null"...)
@@ -223,6 +225,8 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 			b = strconv.AppendInt(b, int64(r.Generation), 10)
 			b = append(b, `,"population_size":`...)
 			b = strconv.AppendInt(b, int64(r.PopulationSize), 10)
+			b = append(b, `,"regime":`...)
+			b = appendString(b, r.Regime)
 			b = append(b, `,"stop_reasons":`...)
 			b = appendStops(b, r.StopReasons)
 			b = append(b, '}')

@@ -48,7 +48,7 @@ func randomSession(r *rand.Rand) session.Session {
 		Mean: vec(), Sigma: num(),
 		Hyper:     session.Hyper{C1: num(), CMu: num(), Cc: num(), CSigma: num(), DSigma: num(), MuW: num()},
 		Active:    r.IntN(2) == 0,
-		Restarts:  session.RestartsView{Strategy: str(), Max: r.IntN(10), Point: str(), Count: r.IntN(10)},
+		Restarts:  session.RestartsView{Strategy: str(), Max: r.IntN(10), Point: str(), Count: r.IntN(10), Regime: str()},
 		Injected:  session.Injected{Waiting: r.IntN(3) * r.IntN(1000), InBatch: r.IntN(3) * r.IntN(1000)},
 		CreatedAt: t0, UpdatedAt: t0.Add(time.Duration(r.IntN(1e15))),
 	}
@@ -65,7 +65,7 @@ func randomSession(r *rand.Rand) session.Session {
 		s.Restarts.Region = &session.Bounds{Lower: vec(), Upper: vec()}
 	}
 	for range r.IntN(3) {
-		s.Restarts.Runs = append(s.Restarts.Runs, session.RunEnd{Generation: r.IntN(100), PopulationSize: r.IntN(100), StopReasons: stops()})
+		s.Restarts.Runs = append(s.Restarts.Runs, session.RunEnd{Generation: r.IntN(100), PopulationSize: r.IntN(100), Regime: str(), StopReasons: stops()})
 	}
 	if r.IntN(2) == 0 {
 		for i := range r.IntN(4) {

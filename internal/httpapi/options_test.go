@@ -95,3 +95,24 @@ func TestCreateDefaultOptions(t *testing.T) {
 		}
 	}
 }
+
+// A BIPOP session's answers through its restarts, small and large runs,
+// keep to the contract (regimes, stop reasons such as max_iter).
+func TestBIPOPInTheContract(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 2}, "sigma0": 1, "algorithm": "cma-es", "population_size": 6, "seed": 2,
+		"bounds":      map[string]any{"lower": []float64{-4, -4}, "upper": []float64{4, 4}},
+		"restarts":    map[string]any{"strategy": "bipop", "max": 3, "point": "uniform"},
+		"termination": map[string]any{"tol_fun": 1e-2}})
+	for g := 0; ; g++ {
+		if g > 2000 {
+			t.Fatal("no 3 restarts in 2000 generations")
+		}
+		ts.tell(t, s.ID, sphereTell(ts.ask(t, s.ID)))
+		got := decode[restartsOf](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID}))
+		if got.Restarts.Count >= 3 {
+			break
+		}
+	}
+	ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history"})
+}

@@ -64,6 +64,7 @@ type restartsJSON struct {
 	Point      string       `json:"point"`
 	Region     *boxJSON     `json:"region,omitempty"` // uniform only
 	Count      int          `json:"count"`
+	Regime     string       `json:"regime"`
 	Runs       []runEndJSON `json:"runs"`
 }
 
@@ -76,6 +77,7 @@ type boxJSON struct {
 type runEndJSON struct {
 	Generation     int        `json:"generation"`
 	PopulationSize int        `json:"population_size"`
+	Regime         string     `json:"regime"`
 	StopReasons    []stopJSON `json:"stop_reasons"`
 }
 
@@ -127,7 +129,7 @@ func toSessionJSON(s session.Session) sessionJSON {
 		},
 		Restarts: restartsJSON{
 			Strategy: s.Restarts.Strategy, Max: s.Restarts.Max, IncPopSize: num(s.Restarts.IncPopSize), Point: s.Restarts.Point,
-			Count: s.Restarts.Count, Runs: []runEndJSON{},
+			Count: s.Restarts.Count, Regime: s.Restarts.Regime, Runs: []runEndJSON{},
 		},
 		Injected:  toInjectedJSON(s.Injected),
 		Metadata:  json.RawMessage(s.Metadata),
@@ -144,7 +146,7 @@ func toSessionJSON(s session.Session) sessionJSON {
 		j.Restarts.Region = &boxJSON{Lower: nums(r.Lower), Upper: nums(r.Upper)}
 	}
 	for _, r := range s.Restarts.Runs {
-		j.Restarts.Runs = append(j.Restarts.Runs, runEndJSON{Generation: r.Generation, PopulationSize: r.PopulationSize, StopReasons: stopsJSON(r.StopReasons)})
+		j.Restarts.Runs = append(j.Restarts.Runs, runEndJSON{Generation: r.Generation, PopulationSize: r.PopulationSize, Regime: r.Regime, StopReasons: stopsJSON(r.StopReasons)})
 	}
 	return j
 }

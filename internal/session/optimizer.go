@@ -28,6 +28,7 @@ type optimizer interface {
 	Generation() int
 	Evaluations() int
 	Run() int
+	Regime() string // the current run's: cmaes.RegimeDefault, RegimeLarge or RegimeSmall
 	RunEnds() []cmaes.RunEnd
 	Mean() []float64
 	Sigma() float64

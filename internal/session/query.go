@@ -132,9 +132,9 @@ func view(l *loaded) Session {
 		s.Partial = Partial{Indices: slices.Clone(p.Indices), Fitness: slices.Clone(p.Fitness)}
 	}
 	s.Restarts = restartsView(cfg)
-	s.Restarts.Count = o.Run()
+	s.Restarts.Count, s.Restarts.Regime = o.Run(), o.Regime()
 	for _, r := range o.RunEnds() {
-		s.Restarts.Runs = append(s.Restarts.Runs, RunEnd{Generation: r.Generation, PopulationSize: r.Lambda, StopReasons: stopReasons(r.Reasons)})
+		s.Restarts.Runs = append(s.Restarts.Runs, RunEnd{Generation: r.Generation, PopulationSize: r.Lambda, Regime: r.Regime, StopReasons: stopReasons(r.Reasons)})
 	}
 	return s
 }

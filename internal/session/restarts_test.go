@@ -71,6 +71,7 @@ func TestCreateDefaults(t *testing.T) {
 						}
 					}
 				}
+				want.Regime = session.RegimeDefault // the first run
 				if !reflect.DeepEqual(s.Restarts, want) {
 					t.Errorf("restarts %+v, want %+v", s.Restarts, want)
 				}
@@ -135,6 +136,7 @@ func TestCreateRestartsEchoed(t *testing.T) {
 			if s.Active != wantActive {
 				t.Errorf("active %v, want %v", s.Active, wantActive)
 			}
+			tc.want.Regime = session.RegimeDefault // the first run
 			if !reflect.DeepEqual(s.Restarts, tc.want) {
 				t.Errorf("restarts %+v, want %+v", s.Restarts, tc.want)
 			}
@@ -155,5 +157,55 @@ func TestCreateRestartsEchoed(t *testing.T) {
 		if err != nil || got.Active != s.Active || !reflect.DeepEqual(got.Restarts, s.Restarts) {
 			t.Errorf("reopened: active %v restarts %+v, want %v %+v (%v)", got.Active, got.Restarts, s.Active, s.Restarts, err)
 		}
+	}
+}
+
+// A BIPOP session reports the regime of each run and of the current one,
+// the same after the session is read back from the store.
+func TestBIPOPRegimes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	st := openStore(t, path)
+	m := session.NewManager(st, session.Options{})
+	max, tolFun := 4, 1e-2
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 1, Algorithm: session.AlgorithmCMAES, PopulationSize: 6, Seed: seed(2),
+		Restarts: session.Restarts{Strategy: session.RestartsBIPOP, Max: &max}, Termination: session.Termination{TolFun: &tolFun}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := 0; s.Restarts.Count < 3 && s.Status == session.StatusRunning; g++ {
+		if g > 2000 {
+			t.Fatalf("no 3 restarts in %d generations: %+v", g, s.Restarts)
+		}
+		b, err := m.Ask(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err = m.Tell(ctx, s.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs := s.Restarts
+	if len(rs.Runs) != rs.Count || rs.Runs[0].Regime != session.RegimeDefault {
+		t.Fatalf("runs %+v", rs.Runs)
+	}
+	large := 0
+	for _, r := range append(rs.Runs[1:], session.RunEnd{Regime: rs.Regime}) {
+		switch r.Regime {
+		case session.RegimeLarge:
+			large++
+		case session.RegimeSmall:
+		default:
+			t.Fatalf("regime %q after the first run: %+v", r.Regime, rs)
+		}
+	}
+	if large == 0 || large == rs.Count {
+		t.Errorf("not both regimes after the first run: %+v", rs)
+	}
+	st.Close()
+	st = openStore(t, path)
+	defer st.Close()
+	if got, err := session.NewManager(st, session.Options{}).Get(ctx, s.ID); err != nil || !reflect.DeepEqual(got.Restarts, s.Restarts) {
+		t.Errorf("reopened: %+v, want %+v (%v)", got.Restarts, s.Restarts, err)
 	}
 }

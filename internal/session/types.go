@@ -3,6 +3,7 @@ package session
 import (
 	"time"
 
+	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/defaults"
 )
 
@@ -131,13 +132,23 @@ type RestartsView struct {
 	Point      string  // PointX0 or PointUniform; PointX0 for RestartsNone
 	Region     *Bounds // PointUniform: the box restart means are drawn in (the request's region, else the bounds); else nil
 	Count      int     // restarts so far
+	Regime     string  // the current run's: RegimeDefault (the first run), RegimeLarge or RegimeSmall (BIPOP)
 	Runs       []RunEnd
 }
+
+// The regimes of a run (cmaes's): the first run, an IPOP or large BIPOP
+// restart, a small BIPOP run.
+const (
+	RegimeDefault = cmaes.RegimeDefault
+	RegimeLarge   = cmaes.RegimeLarge
+	RegimeSmall   = cmaes.RegimeSmall
+)
 
 // RunEnd says why a run ended in a restart.
 type RunEnd struct {
 	Generation     int // its last generation
 	PopulationSize int
+	Regime         string // RegimeDefault, RegimeLarge or RegimeSmall
 	StopReasons    []StopReason
 }
 

@@ -59,6 +59,7 @@ from .errors import (
     Throttled,
     TooLarge,
     Unauthorized,
+    Unsupported,
 )
 from .result import Claim, Result
 from .session import Session
@@ -83,4 +84,5 @@ __all__ = [
     "StorageFull",
     "Throttled",
     "EvaluationError",
+    "Unsupported",
 ]

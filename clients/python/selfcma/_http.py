@@ -71,42 +71,100 @@ def _refused(exc):
     return isinstance(reason, ConnectionRefusedError)
 
 
+class Route:
+    """The server a run of requests goes to (a session's): an index into
+    the transport's URLs that moves on when that server stops answering,
+    and stays there while the new one answers."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index=0):
+        self.index = index
+
+    def __repr__(self):
+        return f"Route({self.index})"
+
+
+def _urls(url):
+    """The base URLs of url: one URL, several separated by commas or
+    spaces, or a list or tuple of them."""
+    if isinstance(url, str):
+        parts = url.replace(",", " ").split()
+    elif isinstance(url, (list, tuple)):
+        parts = list(url)
+        for u in parts:
+            if not isinstance(u, str):
+                raise TypeError(f"url {u!r}: want a string like http://host:port")
+    else:
+        raise TypeError(f"url is {type(url).__name__}: want a URL string, or a list of URLs of servers that share "
+                        "one database")
+    if not parts:
+        raise ValueError("url is empty: want http://host:port")
+    out = []
+    for u in parts:
+        u = u.strip()
+        if "://" not in u:
+            u = "http://" + u
+        split = urllib.parse.urlsplit(u)
+        if split.scheme not in ("http", "https") or not split.netloc:
+            raise ValueError(f"url {u!r}: want http://host:port or https://host:port")
+        out.append((u.rstrip("/"), split))
+    return out
+
+
 class Transport:
-    """Sends requests to one server. Thread-safe: every request opens its
-    own connection."""
+    """Sends requests to one server, or to one of several that share a
+    database (failing over from one that does not answer to the next).
+    Thread-safe: every request opens its own connection."""
 
     def __init__(
         self, url, token=None, timeout=30.0, retries=8, backoff=0.25, max_backoff=8.0, sleep=time.sleep, cafile=None
     ):
-        if "://" not in url:
-            url = "http://" + url
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"url {url!r}: want http://host:port or https://host:port")
+        urls = _urls(url)
         if retries < 0:
             raise ValueError(f"retries {retries!r}: want >= 0")
-        if cafile is not None and parts.scheme != "https":
-            raise ValueError(f"cafile {cafile!r} with url {url!r}: a CA file is for https:// only")
-        self.url = url.rstrip("/")
+        if cafile is not None:
+            for u, parts in urls:
+                if parts.scheme != "https":
+                    raise ValueError(f"cafile {cafile!r} with url {u!r}: a CA file is for https:// only")
+        self.urls = [u for u, _ in urls]
         self.timeout = timeout
         self.retries = int(retries)
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
         self._sleep = sleep
         self._random = random.Random()
+        self._route = Route(0)  # the requests of no session, and where new sessions start
         self._headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
-        handlers = []
-        if _is_loopback(parts.hostname or ""):
-            # Never send a request for this machine through a proxy of the
-            # environment.
-            handlers.append(urllib.request.ProxyHandler({}))
-        if cafile is not None:
-            # Trust the certificates of cafile (a self-signed server's, or
-            # a private CA's) instead of the system's; still verified.
-            handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cafile)))
-        self._opener = urllib.request.build_opener(*handlers)
+        self._openers = {}
+        for u, parts in urls:
+            key = (_is_loopback(parts.hostname or ""), parts.scheme == "https" and cafile is not None)
+            if key not in self._openers:
+                handlers = []
+                if key[0]:
+                    # Never send a request for this machine through a proxy
+                    # of the environment.
+                    handlers.append(urllib.request.ProxyHandler({}))
+                if key[1]:
+                    # Trust the certificates of cafile (a self-signed
+                    # server's, or a private CA's) instead of the system's;
+                    # still verified.
+                    handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=cafile)))
+                self._openers[key] = urllib.request.build_opener(*handlers)
+        self._opener_of = [self._openers[(_is_loopback(p.hostname or ""), p.scheme == "https" and cafile is not None)]
+                           for _, p in urls]
+
+    @property
+    def url(self):
+        """The server new sessions and the requests of no session go to."""
+        return self.urls[self._route.index]
+
+    def route(self):
+        """A Route for a new session: it starts on the server the client
+        uses now."""
+        return Route(self._route.index)
 
     def delay(self, attempt):
         """Seconds to wait before retry number attempt (1, 2, ...):
@@ -114,7 +172,16 @@ class Transport:
         d = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
         return d * (0.5 + 0.5 * self._random.random())
 
-    def request(self, method, path, body=None, query=None, idempotent=True, raw=False, headers=None):
+    def _fail_over(self, route):
+        """Moves route to the next server; the client's own route follows
+        when it was on the same one, so that new sessions avoid it."""
+        old = route.index
+        route.index = (old + 1) % len(self.urls)
+        if route is not self._route and self._route.index == old:
+            self._route.index = route.index
+        return route.index
+
+    def request(self, method, path, body=None, query=None, idempotent=True, raw=False, headers=None, route=None):
         """Sends one request and returns the decoded answer: the JSON value,
         the text of a non-JSON answer, or None for an empty one; with
         ``raw``, the bytes of the answer as they came. ``headers`` are sent
@@ -129,23 +196,32 @@ class Transport:
         MAX_RETRY_AFTER) replaces the backoff before the retry. Raises the
         SelfCMAError subclass of an error answer, or ServerUnavailable
         (StorageFull, Throttled for 507 and 429) when the tries are used up.
+
+        With several servers, ``route`` (a Route; None: the client's own)
+        says which one to send to. A failure that would be retried, other
+        than 429 and 507, sends the request to the next server at once, and
+        the route stays there; the backoff and the count of ``retries``
+        apply to each round over all the servers.
         """
-        url = self.url + path
+        route = route if route is not None else self._route
+        suffix = path
         if query:
             q = {k: v for k, v in query.items() if v is not None}
             if q:
-                url += "?" + urllib.parse.urlencode(q)
+                suffix += "?" + urllib.parse.urlencode(q)
         data = None
         headers = dict(self._headers, **(headers or {}))
         if body is not None:
             data = json.dumps(body, allow_nan=False, default=json_default).encode("utf-8")
             headers["Content-Type"] = "application/json"
-        attempt = 0
+        attempt = hops = 0
         while True:
+            at = route.index
+            url = self.urls[at] + suffix
             req = urllib.request.Request(url, data=data, headers=headers, method=method)
             failure = problem = wait = None
             try:
-                with self._opener.open(req, timeout=self.timeout) as resp:
+                with self._opener_of[at].open(req, timeout=self.timeout) as resp:
                     answer = resp.read()
                     ctype = resp.headers.get("Content-Type", "")
                 if raw:
@@ -188,14 +264,23 @@ class Transport:
                 retryable = idempotent or _refused(e)
                 what = f"{type(reason).__name__}: {reason}" if str(reason) else type(reason).__name__
                 status = None
+            if retryable and len(self.urls) > 1 and status not in NOT_APPLIED_STATUSES:
+                # Another server shares the database: try it now, and stay
+                # there. A round over all of them counts as one try.
+                hops += 1
+                nxt = self._fail_over(route)
+                if hops % len(self.urls):
+                    log.warning("selfcma: %s %s: %s; trying %s", method, url, what, self.urls[nxt])
+                    continue
             attempt += 1
             if not retryable or attempt > self.retries:
                 if problem is not None and status in NOT_APPLIED_STATUSES:
                     problem.message = f"{problem.message} (after {attempt} tries)"
                     problem.args = (problem.message,)
                     raise problem from failure
+                tries = f"{attempt} tries" if len(self.urls) == 1 else f"{attempt} rounds of {len(self.urls)} servers"
                 if retryable:
-                    msg = f"no answer after {attempt} tries: {what}"
+                    msg = f"no answer after {tries}: {what}"
                 else:
                     msg = f"{what}; not retried: the request may or may not have been applied"
                 raise ServerUnavailable(msg, method=method, url=url, status=status) from failure

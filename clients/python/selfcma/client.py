@@ -5,14 +5,16 @@ sessions (pycma's options accepted), and the loops that drive them
 from __future__ import annotations
 
 import os
+import sys
 import uuid
+import warnings
 from typing import Callable, List, Optional
 
 from . import _convert as conv
 from . import runner
 from ._http import Transport
-from .options import to_create
-from .session import OPTIONS_KEY, Session
+from .options import ignored, restarts_body, to_create
+from .session import NUMPY_KEY, OPTIONS_KEY, Session
 
 __all__ = ["Client"]
 
@@ -24,7 +26,11 @@ class Client:
 
     Args:
         url: the server, ``http://host:port`` (default http://127.0.0.1:8080),
-            or ``https://host:port`` for a server started with -tls-cert.
+            or ``https://host:port`` for a server started with -tls-cert;
+            or several servers that share one database (PostgreSQL), as a
+            list or one string separated by commas: a request that gets no
+            answer, or 502/503/504, goes to the next server at once, and a
+            session stays on the server that answers it.
         token: the bearer token when the server was started with one
             (sent as ``Authorization: Bearer <token>``).
         timeout: seconds to wait for each answer.
@@ -40,7 +46,9 @@ class Client:
             ServerUnavailable at once, without retries.
 
     A Client is thread-safe and holds no connection open; it is a context
-    manager for symmetry with other clients.
+    manager for symmetry with other clients. It pickles as its URLs and
+    settings without the token: unpickled, it takes the token from the
+    environment variable SELFCMA_TOKEN.
 
     Example (a server must run: ``go run ./cmd/server``)::
 
@@ -62,13 +70,26 @@ class Client:
         self._t = Transport(
             url, token=token, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff, cafile=cafile
         )
+        self._settings = dict(timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff,
+                              cafile=cafile)
 
     @property
     def url(self):
+        """The server the client sends to now (the first of ``urls`` until
+        it fails to answer)."""
         return self._t.url
 
+    @property
+    def urls(self):
+        """The servers, in the order given."""
+        return list(self._t.urls)
+
     def __repr__(self):
-        return f"<selfcma.Client {self._t.url}>"
+        return f"<selfcma.Client {' '.join(self._t.urls)}>"
+
+    def __reduce__(self):
+        # Not the token: a pickle is often a file. SELFCMA_TOKEN gives it.
+        return (_unpickle_client, (self.urls, self._settings))
 
     def __enter__(self):
         return self
@@ -96,7 +117,7 @@ class Client:
         inopts=None,
         *,
         population_size=None,
-        algorithm="self-cma-es",
+        algorithm=None,
         seed=None,
         bounds=None,
         restarts=None,
@@ -107,6 +128,9 @@ class Client:
         idempotency_key=None,
         numpy=None,
         warm_start=None,
+        active=None,
+        bipop=False,
+        incpopsize=None,
     ):
         """Creates a session and returns it (a Session), as pycma's
         ``CMAEvolutionStrategy(x0, sigma0, inopts)``.
@@ -118,23 +142,45 @@ class Client:
                 ``{'popsize': 20, 'seed': 3, 'bounds': [0, None],
                 'maxfevals': 1e4, 'maxiter': 500, 'ftarget': 1e-8,
                 'tolfun': 1e-11, 'tolx': 1e-11, 'tolconditioncov': 1e14,
-                'tolupsigma': 1e20, 'verb_disp': 100, 'verbose': 3}``
+                'tolupsigma': 1e20, 'verb_disp': 100, 'verbose': 3,
+                'CMA_active': True}``
                 (``selfcma.options.SUPPORTED`` says what each does here).
-                An option without a counterpart in the service raises
-                ValueError listing those supported. They are kept in the
-                session's metadata (``es.opts``, also when attached from
-                another process).
+                pycma's logging options (``verb_log``, ``verb_time``,
+                ``verb_plot``, ``verb_filenameprefix``, ...) are accepted
+                and ignored, with one warning; any other option without a
+                counterpart in the service raises ValueError listing those
+                supported. They are kept in the session's metadata
+                (``es.opts``, also when attached from another process).
             population_size: λ; None for the server's default
                 (self-cma-es: max(100, 4 + ⌊3 ln n⌋); cma-es: 4 + ⌊3 ln n⌋).
-            algorithm: ``"self-cma-es"`` (default) or ``"cma-es"``.
+            algorithm: ``"self-cma-es"`` or ``"cma-es"``; None (default):
+                the server's default (self-cma-es), which ``es.algorithm``
+                reports.
             seed: an unsigned 64-bit integer; None lets the server draw one
                 (``Session.seed`` reports it). The run is a pure function of
                 the seed and the told values.
             bounds: a box every candidate lies in: ``[lower, upper]`` (each a
                 number or n numbers, as in pycma) or
                 ``{"lower": [...], "upper": [...]}``.
-            restarts: ``"ipop"``, an int k (IPOP with at most k restarts) or
-                the server's ``{"strategy": "ipop", "max": k}``.
+            restarts: None (default): the server's default restarts
+                (``es.info["restarts"]`` reports them); pycma's: an int k,
+                the number of restarts (IPOP: λ grows by incpopsize at
+                each; with ``bipop=True``, BIPOP; 0: none, one run);
+                or ``"ipop"``/``"bipop"`` (the server's number of
+                restarts); or the server's object ``{"strategy": "ipop",
+                "max": k, "incpopsize": 2, "point": "x0" or "uniform",
+                "region": [lower, upper]}`` (region: where uniform restart
+                points are drawn, pycma's form or {"lower", "upper"}).
+            bipop: pycma's: True selects BIPOP-CMA-ES restarts (with
+                restarts, or alone: the server's number of restarts).
+            incpopsize: pycma's: the factor λ grows by at each restart
+                (None: the server's, 2); needs restarts or bipop.
+            active: active CMA-ES (negative weights in C's update), the
+                service's name of pycma's option ``CMA_active``; None: the
+                server's default. The new fields (active, bipop,
+                incpopsize, point, region) are sent only when given, so
+                that a server without them sees the same requests as
+                before.
             termination: ``{"target_fitness": 1e-8, "max_evaluations": 10000,
                 "tol_fun": ..., "tol_x": ..., ...}`` (api/openapi.yaml).
             name: a label; metadata: any JSON object, echoed back.
@@ -149,7 +195,9 @@ class Client:
                 find the session of its first run (with the same
                 arguments; others raise OutOfRange).
             numpy: whether ask and result give numpy arrays; None: when x0
-                is a numpy array (numpy is imported only then).
+                is a numpy array (numpy is imported only then). A session
+                made with numpy is marked so in its metadata: attached by
+                id (``client.session(id)``, a pickle) it gives numpy too.
             warm_start: another session (a Session or its id) to start
                 from: the server takes its mean as x0 and injects its best
                 point into the first batch (servers with injected points).
@@ -177,12 +225,13 @@ class Client:
             body["seed"] = conv.integer(seed, "seed")
         if bounds is not None:
             body["bounds"] = conv.bounds(bounds, len(x0))
-        if restarts is not None:
-            if isinstance(restarts, str):
-                restarts = {"strategy": restarts}
-            elif not isinstance(restarts, dict):
-                restarts = {"strategy": "ipop", "max": conv.integer(restarts, "restarts")}
-            body["restarts"] = conv.plain_json(restarts)
+        if active is not None:
+            if not isinstance(active, bool):
+                raise TypeError(f"active is {active!r}: want True or False")
+            body["active"] = active
+        r = restarts_body(restarts, bipop, incpopsize, len(x0))
+        if r is not None:
+            body["restarts"] = r
         if termination is not None:
             body["termination"] = conv.plain_json(termination)
         for k, v in from_opts.items():
@@ -202,10 +251,12 @@ class Client:
             body["warm_start"] = {"session": ws}
         if name is not None:
             body["name"] = name
-        if metadata is not None or inopts:
+        if metadata is not None or inopts or numpy:
             metadata = conv.plain_json(dict(metadata or {}))
             if inopts:
                 metadata.setdefault(OPTIONS_KEY, conv.storable(inopts))
+            if numpy:
+                metadata.setdefault(NUMPY_KEY, True)
             body["metadata"] = metadata
         if hyperparameters is not None:
             if isinstance(hyperparameters, str):
@@ -213,17 +264,29 @@ class Client:
             body["hyperparameters"] = conv.plain_json(hyperparameters)
         if idempotency_key is None:
             idempotency_key = str(uuid.uuid4())
-        state = self._t.request("POST", "/v1/sessions", body, headers={"Idempotency-Key": idempotency_key})
-        return Session(self, state, numpy=numpy, bounds=body.get("bounds"))
+        skipped = ignored(inopts)
+        if skipped:
+            warnings.warn(
+                f"selfcma ignores pycma's logging option{'s' if len(skipped) > 1 else ''} {', '.join(skipped)}: "
+                "the server records every generation (es.history(), the session's page: es.logger.plot())",
+                stacklevel=_caller_level(),
+            )
+        route = self._t.route()
+        state = self._t.request("POST", "/v1/sessions", body, headers={"Idempotency-Key": idempotency_key},
+                                route=route)
+        return Session(self, state, numpy=numpy, bounds=body.get("bounds"), route=route)
 
-    def session(self, session_id, *, numpy=False):
+    def session(self, session_id, *, numpy=None):
         """Attaches to an existing session (to resume it, from any process):
         its state is read now, and ``ask`` hands out its pending batch (as
-        numpy arrays with ``numpy=True``). Raises NotFound when there is
+        numpy arrays with ``numpy=True``; None: as the session was created,
+        numpy when its x0 was a numpy array). Raises NotFound when there is
         none with that id."""
         if not isinstance(session_id, str) or not session_id or "/" in session_id:
             raise ValueError(f"session id {session_id!r}: want the id string of a session")
-        return Session(self, self._t.request("GET", "/v1/sessions/" + session_id), numpy=numpy)
+        route = self._t.route()
+        return Session(self, self._t.request("GET", "/v1/sessions/" + session_id, route=route), numpy=numpy,
+                       route=route)
 
     def sessions(self, limit=None):
         """Summaries of the sessions, oldest first (all of them, or the
@@ -359,17 +422,38 @@ class Client:
                                save_interval=save_interval, verbose=verbose, callback=callback,
                                max_failed_generations=max_failed_generations)
 
-    def fmin2(self, f, x0, sigma0, options=None, args=(), restarts=0, incpopsize=2, **kw):
-        """Minimizes f like pycma's ``cma.fmin2`` and returns ``(xbest, es)``:
-        the best point (a numpy array when x0 is one) and the Session.
+    def fmin2(self, f, x0, sigma0, options=None, args=(), gradf=None, restarts=0, restart_from_best=False,
+              incpopsize=2, eval_initial_x=False, parallel_objective=None, noise_handler=None,
+              noise_change_sigma_exponent=1, noise_kappa_exponent=0, bipop=False, callback=None, init_callback=None,
+              **kw):
+        """Minimizes f like pycma's ``cma.fmin2`` (the same arguments, in
+        the same order) and returns ``(xbest, es)``: the best point (a numpy
+        array when x0 is one) and the Session.
 
         Args:
             f: the objective, called as f(x, *args).
             x0, sigma0, options: as for ``create`` (options: pycma's dict:
                 popsize, seed, bounds, maxfevals, maxiter, ftarget, tolfun,
-                tolx, tolconditioncov, tolupsigma, verb_disp, verbose).
-            restarts: IPOP restarts, at most this many (λ doubles at each,
-                pycma's incpopsize=2, the only one the service has).
+                tolx, tolconditioncov, tolupsigma, CMA_active, verb_disp,
+                verbose; the verb_* logging options are ignored).
+            restarts: pycma's number of restarts (0, pycma's default: one
+                run, no restart), or its dict ``{'maxrestarts': k}``; the
+                server restarts the session (IPOP, λ growing by
+                ``incpopsize`` at each; BIPOP with ``bipop=True``, which
+                takes effect with restarts > 0, as in pycma). None: the
+                server's default restarts (those of a session created
+                without them; ``es.info["restarts"]`` says which). A
+                session runs all its restarts: ``es`` is the one session,
+                ``es.info["restarts"]`` tells its runs.
+            callback: a callable or a list, each called as callback(es)
+                after every iteration; init_callback: once, with es, before
+                the first.
+            gradf, restart_from_best, eval_initial_x, parallel_objective,
+            noise_handler: pycma's, without a counterpart here: a value
+                other than the default raises Unsupported saying what to do
+                instead. noise_change_sigma_exponent and
+                noise_kappa_exponent act with noise_handler only, as in
+                pycma.
             **kw: create's keywords (algorithm, name, ...) and optimize's
                 (workers, default 1: f is evaluated in this thread as
                 pycma does; executor; max_failed_generations).
@@ -377,4 +461,23 @@ class Client:
         Prints a line every ``verb_disp`` iterations (default 100) and
         ``result_pretty()`` at the end, unless options has verbose < 0.
         """
-        return runner.fmin2(self, f, x0, sigma0, options, args, restarts, incpopsize, **kw)
+        return runner.fmin2(self, f, x0, sigma0, options, args, gradf=gradf, restarts=restarts,
+                            restart_from_best=restart_from_best, incpopsize=incpopsize, eval_initial_x=eval_initial_x,
+                            parallel_objective=parallel_objective, noise_handler=noise_handler, bipop=bipop,
+                            callback=callback, init_callback=init_callback, **kw)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_level():
+    """warnings.warn's stacklevel of the first caller outside this package
+    (a warning of create points at the user's line, also through fmin2)."""
+    f, level = sys._getframe(1), 1
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _PACKAGE:
+        f, level = f.f_back, level + 1
+    return level
+
+
+def _unpickle_client(urls, settings):
+    return Client(urls, token=os.environ.get("SELFCMA_TOKEN") or None, **settings)

@@ -16,8 +16,11 @@ with a status (api/openapi.yaml). The client raises the class of the code::
     │   ├── StorageFull             507 storage_full (the server's disk is full), after the retries
     │   └── ServerUnavailable(ConnectionError)
     │                               no answer (or 502/503/504) after the retries
-    └── EvaluationError(RuntimeError)
-                                    optimize: every evaluation failed, generations in a row
+    ├── EvaluationError(RuntimeError)
+    │                               optimize: every evaluation failed, generations in a row
+    └── Unsupported(NotImplementedError)
+                                    what pycma does that the service cannot (es.C, setting
+                                    es.sigma, noise_handler), with the way to do it here
 
 An answer whose body is not such an error (a proxy's HTML page) is mapped by
 its status alone, with ``code`` None.
@@ -41,6 +44,7 @@ __all__ = [
     "StorageFull",
     "Throttled",
     "EvaluationError",
+    "Unsupported",
     "error_from_answer",
 ]
 
@@ -154,6 +158,12 @@ class EvaluationError(SelfCMAError, RuntimeError):
     """Raised by optimize when every evaluation of several generations in a
     row failed without an exception of the objective to re-raise (it
     returned None or NaN every time)."""
+
+
+class Unsupported(SelfCMAError, NotImplementedError):
+    """A pycma feature the service does not have (``es.C``, setting
+    ``es.sigma``, ``noise_handler``); raised by the client, before any
+    request, with what to do instead."""
 
 
 class ServerUnavailable(ServerError, ConnectionError):

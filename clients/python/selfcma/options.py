@@ -4,7 +4,9 @@
 takes the options a pycma script passes to ``CMAEvolutionStrategy``, with
 pycma's names and meanings, where the service has the same thing. An option
 without a counterpart here raises ValueError listing those supported, rather
-than being ignored.
+than being ignored; only pycma's options of logging and display (``IGNORED``,
+the ``verb_*`` family: the service keeps the history itself) are accepted
+and ignored, with one warning.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import math
 
 from . import _convert as conv
 
-__all__ = ["SUPPORTED", "to_create", "UNBOUNDED"]
+__all__ = ["SUPPORTED", "IGNORED", "to_create", "ignored", "restarts_body", "UNBOUNDED"]
 
 # A side of a box pycma leaves open (None): the service takes finite bounds
 # only, and its transformation (pycma's) is the identity on every |x| below
@@ -34,7 +36,51 @@ SUPPORTED = {
     "tolupsigma": "stop when σ/σ0 exceeds it times √λ_max(C) (termination.tol_up_sigma)",
     "verb_disp": "fmin2 and optimize print a line every verb_disp iterations (0: none)",
     "verbose": "fmin2 prints result_pretty() at the end when verbose ≥ 1 (default 3), nothing when < 0",
+    "CMA_active": "True: active CMA-ES (negative weights in the update of C, the service's active); "
+                  "False: without; absent: the server's default",
 }
+
+# pycma's options of logging and display that have no use here: accepted
+# and ignored (with one warning). The server keeps every generation's
+# record (Session.history) and draws them (the session's page,
+# es.logger.plot()); verb_disp and verbose are honoured (SUPPORTED).
+IGNORED = (
+    "verb_append",
+    "verb_disp_overwrite",
+    "verb_filenameprefix",
+    "verb_log",
+    "verb_log_expensive",
+    "verb_plot",
+    "verb_time",
+)
+
+
+def ignored(inopts):
+    """The options of inopts that are accepted and ignored (IGNORED), in
+    order."""
+    if not isinstance(inopts, dict):
+        return []
+    return sorted(k for k in inopts if k in IGNORED)
+
+
+def _flag(v, name):
+    """A pycma boolean option: a bool, 0 or 1, or the strings 'True' and
+    'False' (pycma evaluates string options)."""
+    v = conv.plain(v)
+    if isinstance(v, str):
+        t = v.split("#")[0].strip()
+        if t in ("True", "1"):
+            return True
+        if t in ("False", "0"):
+            return False
+        raise ValueError(f"{name} is {v!r}: want True or False")
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, float) and v in (0.0, 1.0):
+        return bool(v)
+    raise TypeError(f"{name} is {v!r}: want True or False")
 
 
 def _inf_to_none(v, name):
@@ -53,17 +99,20 @@ def to_create(inopts, n):
         return {}, {}
     if not isinstance(inopts, dict):
         raise TypeError(f"options are {type(inopts).__name__}, want a dict of pycma's options (CMAOptions names)")
-    unknown = sorted(k for k in inopts if k not in SUPPORTED)
+    unknown = sorted(k for k in inopts if k not in SUPPORTED and k not in IGNORED)
     if unknown:
         listing = "\n".join(f"  {k}: {v}" for k, v in SUPPORTED.items())
         raise ValueError(
             f"option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
             f"ha{'ve' if len(unknown) > 1 else 's'} no counterpart in selfcma; the pycma options it supports:\n{listing}"
+            f"\nand, accepted and ignored: {', '.join(IGNORED)}"
         )
     body, term, local = {}, {}, {}
     o = inopts
     if o.get("popsize") is not None:
         body["population_size"] = conv.integer(o["popsize"], "options['popsize']")
+    if o.get("CMA_active") is not None:
+        body["active"] = _flag(o["CMA_active"], "options['CMA_active']")
     if o.get("seed") not in (None, 0):
         s = o["seed"]
         if isinstance(s, str):
@@ -143,3 +192,57 @@ def bounds(b, n):
 def _bound(v, name):
     f = conv.number_or_inf(v, name)
     return None if math.isinf(f) else f
+
+
+RESTART_STRATEGIES = ("none", "ipop", "bipop")
+
+
+def restarts_body(restarts, bipop, incpopsize, n):
+    """The create body's "restarts" object for pycma's restarts, bipop and
+    incpopsize (None when none is asked for: the server's default): restarts
+    an int k (k restarts: {"strategy": "ipop" or "bipop", "max": k}; 0: no
+    restart, {"max": 0}), a strategy's
+    name, or the server's object itself; bipop True selects "bipop";
+    incpopsize other than 2 is sent as "incpopsize". A region given as
+    pycma's bounds [lower, upper] becomes {"lower": [...], "upper": [...]}.
+    Only the fields asked for are sent."""
+    if bipop is not None and not isinstance(bipop, bool):
+        b = conv.plain(bipop)
+        if not isinstance(b, (bool, int)) or isinstance(b, int) and b not in (0, 1):
+            raise TypeError(f"bipop is {bipop!r}: want True or False")
+        bipop = bool(b)
+    if restarts is None:
+        if not bipop:
+            if incpopsize is not None:
+                raise ValueError(f"incpopsize={incpopsize!r} without restarts: give restarts= (or bipop=True) too")
+            return None
+        r = {}
+    elif isinstance(restarts, str):
+        if restarts not in RESTART_STRATEGIES:
+            raise ValueError(f"restarts {restarts!r}: want one of {', '.join(RESTART_STRATEGIES)}, or a number")
+        r = {"strategy": restarts}
+    elif isinstance(restarts, dict):
+        r = conv.plain_json(restarts)
+        region = r.get("region")
+        if region is not None:
+            r["region"] = conv.bounds(region, n)
+    else:
+        k = conv.integer(restarts, "restarts")
+        if k < 0:
+            raise ValueError(f"restarts is {k}: want the number of restarts, ≥ 0")
+        if k == 0:
+            # pycma's restarts=0: one run, whatever bipop and incpopsize
+            # say (the server: max 0 without a strategy is none).
+            return {"max": 0}
+        r = {"strategy": "ipop", "max": k}
+    if bipop:
+        if r.get("strategy", "ipop") not in ("ipop", "bipop"):
+            raise ValueError(f"bipop=True with restarts {restarts!r}: BIPOP is a restart strategy of its own")
+        r["strategy"] = "bipop"
+    if incpopsize is not None:
+        f = conv.number(incpopsize, "incpopsize")
+        if "incpopsize" in r and r["incpopsize"] != f:
+            raise ValueError("incpopsize given both in restarts and as incpopsize=")
+        if f != 2:
+            r["incpopsize"] = f
+    return r

@@ -159,8 +159,19 @@ class SelfCmaSampler(BaseSampler):
         seed: the session's seed (None: the server draws one) and the
             independent sampler's.
         population_size: λ; None for the server's default.
-        token, cafile: as for ``selfcma.Client`` (with a URL).
-        restarts, termination: the session's (as for ``Client.create``).
+        token, cafile: as for ``selfcma.Client`` (with a URL; several
+            URLs of servers that share a database fail over).
+        restarts, termination: the session's (as for ``Client.create``):
+            restarts is pycma's, the number of restarts the server makes
+            within the session (IPOP), or the server's restarts object.
+        CMA_active: pycma's option: True for active CMA-ES, False without;
+            None: the server's default.
+        bipop: pycma's: True makes the restarts BIPOP's (with restarts, or
+            alone: the server's number of restarts).
+        incpopsize: pycma's: the factor λ grows by at each restart (None:
+            the server's, 2); needs restarts or bipop.
+            The last three are sent only when given, so that a server
+            without them sees the requests it saw before.
         lease: seconds a trial holds its candidate (default an hour): a
             trial running longer may see it handed to another trial.
         poll: seconds between claims while every candidate is taken.
@@ -183,6 +194,9 @@ class SelfCmaSampler(BaseSampler):
         lease=3600,
         poll=0.1,
         independent_sampler=None,
+        CMA_active=None,
+        bipop=False,
+        incpopsize=None,
     ):
         if isinstance(url_or_client, Client):
             self._client = url_or_client
@@ -193,6 +207,13 @@ class SelfCmaSampler(BaseSampler):
         self._seed = seed
         self._population_size = population_size
         self._restarts = restarts
+        if CMA_active is not None and not isinstance(CMA_active, bool):
+            raise TypeError(f"CMA_active is {CMA_active!r}: want True or False")
+        if incpopsize is not None and restarts is None and not bipop:
+            raise ValueError(f"incpopsize={incpopsize!r} without restarts: give restarts= (or bipop=True) too")
+        self._active = CMA_active
+        self._bipop = bool(bipop)
+        self._incpopsize = incpopsize
         self._termination = termination
         self._lease = int(lease)
         self._poll = float(poll)
@@ -315,7 +336,9 @@ class SelfCmaSampler(BaseSampler):
                 return self._attach(attr["id"])
             try:
                 es = self._create(study, space, restarts=0, x0=None)
-            except OutOfRange:
+            except OutOfRange as e:
+                if "Idempotency-Key" not in e.message:
+                    raise  # the body itself is refused: retrying cannot help
                 # Another worker made it with another body (another seed):
                 # its attribute appears shortly.
                 time.sleep(self._poll)
@@ -338,6 +361,12 @@ class SelfCmaSampler(BaseSampler):
             kw["population_size"] = self._population_size
         if self._restarts is not None:
             kw["restarts"] = self._restarts
+        if self._bipop:
+            kw["bipop"] = True
+        if self._incpopsize is not None:
+            kw["incpopsize"] = self._incpopsize
+        if self._active is not None:
+            kw["active"] = self._active
         if self._termination is not None:
             kw["termination"] = self._termination
         seed = None if self._seed is None else (self._seed + restarts) % 2**64

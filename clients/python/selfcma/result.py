@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional
 
-__all__ = ["Result", "Claim", "StopDict", "PYCMA_STOP_NAMES"]
+__all__ = ["Result", "Claim", "BestSolution", "StopDict", "PYCMA_STOP_NAMES"]
 
 # The server's name of each termination criterion, by the name pycma's
 # CMAEvolutionStrategy.stop() gives the same criterion.
@@ -103,3 +103,22 @@ class Claim(NamedTuple):
     index: int
     x: List[float]
     expires_at: str
+
+
+class BestSolution(NamedTuple):
+    """pycma's ``es.best``: the best point told so far.
+
+    Attributes:
+        x: the point (None before the first value; a numpy array when the
+            session was made with numpy).
+        f: its value (inf before the first value, as pycma's).
+        evals: the evaluations told up to the end of its generation.
+    """
+
+    x: Any
+    f: float
+    evals: Optional[int]
+
+    def get(self):
+        """(x, f, evals), as pycma's BestSolution.get."""
+        return self.x, self.f, self.evals

@@ -13,7 +13,7 @@ import time
 import uuid
 
 from . import _convert as conv
-from .errors import Conflict, EvaluationError, Stopped
+from .errors import Conflict, EvaluationError, Stopped, Unsupported
 
 __all__ = ["optimize", "work", "fmin2", "MAX_FAILED_GENERATIONS"]
 
@@ -258,7 +258,7 @@ def optimize(client, f, es, *, resumed, workers, executor, save_interval, verbos
             f"\nselfcma: interrupted. Session {es.id} is intact on the server "
             f"(last seen at generation {es.generation}, {es.evaluations} evaluations).\n"
             f"Resume it with:\n    client.optimize(f, session_id={es.id!r})\n"
-            f"with client = selfcma.Client({client.url!r}), or attach with client.session({es.id!r}).",
+            f"with client = selfcma.Client({_urls_repr(client)}), or attach with client.session({es.id!r}).",
             file=sys.stderr,
             flush=True,
         )
@@ -274,6 +274,11 @@ def optimize(client, f, es, *, resumed, workers, executor, save_interval, verbos
     return es
 
 
+def _urls_repr(client):
+    urls = getattr(client, "urls", None) or [client.url]
+    return repr(urls[0] if len(urls) == 1 else urls)
+
+
 def work(client, f, session_id, *, lease, poll, max_evaluations, worker):
     """The loop of Client.work (see there)."""
     if not callable(f):
@@ -287,7 +292,7 @@ def work(client, f, session_id, *, lease, poll, max_evaluations, worker):
             if c is None:
                 time.sleep(poll)
                 continue
-            v, why = _told_value(*_renewing(es, c, lease, worker, lambda: call(c.x)), "f(x)")
+            v, why = _told_value(*_renewing(es, c, lease, worker, lambda: call(es._out(c.x))), "f(x)")
             done += 1
             if why is not None:
                 log.warning("selfcma: generation %d: the evaluation of candidate %d failed: %s; told as None",
@@ -300,21 +305,89 @@ def work(client, f, session_id, *, lease, poll, max_evaluations, worker):
     return done
 
 
-def fmin2(client, f, x0, sigma0, options=None, args=(), restarts=0, incpopsize=2, *, workers=1,
-          executor=None, max_failed_generations=MAX_FAILED_GENERATIONS, **kw):
+NOISE_ADVICE = (
+    "selfcma has no noise handling (pycma's NoiseHandler re-evaluates points and raises σ, which the service "
+    "does not do). For a noisy objective, instead: a larger population (options {'popsize': 4 * default} or "
+    "more, which averages the noise in the update), and, where an evaluation's noise is large, the mean of "
+    "several evaluations in the objective (lambda x: statistics.mean(f(x) for _ in range(k)))"
+)
+
+
+def _callbacks(callback, name):
+    if callback is None:
+        return []
+    if callable(callback):
+        return [callback]
+    out = list(callback)
+    for c in out:
+        if not callable(c):
+            raise ValueError(f"{name} {c!r} is not callable")
+    return out
+
+
+def fmin2(client, f, x0, sigma0, options=None, args=(), *, gradf=None, restarts=0, restart_from_best=False,
+          incpopsize=2, eval_initial_x=False, parallel_objective=None, noise_handler=None, bipop=False,
+          callback=None, init_callback=None, workers=1, executor=None,
+          max_failed_generations=MAX_FAILED_GENERATIONS, **kw):
     """The body of Client.fmin2 (see there)."""
-    if incpopsize != 2:
-        raise ValueError(f"incpopsize {incpopsize!r}: the service's IPOP doubles λ (incpopsize=2) only")
-    restarts = conv.integer(restarts, "restarts")
-    if restarts:
-        kw.setdefault("restarts", restarts)
+    if noise_handler is not None and noise_handler is not False:
+        raise Unsupported(f"fmin2(noise_handler=...): {NOISE_ADVICE}")
+    if gradf is not None:
+        raise Unsupported("fmin2(gradf=...): the server samples every batch itself; a gradient cannot steer it")
+    if restart_from_best and restart_from_best != "False":
+        raise Unsupported(
+            "fmin2(restart_from_best=True): the server restarts from x0, or from uniform points of a region "
+            "(client.create(..., restarts={'strategy': 'ipop', 'max': k, 'point': 'uniform', "
+            "'region': [lower, upper]}))"
+        )
+    if eval_initial_x:
+        raise Unsupported("fmin2(eval_initial_x=True): to evaluate x0, inject it: es = client.create(...); "
+                          "es.inject([x0]) makes it a candidate of the second batch")
+    if parallel_objective is not None:
+        raise Unsupported("fmin2(parallel_objective=...): give f, evaluated in parallel with workers=k "
+                          "(threads) or executor='processes'")
+    if isinstance(restarts, dict):
+        unknown = set(restarts) - {"maxrestarts"}
+        if unknown:
+            raise ValueError(f"restarts {restarts!r}: of pycma's dict, only 'maxrestarts' is taken here "
+                             "(the options' maxfevals bounds the whole run)")
+        restarts = restarts.get("maxrestarts", 0)
+    if restarts is None:
+        # The server's default restarts (bipop and incpopsize on top of them).
+        if bipop:
+            kw["bipop"] = True
+        if incpopsize is not None and conv.number(incpopsize, "incpopsize") != 2:
+            kw["restarts"] = {"incpopsize": incpopsize}
+    else:
+        restarts = conv.integer(restarts, "restarts")
+        if restarts < 0:
+            raise ValueError(f"restarts is {restarts}: want the number of restarts, ≥ 0")
+        kw["restarts"] = restarts  # 0, pycma's default: one run
+        if restarts:
+            if bipop:
+                kw["bipop"] = True
+            if incpopsize is not None and conv.number(incpopsize, "incpopsize") != 2:
+                kw["incpopsize"] = incpopsize
+        elif bipop:
+            log.warning("selfcma: fmin2(bipop=True) with restarts=0 makes no restart, as in pycma: give restarts=k")
+    callbacks = _callbacks(callback, "callback")
+    inits = _callbacks(init_callback, "init_callback")
     check(f, executor, max_failed_generations)
     es = client.create(x0, sigma0, options, **kw)
+    for c in inits:
+        c(es)
     local = es._local
     verbose = local.get("verbose", 3)
     verb = local.get("verb_disp", 100) if verbose >= 0 else 0
+
+    def after(es):
+        for c in callbacks:
+            c(es)
+        return False
+
     es = optimize(client, f, es, resumed=False, workers=workers, executor=executor, save_interval=10.0,
-                  verbose=verb, callback=None, max_failed_generations=max_failed_generations, args=args)
+                  verbose=verb, callback=after if callbacks else None, max_failed_generations=max_failed_generations,
+                  args=args)
     if verbose >= 1:
         es.result_pretty()
     return es.result.xbest, es

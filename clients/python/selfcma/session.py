@@ -5,19 +5,33 @@ from __future__ import annotations
 
 import copy
 import math
+import statistics
 import sys
+import time
+import uuid
+import warnings
+import webbrowser
 
 from . import _convert as conv
-from .errors import Stopped
+from .errors import Stopped, Unsupported
 from .options import bounds as pycma_bounds
 from .options import to_create
-from .result import Claim, Result, StopDict
+from .result import BestSolution, Claim, Result, StopDict
 
 __all__ = ["Session"]
 
 # The metadata key under which a session created with pycma's options keeps
 # them, so that a session attached from another process has them too.
 OPTIONS_KEY = "pycma_options"
+
+# The metadata key that marks a session created with numpy (x0 an array):
+# attached by id, it gives numpy arrays too.
+NUMPY_KEY = "python_numpy"
+
+
+def _attach(client, session_id, numpy):
+    """A pickled Session, attached again."""
+    return client.session(session_id, numpy=numpy)
 
 
 def _stop_dict(reasons):
@@ -60,6 +74,21 @@ def _positions(X, C):
     return idx
 
 
+def _positions_in(X, held):
+    """The indices of the points X in held ({index: point}), each at most
+    once, or None when one is not there."""
+    where = {}
+    for j, c in sorted(held.items()):
+        where.setdefault(tuple(c), []).append(j)
+    idx = []
+    for x in X:
+        js = where.get(tuple(x))
+        if not js:
+            return None
+        idx.append(js.pop(0))
+    return idx
+
+
 def _permutation(X, C):
     """perm with X[i] == C[perm[i]] for every i, or None when X is not a
     reordering of C."""
@@ -92,17 +121,31 @@ class Session:
     A generation of the loop is one request: ``tell`` asks the server for
     the next batch with its answer (``tell?next=true``), and the ``ask``
     after it hands that batch out.
+
+    pycma's attributes and methods a script uses are here with pycma's
+    meaning where the service has the same thing (``ask(number)``,
+    ``ask_and_eval``, ``optimize``, ``best``, ``mean``, ``sigma``,
+    ``stds``, ``logger``, ``disp``, ``result_pretty``, ``inject``); what it
+    does not have (``C``, setting ``sigma``) raises Unsupported saying what
+    to do instead. A Session pickles (and copies) as its id and its
+    client's URLs: unpickled, it attaches to the session again, as it is on
+    the server then.
     """
 
-    def __init__(self, client, state, *, numpy=False, bounds=None):
+    def __init__(self, client, state, *, numpy=None, bounds=None, route=None):
         self._client = client
         self._state = state
         self._batch = None  # (generation, candidates) of the last ask
         self._told = None  # (generation, candidates) of the last tell
         self._next = None  # (generation, candidates) the last tell answered with
-        self._np = conv.numpy_module() if numpy else None
         meta = state.get("metadata") or {}
-        opts = meta.get(OPTIONS_KEY) if isinstance(meta, dict) else None
+        if not isinstance(meta, dict):
+            meta = {}
+        if numpy is None:
+            # As the session was created: with numpy when x0 was an array.
+            numpy = meta.get(NUMPY_KEY) is True
+        self._np = conv.numpy_module() if numpy else None
+        opts = meta.get(OPTIONS_KEY)
         self._opts = dict(opts) if isinstance(opts, dict) else {}
         self._local = {}
         if self._opts:
@@ -118,6 +161,30 @@ class Session:
         self._bounds = bounds  # {"lower": [...], "upper": [...]} when known
         self._evals_best = (None, None)  # (best generation, its evaluations)
         self._disp_lines = 0
+        # The server this session's requests go to (several servers).
+        if route is None and client is not None and hasattr(client._t, "route"):
+            route = client._t.route()
+        self._route = route
+        # ask(number): the points this object claimed and has not told yet,
+        # {index: point} of generation _claims_gen, and the claims made.
+        self._claims, self._claims_gen, self._claimed = {}, None, 0
+        self._ask_id = None
+        self._overall = (None, None)  # (generation, σ·√λ_max(C))
+        self._logger = None
+
+    def _req(self, method, suffix, body=None, **kw):
+        """A request about this session (``suffix`` after its path), sent
+        to the server the session uses."""
+        if self._route is not None:
+            kw["route"] = self._route
+        return self._client._t.request(method, self._path + suffix, body, **kw)
+
+    def __reduce__(self):
+        # Pickled as the session's id and the client's URLs: unpickling
+        # attaches to the session again (reads its state from the server).
+        if self._client is None:
+            raise TypeError("a Session without a client does not pickle")
+        return (_attach, (self._client, self.id, self._np is not None))
 
     def __repr__(self):
         s = self._state
@@ -161,7 +228,7 @@ class Session:
             return None
         return self._np.array(x, dtype=float) if self._np is not None else list(x)
 
-    def ask(self):
+    def ask(self, number=None, xmean=None, sigma_fac=1, gradf=None, args=(), *, lease=None, **kwargs):
         """The λ candidate points of the pending generation, as a list of
         lists of floats (of numpy arrays when x0 was a numpy array). Asking
         again before telling returns the same points (also after a restart
@@ -170,8 +237,30 @@ class Session:
         The first ask after a tell costs no request: the tell's answer
         carried the batch (``tell?next=true``).
 
+        number: as pycma's ``es.ask(number)``, that many points; here they
+            are points of the pending batch claimed under a lease (``claim``,
+            for ``lease`` seconds; None: the server's hour), so that no other
+            ask(number), worker or trial evaluates them meanwhile. Fewer
+            come when fewer are left without a value and a lease; tell them
+            with ``tell(X, values)`` as they are (the generation advances
+            once every point of the batch has a value). When every point
+            left is leased to others, ask waits for one; when this object
+            holds them all, it raises ValueError (tell those first).
+
+        pycma's xmean, sigma_fac and gradf (a batch sampled elsewhere) have
+        no counterpart: the server samples the batch (Unsupported); its
+        other keywords (ignore_integer_variables) are ignored.
+
         Raises Stopped when the session has stopped.
         """
+        if xmean is not None or gradf is not None or sigma_fac != 1:
+            raise Unsupported(
+                "ask(xmean=, sigma_fac=, gradf=): the server samples every batch itself from its own state, so a "
+                "batch around another mean or with another width cannot be asked for; inject(points) makes "
+                "points of your own candidates of the next batch"
+            )
+        if number is not None:
+            return self._ask_claims(conv.integer(number, "number"), lease)
         if self._next is not None and self._next[0] == self._state.get("generation"):
             g, cands = self._next
             self._next = None
@@ -179,7 +268,7 @@ class Session:
             return [self._out(x) for x in cands]
         self._next = None
         try:
-            b = self._client._t.request("GET", self._path + "/ask")
+            b = self._req("GET", "/ask")
         except Stopped:
             self._refresh_quietly()
             raise
@@ -189,7 +278,37 @@ class Session:
             self._refresh_quietly()  # another client advanced it
         return [self._out(x) for x in cands]
 
-    def tell(self, X, fitness):
+    def _ask_claims(self, number, lease):
+        """ask(number): up to number points of the pending batch, claimed."""
+        if number < 1:
+            raise ValueError(f"number is {number}: want at least 1 (or None for the whole batch)")
+        if self._ask_id is None:
+            self._ask_id = "ask-" + uuid.uuid4().hex[:24]
+        got, wait = [], 0.05
+        while True:
+            while len(got) < number:
+                # One worker id per claim: a claim sent again after a lost
+                # answer gets its lease again rather than another point.
+                self._claimed += 1
+                c = self._claim(lease, f"{self._ask_id}-{self._claimed}", None)
+                if c is None:
+                    break
+                if c.generation != self._claims_gen:
+                    self._claims, self._claims_gen = {}, c.generation
+                self._claims[c.index] = list(c.x)
+                got.append(c.x)
+            if got:
+                return [self._out(x) for x in got]
+            if self._claims and self._claims_gen == self._state.get("generation"):
+                raise ValueError(
+                    f"ask({number}): every point of generation {self._claims_gen} without a value is leased, "
+                    f"{len(self._claims)} of them to this Session's earlier asks: tell their values first"
+                )
+            time.sleep(wait)  # leased to other workers: one comes free, or the generation ends
+            wait = min(2 * wait, 1.0)
+            self._refresh_quietly()
+
+    def tell(self, X, fitness, check_points=None, copy=False):
         """Tells the fitness values of the points X of the pending generation
         and advances the session one generation.
 
@@ -198,19 +317,150 @@ class Session:
         fitness: λ numbers; None for a failed evaluation (it ranks worst).
             NaN and +inf are told as None; -inf is refused (ValueError).
 
+        Points that ``ask(number)`` claimed are told as a part of their
+        generation (the server holds the values; the tell that brings the
+        last value of the batch advances the session).
+
         Raises ValueError when X is not the pending batch (the points must be
         told unmodified), Conflict when another client told this generation
         first, Stopped when the session has stopped. A tell retried after a
         lost answer applies once: telling the same X and values again is
-        answered as the first time.
+        answered as the first time. check_points and copy are pycma's and
+        change nothing here.
         """
         X = conv.matrix(X, "X")
         values = conv.fitness(fitness, len(X))
+        if self._claims and X:
+            idx = _positions_in(X, self._claims)
+            if idx is not None:
+                self._tell_claims(idx, values)
+                return
         gen, cands, perm = self._find(X, _permutation, "is not")
         ordered = [None] * len(values)
         for i, j in enumerate(perm):
             ordered[j] = values[i]
         self._send_tell(gen, cands, {"generation": gen, "fitness": ordered})
+
+    def _tell_claims(self, indices, values):
+        """Tells the values of points claimed by ask(number)."""
+        gen = self._claims_gen
+        try:
+            self._state = self._req("POST", "/tell", {"generation": gen, "indices": indices, "fitness": values})
+        except Stopped:
+            self._claims = {}
+            self._refresh_quietly()
+            raise
+        for i in indices:
+            self._claims.pop(i, None)
+        if self._state.get("generation") != gen:
+            self._claims, self._batch, self._next = {}, None, None
+            return True
+        return False
+
+    def ask_and_eval(self, func, args=(), gradf=None, number=None, xmean=None, sigma_fac=1, evaluations=1,
+                     aggregation=None, kappa=1, parallel_mode=False):
+        """pycma's ``ask_and_eval``: asks (``ask(number)``) and evaluates
+        each point, ``func(x, *args)``, returning ``(X, fit)`` for ``tell``::
+
+            while not es.stop():
+                es.tell(*es.ask_and_eval(f))
+
+        ``evaluations`` > 1 evaluates each point that many times and takes
+        ``aggregation`` of the values (default: the median, as pycma);
+        ``parallel_mode`` calls ``func(X, *args)`` once for the list of
+        points. pycma samples a point again while its value is None or NaN;
+        here the server fixes the batch, so such a value is told as a failed
+        evaluation (it ranks worst). gradf, xmean, sigma_fac and kappa ≠ 1
+        have no counterpart (Unsupported)."""
+        if kappa != 1:
+            raise Unsupported("ask_and_eval(kappa=): the service evaluates the points it hands out, not rescaled ones")
+        X = self.ask(number, xmean=xmean, sigma_fac=sigma_fac, gradf=gradf)
+        agg = aggregation if aggregation is not None else statistics.median
+        n = conv.integer(evaluations, "evaluations")
+        if n < 1:
+            raise ValueError(f"evaluations is {n}: want at least 1")
+
+        def aggregate(vs):
+            if n == 1:
+                return vs[0]
+            if any(v is None or v != v for v in vs):  # a failed evaluation fails the point
+                return None
+            return float(agg(vs))
+
+        if parallel_mode:
+            runs = []
+            for _ in range(n):
+                fit = list(func(X, *args))
+                if len(fit) != len(X):
+                    raise ValueError(f"func returned {len(fit)} values for {len(X)} points")
+                runs.append(fit)
+            return X, [aggregate([r[i] for r in runs]) for i in range(len(X))]
+        return X, [aggregate([func(x, *args) for _ in range(n)]) for x in X]
+
+    def optimize(self, objective_fct, maxfun=None, iterations=None, min_iterations=1, args=(), verb_disp=None,
+                 callback=None, n_jobs=0, **kwargs):
+        """pycma's ``es.optimize``: minimizes objective_fct (called as
+        ``objective_fct(x, *args)``) until ``stop()``, or for ``iterations``
+        more iterations, or ``maxfun`` more evaluations; returns self.
+
+        callback: a callable or a list, each called as callback(es) after
+            every iteration (``es.logger.add`` is among them, as in pycma).
+        verb_disp: ``disp`` every verb_disp iterations (None: the option
+            verb_disp, default 100; 0: nothing); when it is on, the
+            termination, best value and solution are printed at the end.
+        n_jobs: as pycma: 0 or 1 evaluates in this thread; k > 1 in k
+            processes, None or -1 in one process per CPU (objective_fct
+            must pickle).
+
+        An evaluation that raises, or returns None or NaN, is told as a
+        failed evaluation; once every evaluation of 3 iterations in a row
+        failed it raises the objective's exception (``Client.optimize``
+        says more). min_iterations is pycma's and changes nothing here (a
+        stopped session cannot go on).
+        """
+        from . import runner
+
+        if kwargs:
+            warnings.warn(f"optimize ignores the argument{'s' if len(kwargs) > 1 else ''} {sorted(kwargs)}",
+                          stacklevel=2)
+        if callback is None:
+            callbacks = []
+        elif callable(callback):
+            callbacks = [callback]
+        else:
+            callbacks = list(callback)
+            for c in callbacks:
+                if not callable(c):
+                    raise ValueError(f"callback {c!r} is not callable")
+        callbacks.append(self.logger.add)
+        if n_jobs in (None, -1):
+            import os
+
+            n_jobs = os.cpu_count() or 1
+        n_jobs = conv.integer(n_jobs, "n_jobs")
+        executor = "processes" if n_jobs > 1 else None
+        it0, ev0 = self.countiter, self.countevals
+        ended = []
+
+        def after(es):
+            for c in callbacks:
+                c(es)
+            es.disp(verb_disp)
+            if (maxfun and es.countevals - ev0 >= maxfun) or (iterations and es.countiter - it0 >= iterations):
+                ended.append(True)
+                return True
+            return False
+
+        runner.optimize(self._client, objective_fct, self, resumed=False, workers=max(1, n_jobs), executor=executor,
+                        save_interval=10.0, verbose=False, callback=after, args=args)
+        if verb_disp is None:
+            verb_disp = self._local.get("verb_disp", 100)
+        if verb_disp and not ended:
+            self.disp(1)
+            print("termination by", dict(self.stop()))
+            print("best f-value =", self.result[1])
+            print("solution =", self.result[0])
+        return self
 
     def tell_partial(self, X, fitness):
         """Tells the values of some points of the pending generation, for
@@ -244,7 +494,7 @@ class Session:
         self._next = None
         try:
             q = {"next": "true"} if next_batch else None
-            state = self._client._t.request("POST", self._path + "/tell", body, query=q)
+            state = self._req("POST", "/tell", body, query=q)
         except Stopped:
             self._refresh_quietly()
             raise
@@ -254,6 +504,7 @@ class Session:
         if done:
             self._told = (gen, [list(c) for c in cands])
             self._batch = None
+            self._claims = {}
         if nxt is not None:
             self._next = (nxt["generation"], nxt["candidates"])
         return done
@@ -298,7 +549,7 @@ class Session:
         if claim is not None:
             q["generation"], q["index"] = claim.generation, claim.index
         try:
-            c = self._client._t.request("POST", self._path + "/claim", query=q)
+            c = self._req("POST", "/claim", query=q)
         except Stopped:
             self._refresh_quietly()
             raise
@@ -315,9 +566,7 @@ class Session:
         v = conv.fitness_value(value, "value")
         gen = claim.generation
         try:
-            self._state = self._client._t.request(
-                "POST", self._path + "/tell", {"generation": gen, "indices": [claim.index], "fitness": [v]}
-            )
+            self._state = self._req("POST", "/tell", {"generation": gen, "indices": [claim.index], "fitness": [v]})
         except Stopped:
             self._refresh_quietly()
             raise
@@ -351,7 +600,7 @@ class Session:
                 found = place(X, src[1])
                 if found is not None:
                     return src[0], src[1], found
-        b = self._client._t.request("GET", self._path + "/ask")
+        b = self._req("GET", "/ask")
         g, cands = b["generation"], b["candidates"]
         found = place(X, cands)
         if found is None:
@@ -366,7 +615,7 @@ class Session:
 
     def refresh(self):
         """Reads the session's state from the server; returns self."""
-        self._state = self._client._t.request("GET", self._path)
+        self._state = self._req("GET", "")
         return self
 
     def _refresh_quietly(self):
@@ -502,8 +751,7 @@ class Session:
             if len(x) != self.dimension:
                 raise ValueError(f"points[{i}] has {len(x)} values, want {self.dimension}")
         try:
-            ans = self._client._t.request("POST", self._path + "/inject", {"points": P, "clip": bool(clip)},
-                                          idempotent=False)
+            ans = self._req("POST", "/inject", {"points": P, "clip": bool(clip)}, idempotent=False)
         except Stopped:
             self._refresh_quietly()
             raise
@@ -520,15 +768,112 @@ class Session:
     algorithm = property(lambda self: self._state.get("algorithm"), doc='"self-cma-es" or "cma-es".')
     dimension = property(lambda self: self._state.get("dimension"), doc="n.")
     population_size = property(
-        lambda self: self._state.get("population_size"), doc="λ of the pending generation (IPOP doubles it)."
+        lambda self: self._state.get("population_size"), doc="λ of the pending generation (it changes at a restart)."
     )
     popsize = population_size
     seed = property(lambda self: self._state.get("seed"), doc="The seed of the run.")
     status = property(lambda self: self._state.get("status"), doc='"running" or "stopped".')
     generation = property(lambda self: self._state.get("generation"), doc="Generations told (the pending one).")
     evaluations = property(lambda self: self._state.get("evaluations"), doc="Values told.")
-    sigma = property(lambda self: self._state.get("sigma"), doc="The step size σ.")
-    mean = property(lambda self: list(self._state.get("mean") or []), doc="The mean of the distribution.")
+    @property
+    def sigma(self):
+        """σ of the state, the step size (pycma's ``es.sigma``). The scale of
+        the distribution is σ·√C: σ alone is not the step. The numerical
+        safeguard of Hansen's cmaes.m (docs/algorithm.md) moves the scale
+        from σ into C when σ exceeds 10^10·√λ_max(C), so σ can jump by
+        orders of magnitude in one generation while the distribution does
+        not change (self-CMA-ES in a long run: σ in the hundreds beside
+        stds of 0.01). ``overall_step`` (σ·√λ_max(C), the longest axis)
+        and ``stds`` (σ·√C_ii) are the steps that mean something.
+
+        The service cannot set σ of a running session: ``es.sigma = v``
+        (and ``es.sigma *= 0.5``) raises Unsupported saying what to do
+        instead."""
+        return self._state.get("sigma")
+
+    @sigma.setter
+    def sigma(self, value):
+        raise Unsupported(
+            f"es.sigma = {value!r}: the service does not change σ of a running session (its state changes only "
+            "through tells, so that a run stays a pure function of its seed and its values). To go on with "
+            f"another step size, start a session from this one: client.create(x0, new_sigma0, warm_start="
+            f"{self._state.get('id')!r}) takes its mean as x0 and its best point as a first candidate"
+        )
+
+    @property
+    def mean(self):
+        """The mean of the distribution (pycma's ``es.mean``), unmapped by
+        the bounds (``result.xfavorite`` is its image in the box); a numpy
+        array when the session was made with numpy."""
+        return self._out(self._state.get("mean") or [])
+
+    @property
+    def stds(self):
+        """σ·√C_ii per coordinate, pycma's ``es.stds`` (a numpy array when
+        the session was made with numpy); None from a server older than
+        the field."""
+        v = self._state.get("stds")
+        return None if v is None else self._out(v)
+
+    @property
+    def overall_step(self):
+        """σ·√λ_max(C): the standard deviation along the longest principal
+        axis of the distribution, the step size that σ alone is not (see
+        ``sigma``). Read from the last generation's record of the history
+        (one request per new generation); σ at generation 0 and after a
+        restart, where C is the identity."""
+        g = self._state.get("generation") or 0
+        if g == 0:
+            return self.sigma
+        if self._overall[0] != g:
+            v = None
+            recs = self.history(start=g - 1, limit=1)
+            if recs and recs[0].get("generation") == g - 1:
+                r = recs[0]
+                v = self.sigma if r.get("restarted") else r.get("overall_step")
+            self._overall = (g, v)
+        return self._overall[1]
+
+    @property
+    def C(self):
+        """pycma's covariance matrix: not available here (raises
+        Unsupported, saying what is)."""
+        raise Unsupported(
+            "es.C: the service does not send the covariance matrix C (it stays in the server's state). What it "
+            "sends: es.stds (σ·√C_ii per coordinate), es.sigma, es.overall_step (σ·√λ_max(C)), and per "
+            "generation in es.history(): axis_lengths (√ of C's eigenvalues, ascending) and axis_ratio"
+        )
+
+    @property
+    def best(self):
+        """pycma's ``es.best``: the best point told so far, with ``.x``,
+        ``.f`` and ``.evals`` (and ``get()``, the three). Before any value
+        x is None and f is inf, as pycma's. evals counts to the end of the
+        best point's generation (as ``result.evals_best``)."""
+        b = self._state.get("best") or {}
+        if b.get("f") is None:
+            return BestSolution(None, math.inf, None)
+        return BestSolution(self._out(b.get("x")), b["f"], self._best_evaluations(b.get("generation")))
+
+    @property
+    def logger(self):
+        """pycma's ``es.logger``: the server records every generation
+        itself, so ``add()`` does nothing; ``plot()`` opens the session's
+        page (its plots) in a browser, or prints its address."""
+        if self._logger is None:
+            self._logger = Logger(self)
+        return self._logger
+
+    def plot(self, *args, **kwargs):
+        """pycma's ``es.plot()``: ``es.logger.plot()``."""
+        return self.logger.plot(*args, **kwargs)
+
+    @property
+    def page(self):
+        """The address of the session's web page (its plots)."""
+        path = (self._state.get("links") or {}).get("ui") or "/ui/sessions/" + self.id
+        base = self._client._t.urls[self._route.index] if self._route is not None else self._client.url
+        return base + path
 
     def history(self, start=0, limit=None):
         """One record per told generation, from generation ``start``, at most
@@ -539,14 +884,14 @@ class Session:
         q = {"from": conv.integer(start, "start") if start else None}
         if limit is not None:
             q["limit"] = conv.integer(limit, "limit")
-        return self._client._t.request("GET", self._path + "/history", query=q)["records"]
+        return self._req("GET", "/history", query=q)["records"]
 
     def end(self):
         """Ends the session on the server, keeping it and its history: its
         status becomes stopped, ``stop()`` then gives ``{"requested": g}``
         (g generations told), and ask and tell raise Stopped. Ending an
         ended session changes nothing."""
-        self._state = self._client._t.request("POST", self._path + "/stop")
+        self._state = self._req("POST", "/stop")
         self._next = None  # a batch a tell carried is not to be asked any more
         return self
 
@@ -592,6 +937,62 @@ class Session:
                 print(self.PROGRESS_HEADER, file=out)
             print(self.progress_line(), file=out, flush=True)
             self._disp_lines += 1
+
+
+class Logger:
+    """pycma's ``es.logger`` (a CMADataLogger) for a session of the
+    service, which records every generation itself (``es.history()``) and
+    draws them on the session's page: ``add()`` does nothing, ``plot()``
+    opens the page or prints its address."""
+
+    modulo = 1
+
+    def __init__(self, es):
+        self._es = es
+
+    def __repr__(self):
+        return f"<selfcma.session.Logger of session {self._es.id}>"
+
+    def add(self, *args, **kwargs):
+        """Does nothing: the server has recorded the generation already."""
+        return self
+
+    def register(self, *args, **kwargs):
+        return self
+
+    def disp(self, *args, **kwargs):
+        """Prints the session's page address."""
+        print(f"session {self._es.id}: {self._es.page}", flush=True)
+
+    def plot(self, *args, open=None, file=None, **kwargs):
+        """Opens the session's page, whose plots are pycma's (f, σ, axis
+        lengths, stds, the mean, the learning rates), in a browser when one
+        that does not block this process is at hand, and prints its
+        address. ``open=True`` opens it in any case, ``False`` only prints.
+        Returns the address."""
+        url = self._es.page
+        opened = False
+        if open or (open is None and _gui_browser()):
+            try:
+                opened = webbrowser.open(url)
+            except Exception:  # a browser that fails leaves the address printed
+                opened = False
+        print(f"session {self._es.id}: {'opened ' if opened else ''}{url}", file=file or sys.stdout, flush=True)
+        return url
+
+
+def _gui_browser():
+    """Whether webbrowser would start a graphical browser in the background
+    (not a text browser in this terminal, which would block)."""
+    import os
+
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return False
+    try:
+        b = webbrowser.get()
+    except webbrowser.Error:
+        return False
+    return not (type(b) is webbrowser.GenericBrowser)
 
 
 def _fmt(v, spec):

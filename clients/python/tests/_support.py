@@ -249,13 +249,17 @@ class FakeTransport:
         self.inject_status = inject_status
         self.population_size = population_size
         self.url = "http://fake"
+        self.urls = [self.url]
+
+    def route(self):
+        return None
 
     def stop(self, best):
         """The session stops, with best point best."""
         self.state = dict(self.state, status="stopped", stop_reasons=[{"name": "tol_fun", "value": 1e-12}],
                           best={"x": best, "f": 0.0, "generation": 0})
 
-    def request(self, method, path, body=None, query=None, idempotent=True, raw=False, headers=None):
+    def request(self, method, path, body=None, query=None, idempotent=True, raw=False, headers=None, route=None):
         from selfcma import NotFound, Stopped
 
         self.calls.append((method, path, body, dict(query or {})))

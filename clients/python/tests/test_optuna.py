@@ -129,6 +129,28 @@ class FakeTransportTest(unittest.TestCase):
         last = study.get_trials()[-1]
         self.assertEqual(last.system_attrs[sampler_mod.CLAIM_ATTR]["session"], "s2")
 
+    def test_pycma_options(self):
+        # CMA_active, restarts, bipop and incpopsize with pycma's names
+        # reach the create; not given, nothing new is sent.
+        cases = [
+            (dict(), {}),
+            (dict(CMA_active=True), {"active": True}),
+            (dict(restarts=3, bipop=True, incpopsize=3), {"restarts": {"strategy": "bipop", "max": 3, "incpopsize": 3.0}}),
+            (dict(bipop=True), {"restarts": {"strategy": "bipop"}}),
+            (dict(restarts=2), {"restarts": {"strategy": "ipop", "max": 2}}),
+        ]
+        for kw, want in cases:
+            with self.subTest(kw=kw):
+                t = FakeTransport()
+                study = optuna.create_study(sampler=sampler_mod.SelfCmaSampler(fake_client(t), **kw))
+                study.optimize(lambda tr: tr.suggest_float("x", 0, 1) + tr.suggest_float("y", 0, 1), n_trials=2)
+                body = t.of("POST", "/v1/sessions")[0][2]
+                self.assertEqual({k: body[k] for k in ("active", "restarts") if k in body}, want)
+        with self.assertRaisesRegex(ValueError, "without restarts"):
+            sampler_mod.SelfCmaSampler(fake_client(FakeTransport()), incpopsize=3)
+        with self.assertRaisesRegex(TypeError, "CMA_active"):
+            sampler_mod.SelfCmaSampler(fake_client(FakeTransport()), CMA_active="yes")
+
     def test_multi_objective_is_refused(self):
         study = optuna.create_study(sampler=sampler_mod.SelfCmaSampler(fake_client(FakeTransport())),
                                     directions=["minimize", "minimize"])
@@ -183,6 +205,24 @@ class LiveTest(unittest.TestCase):
         self.assertEqual({t.system_attrs[sampler_mod.CLAIM_ATTR]["session"] for t in claimed(study)}, {es.id})
         self.assert_every_claim_told(study, es)
         self.assertGreaterEqual(es.generation, (N_TRIALS - 10) // 8)
+
+    def test_pycma_options_reach_the_server(self):
+        """CMA_active and BIPOP restarts in a study (run once the server of
+        this tree takes them)."""
+        from test_pycma_surface import skip_unless_server_takes
+
+        for field, kw in (("active", dict(CMA_active=True)), ("bipop", dict(restarts=2, bipop=True))):
+            with self.subTest(field=field):
+                sampler = sampler_mod.SelfCmaSampler(self.server.url, seed=3, **kw)
+                study = optuna.create_study(sampler=sampler, study_name=f"pycma-{field}")
+                try:
+                    study.optimize(objective4, n_trials=12)
+                except selfcma.InvalidRequest as e:
+                    skip_unless_server_takes(self, e, field)
+                es = self.session_of(study)
+                self.assertGreaterEqual(es.generation, 1)
+                if field == "bipop":
+                    self.assertEqual(es.info["restarts"]["strategy"], "bipop")
 
     def test_failed_and_pruned_trials(self):
         def objective(trial):

@@ -325,7 +325,7 @@ func TestInUse(t *testing.T) {
 	if _, err := OpenDamaged(path); !errors.Is(err, ErrInUse) {
 		t.Errorf("OpenDamaged: %v, want in use", err)
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > 2*time.Minute { // waiting for the lock's release would be forever
 		t.Errorf("took %v", d)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/selfcma/selfcma/internal/pgtest"
@@ -205,7 +204,7 @@ func TestGroupCommitOfChunks(t *testing.T) {
 	}
 	stale := chunkRows(t, st, "s2")
 	commits.reset()
-	wait := heldWriter(t, st.group, 300*time.Millisecond)
+	release := heldWriter(t, st)
 	states := make([][]byte, k)
 	errs := make([]error, k)
 	var wg sync.WaitGroup
@@ -222,8 +221,9 @@ func TestGroupCommitOfChunks(t *testing.T) {
 			_, errs[i] = st.Put(ctx, session.Record{ID: fmt.Sprint("s", i), Version: version, Meta: []byte("m2"), State: states[i]}, nil)
 		})
 	}
+	queued(t, st, k)
+	release()
 	wg.Wait()
-	wait()
 	got := commits.get()
 	if len(got) != 2 || got[1] != k {
 		t.Errorf("commits of %v writes, want the held writer's 1, then one of %d", got, k)

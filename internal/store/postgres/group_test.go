@@ -13,30 +13,67 @@ import (
 	"github.com/selfcma/selfcma/internal/session"
 )
 
-// heldWriter makes g's only writer busy for d (a statement that sleeps),
-// so that the Puts sent meanwhile queue into one group. It returns when
-// the writer is busy, and a wait for its end.
-func heldWriter(t *testing.T, g *grouper, d time.Duration) (wait func()) {
+// heldWriter makes st's only group writer busy (a statement that waits
+// for an advisory lock the test holds) until release is called, so that
+// the Puts sent meanwhile queue into one group. It returns when the writer
+// is busy. release lets the statement finish and waits for it; it is
+// called at the end of the test if the test did not.
+func heldWriter(t *testing.T, st *Store) (release func()) {
 	t.Helper()
+	ctx := context.Background()
+	conn, err := st.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = 7411
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+		conn.Release()
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := g.put(context.Background(), &groupPut{id: "\xff", sql: "SELECT 1 FROM pg_sleep($1)", args: []any{d.Seconds()}})
+		_, err := st.group.put(ctx, &groupPut{id: "\xff", sql: "SELECT 1 FROM pg_advisory_xact_lock($1)", args: []any{key}})
 		done <- err
 	}()
-	for start := time.Now(); ; time.Sleep(time.Millisecond) {
-		g.mu.Lock()
-		busy := g.active == 1
-		g.mu.Unlock()
-		if busy {
-			break
-		}
-		if time.Since(start) > 5*time.Second {
-			t.Fatal("the writer never started")
-		}
+	waitFor(t, "the held writer to start", func() bool {
+		st.group.mu.Lock()
+		defer st.group.mu.Unlock()
+		return st.group.active == 1
+	})
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			_, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", key)
+			conn.Release()
+			if err != nil {
+				t.Errorf("unlock: %v", err)
+			}
+			if err := <-done; err != nil {
+				t.Errorf("the held writer: %v", err)
+			}
+		})
 	}
-	return func() {
-		if err := <-done; err != nil {
-			t.Errorf("the held writer: %v", err)
+	t.Cleanup(release)
+	return release
+}
+
+// queued waits until n Puts wait in st's queue.
+func queued(t *testing.T, st *Store, n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d Puts to queue", n), func() bool {
+		st.group.mu.Lock()
+		defer st.group.mu.Unlock()
+		return len(st.group.pending) == n
+	})
+}
+
+// waitFor polls cond until it holds, failing the test after a minute (a
+// deadline for a stuck test on a loaded machine, not a measure of speed).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
 		}
 	}
 }
@@ -82,7 +119,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 	commits.reset()
 
-	wait := heldWriter(t, st.group, 300*time.Millisecond)
+	release := heldWriter(t, st)
 	errs := make([]error, k)
 	var wg sync.WaitGroup
 	for i := range k {
@@ -98,8 +135,9 @@ func TestGroupCommit(t *testing.T) {
 			_, errs[i] = st.Put(ctx, rec, &session.HistoryEntry{Generation: 0, Data: []byte{byte(i)}})
 		})
 	}
+	queued(t, st, k)
+	release()
 	wg.Wait()
-	wait()
 
 	got := commits.get()
 	if len(got) != 2 || got[0] != 1 || got[1] != k {
@@ -146,7 +184,7 @@ func TestGroupCommitFallsBackAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wait := heldWriter(t, st.group, 300*time.Millisecond)
+	release := heldWriter(t, st)
 	var wg sync.WaitGroup
 	errs := make([]error, k)
 	var bad error
@@ -158,8 +196,9 @@ func TestGroupCommitFallsBackAlone(t *testing.T) {
 	wg.Go(func() {
 		_, bad = st.group.put(ctx, &groupPut{id: "s3a", sql: "SELECT 1/0"})
 	})
+	queued(t, st, k+1)
+	release()
 	wg.Wait()
-	wait()
 	if bad == nil {
 		t.Error("the failing statement gave no error")
 	}
@@ -183,8 +222,8 @@ func TestLargeStateSkipsTheGroup(t *testing.T) {
 	if _, err := st.Put(ctx, session.Record{ID: "big", Meta: []byte("m"), State: []byte("x")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	wait := heldWriter(t, st.group, 3*time.Second)
-	defer wait()
+	release := heldWriter(t, st)
+	defer release()
 	big := make([]byte, maxGroupedState+1)
 	if _, err := st.Put(ctx, session.Record{ID: "big", Version: 1, Meta: []byte("m"), State: big}, nil); err != nil {
 		t.Fatal(err)
