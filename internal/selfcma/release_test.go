@@ -32,7 +32,9 @@ const (
 
 // testdata/encoding7-n8.state: the same run written by the code that
 // introduced state encoding 7 (cmaes's block of active CMA-ES and restarts
-// in both CMA-ES); release7Continuation is continueHash(s, 6) by that code.
+// in both CMA-ES, and the gate, whose default lets λ = 100 self-adapt at
+// n = 8); release7Continuation is continueHash(s, 6) by that code.
+// The run names λ = PaperLambda, the default λ of the earlier versions.
 const (
 	release7Fixture      = "testdata/encoding7-n8.state"
 	release7Continuation = "e2d6f3d25cf885113124bbee1a8753f9f4f63e41ed46a31319180ebcbeacf4bb"
@@ -42,7 +44,7 @@ const (
 func releaseES(t *testing.T) *ES {
 	t.Helper()
 	x0 := []float64{1, 1, 1, 1, 1, 1, 1, 1}
-	s, err := New(Config{CMA: cmaes.Config{X0: x0, Sigma0: 0.5, Seed: 17}})
+	s, err := New(Config{CMA: cmaes.Config{X0: x0, Sigma0: 0.5, Seed: 17, Lambda: PaperLambda}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,11 +22,15 @@
 // and the replay with the rates used still reproduces C^{t+1} and p_c^{t+1}.
 //
 // Population size: the paper runs self-CMA-ES with λ = 100, "about 10 times
-// larger than the default", and claims its gain for larger-than-default
-// populations. At the default λ of Algorithm 1 (10 at n = 10) the one-step
-// likelihood h_t is too noisy: c_1 climbs to 0.2–0.5 and C degenerates
-// (condition_cov on the 10-D sphere). New therefore defaults λ to
-// DefaultLambda(n) = max(100, 4 + ⌊3 ln n⌋); a caller may still set any λ.
+// larger than the default", against CMA-ES at the same λ. At small λ the
+// one-step likelihood h_t is too noisy (c_1 climbs to 0.2–0.5 and C
+// degenerates), and a restart that self-adapts finds the global optimum of
+// a multimodal function less often than one that does not. So a run
+// self-adapts only from λ = MinLambda, 10n, up, and by default only the
+// first run (gate.go); other runs are plain CMA-ES. The default λ is
+// CMA-ES's, 4 + ⌊3 ln n⌋: a self-CMA-ES with neither λ nor MinLambda set
+// is CMA-ES until a client asks for a large population
+// (docs/algorithm.md §2, "Population size", has the measurements).
 package selfcma
 
 import (
@@ -63,6 +67,16 @@ const (
 type Config struct {
 	CMA  cmaes.Config
 	Init string // InitDefault (also for "") or InitUniform
+	// MinLambda is the smallest λ at which a run self-adapts its rates
+	// (gate.go); a run with a smaller λ is plain CMA-ES. 0 selects
+	// DefaultMinLambda(n) = 10n; EveryLambda (or 2) self-adapts at every
+	// λ; negative is an error.
+	MinLambda int
+	// AdaptRestarts lets the runs after the first (IPOP, BIPOP) self-adapt
+	// too when their λ ≥ MinLambda; false (the default) runs them as plain
+	// CMA-ES. MinLambda: EveryLambda with AdaptRestarts is the paper's
+	// Algorithm 2 in every run.
+	AdaptRestarts bool
 }
 
 // Record is a told generation: the primary's record and the auxiliary's
@@ -72,14 +86,19 @@ type Record struct {
 	AuxMean     [3]float64 // u, the auxiliary's mean
 	AuxSigma    float64
 	AuxFeasible bool // whether 0.9 × AuxMean is the next θ (else the defaults)
+	// Adapting is whether the run of the next generation self-adapts its
+	// rates (gate.go); if not, the auxiliary is idle and θ is the defaults.
+	Adapting bool
 }
 
 // ES is a self-CMA-ES. It is not safe for concurrent use.
 type ES struct {
-	init    string
-	primary *cmaes.ES
-	aux     *cmaes.ES
-	auxRuns int // auxiliary CMA-ES started so far (one per primary run)
+	init          string
+	minLambda     int  // runs with λ ≥ minLambda self-adapt (gate.go)
+	adaptRestarts bool // and not only the first run
+	primary       *cmaes.ES
+	aux           *cmaes.ES
+	auxRuns       int // auxiliary CMA-ES started so far (one per primary run)
 
 	// prev is the primary's update t−1 → t, replayed by h_t.
 	prev    *cmaes.Step
@@ -92,8 +111,10 @@ type ES struct {
 const PaperLambda = 100
 
 // DefaultLambda is the population size self-CMA-ES uses when none is given:
-// max(100, 4 + ⌊3 ln n⌋).
-func DefaultLambda(n int) int { return max(PaperLambda, cmaes.DefaultLambda(n)) }
+// CMA-ES's 4 + ⌊3 ln n⌋. (It was max(100, 4 + ⌊3 ln n⌋), the paper's λ,
+// before the gate: a client who wants the paper's setting asks for λ =
+// PaperLambda.)
+func DefaultLambda(n int) int { return cmaes.DefaultLambda(n) }
 
 // New returns a self-CMA-ES with the primary's first batch sampled. A zero
 // cfg.CMA.Lambda selects DefaultLambda(n).
@@ -108,11 +129,15 @@ func New(cfg Config) (*ES, error) {
 	default:
 		return nil, fmt.Errorf("selfcma: init %q, want %q or %q", cfg.Init, InitDefault, InitUniform)
 	}
+	minLambda, err := minLambdaOf(cfg.MinLambda, len(cfg.CMA.X0))
+	if err != nil {
+		return nil, err
+	}
 	p, err := cmaes.New(cfg.CMA)
 	if err != nil {
 		return nil, err
 	}
-	s := &ES{init: cfg.Init, primary: p}
+	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, primary: p}
 	if err := s.startAux(); err != nil {
 		return nil, err
 	}
@@ -150,7 +175,7 @@ func (s *ES) startAux() error {
 	s.aux = aux
 	s.auxRuns++
 	s.hasPrev = false
-	s.applyAuxMean()
+	s.setTheta()
 	return nil
 }
 
@@ -214,8 +239,9 @@ func (s *ES) Tell(fitness []float64) (Record, error) {
 		if err := s.startAux(); err != nil {
 			return Record{}, err
 		}
-	case cur == nil:
-		// No update (every evaluation failed): nothing to replay next time.
+	case cur == nil || !s.Adapting():
+		// No update (every evaluation failed), or a run below MinLambda:
+		// nothing to replay next time.
 		s.hasPrev = false
 	default:
 		if s.hasPrev && len(rec.Stop) == 0 {
@@ -230,7 +256,8 @@ func (s *ES) Tell(fitness []float64) (Record, error) {
 		s.hasPrev = true
 	}
 	out := Record{Record: rec, AuxSigma: s.aux.Sigma()}
-	out.AuxFeasible = s.applyAuxMean() // line 10
+	out.AuxFeasible = s.setTheta() // line 10
+	out.Adapting = s.Adapting()
 	copy(out.AuxMean[:], s.aux.Mean())
 	return out, nil
 }
@@ -322,14 +349,18 @@ func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma()
 // when the step's replay with its own rates gives it (the update computes
 // C so: Algorithm 1, line 13), and the step keeps only the μ points C_μ
 // uses; 7 in 7 (the primary's Active flag, BIPOP restarts and restart
-// points with their bookkeeping; the layout of the self-CMA-ES around the
-// two CMA-ES is version 6's).
+// points with their bookkeeping), with MinLambda and AdaptRestarts after
+// the auxiliary's run count.
 const (
 	stateMagic   = "selfcma/selfcma"
 	stateVersion = 7
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
+	// versionGate is the first version that writes MinLambda and
+	// AdaptRestarts (gate.go); an older state self-adapts every run, as its
+	// code did.
+	versionGate = 7
 )
 
 // esEncoding is the cmaes encoding version embedded by each state version
@@ -351,6 +382,8 @@ func (s *ES) AppendBinary(dst []byte) ([]byte, error) {
 	w := binenc.NewWriterTo(slices.Grow(dst, size+64), stateMagic, stateVersion)
 	w.String(s.init)
 	w.Int(s.auxRuns)
+	w.Int(s.minLambda) // from version 7 (gate.go)
+	w.Bool(s.adaptRestarts)
 	w.Bool(s.hasPrev)
 	var prev *cmaes.Step
 	if s.hasPrev {
@@ -370,9 +403,16 @@ func Unmarshal(blob []byte) (*ES, error) {
 		return nil, fmt.Errorf("selfcma: decode state: %w", err)
 	}
 	esVersion := esEncoding[version]
-	s := &ES{init: r.String(), auxRuns: r.Int()}
+	// States before the gate self-adapt every run.
+	s := &ES{init: r.String(), auxRuns: r.Int(), minLambda: EveryLambda, adaptRestarts: true}
 	if s.init != InitDefault && s.init != InitUniform {
 		return nil, fmt.Errorf("selfcma: decode state: init %q: %w", s.init, binenc.ErrCorrupt)
+	}
+	if version >= versionGate {
+		if s.minLambda = r.Int(); s.minLambda < EveryLambda {
+			return nil, fmt.Errorf("selfcma: decode state: min lambda %d: %w", s.minLambda, binenc.ErrCorrupt)
+		}
+		s.adaptRestarts = r.Bool()
 	}
 	if version >= versionStepFirst {
 		// The step first: the primary's C may be its replay.

@@ -21,8 +21,15 @@ var (
 	uniformX0  = testfn.UniformX0
 )
 
+// mustNew is New, with the paper's Algorithm 2 in every run (EveryLambda,
+// AdaptRestarts) when cfg names no MinLambda: the tests of the auxiliary's
+// machinery run it at small λ and through restarts, where the default gate
+// would close (gate_test.go tests the gate).
 func mustNew(tb testing.TB, cfg Config) *ES {
 	tb.Helper()
+	if cfg.MinLambda == 0 {
+		cfg.MinLambda, cfg.AdaptRestarts = EveryLambda, true
+	}
 	s, err := New(cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -363,26 +370,43 @@ func TestRestartRestartsAux(t *testing.T) {
 	}
 }
 
-// At its default population size self-CMA-ES solves the 10-D sphere (at
-// Algorithm 1's default λ = 10 it does not: see the package doc).
+// The default population size is CMA-ES's, below the default gate: a
+// self-CMA-ES with neither λ nor MinLambda set is CMA-ES and solves the 10-D
+// sphere in CMA-ES's evaluations (gate.go; at λ = 10 with the auxiliary
+// running it does not: see the package doc).
 func TestDefaultLambda(t *testing.T) {
-	if got := DefaultLambda(10); got != 100 {
-		t.Fatalf("DefaultLambda(10) = %d, want 100", got)
-	}
-	if got, want := DefaultLambda(1<<50), cmaes.DefaultLambda(1<<50); got != want {
-		t.Fatalf("DefaultLambda(2^50) = %d, want %d", got, want)
+	for _, n := range []int{1, 2, 10, 100, 1 << 20} {
+		if got, want := DefaultLambda(n), cmaes.DefaultLambda(n); got != want {
+			t.Fatalf("DefaultLambda(%d) = %d, want %d", n, got, want)
+		}
 	}
 	for seed := range uint64(3) {
-		s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(seed, 10), Sigma0: 2, Seed: seed,
-			Termination: cmaes.Termination{HasTarget: true, TargetFitness: 1e-8, MaxEvaluations: 30000}}})
-		if s.Params().Lambda != 100 {
-			t.Fatalf("λ = %d, want 100", s.Params().Lambda)
+		cfg := cmaes.Config{X0: uniformX0(seed, 10), Sigma0: 2, Seed: seed,
+			Termination: cmaes.Termination{HasTarget: true, TargetFitness: 1e-8, MaxEvaluations: 30000}}
+		s, err := New(Config{CMA: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Params().Lambda != 10 || s.Adapting() {
+			t.Fatalf("λ = %d, adapting %v; want 10, false", s.Params().Lambda, s.Adapting())
 		}
 		for s.Stopped() == nil {
 			step(t, s, sphere)
 		}
-		if b, _ := s.Best(); b.F > 1e-8 {
-			t.Fatalf("seed %d: stopped by %v at f = %g", seed, s.Stopped(), b.F)
+		plain, _ := cmaes.New(cfg)
+		for plain.Stopped() == nil {
+			X := plain.Ask()
+			v := make([]float64, len(X))
+			for k, x := range X {
+				v[k] = sphere(x)
+			}
+			if _, err := plain.Tell(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if b, _ := s.Best(); b.F > 1e-8 || s.Evaluations() != plain.Evaluations() {
+			t.Fatalf("seed %d: stopped by %v at f = %g after %d evaluations, CMA-ES after %d",
+				seed, s.Stopped(), b.F, s.Evaluations(), plain.Evaluations())
 		}
 	}
 }
