@@ -22,11 +22,11 @@ func rastrigin(x []float64) float64 {
 // deviation noted: the evaluations of a run are λ per generation (pycma
 // adds the evaluation of the final mean).
 type pycmaRestarts struct {
-	n, maxrestarts int
-	popsize0       float64
-	sigma0, incpopsize       float64
-	bipop                    bool
-	uniform                  *Bounds
+	n, maxrestarts     int
+	popsize0           float64
+	sigma0, incpopsize float64
+	bipop              bool
+	uniform            *Bounds
 
 	irun, runsWithSmall int
 	smallI, largeI      []int
