@@ -1,7 +1,9 @@
 package cmaes
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"testing"
@@ -346,5 +348,30 @@ func TestActiveConvergesFaster(t *testing.T) {
 				t.Errorf("passive/active = %.2f, want at least %.2f", passive/active, tt.minRatio)
 			}
 		})
+	}
+}
+
+// BenchmarkGenerationActive is BenchmarkGeneration for Algorithm 1 and for
+// active CMA-ES side by side: the cost of the negative part (λ − μ
+// Mahalanobis norms and a rank-(λ − μ) product).
+func BenchmarkGenerationActive(b *testing.B) {
+	for _, c := range []benchCase{{10, 100}, {100, 0}, {100, 100}, {400, 100}} {
+		for _, active := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%v/active=%v", c, active), func(b *testing.B) {
+				e := mustNew(b, Config{X0: uniformX0(1, c.n), Sigma0: 1, Lambda: c.lambda, Seed: 1, Termination: never, Active: active})
+				r := rand.New(rand.NewPCG(2, 2))
+				f := make([]float64, e.Params().Lambda)
+				b.ReportAllocs()
+				for b.Loop() {
+					_ = e.Ask()
+					for k := range f {
+						f[k] = r.Float64()
+					}
+					if _, err := e.Tell(f); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
