@@ -286,7 +286,12 @@ func runJob(o options, j job) (runResult, error) {
 		}
 		es, tell = e, e.Tell
 	case algSelf:
-		e, err := selfcma.New(selfcma.Config{CMA: cfg, Init: c.Init})
+		sc := selfcma.Config{CMA: cfg, Init: c.Init}
+		if c.Paper {
+			// Algorithm 2 in every run, at every λ (the paper's).
+			sc.MinLambda, sc.AdaptRestarts = selfcma.EveryLambda, true
+		}
+		e, err := selfcma.New(sc)
 		if err != nil {
 			return runResult{}, fmt.Errorf("%s: %w", p, err)
 		}

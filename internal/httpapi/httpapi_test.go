@@ -203,7 +203,7 @@ func TestBadInput(t *testing.T) {
 	ts := newTestServer(t, serverOpts{token: token, maxBody: 4096, limits: session.Limits{
 		MaxDimension: 50, MaxPopulation: 1000, MaxBatch: 100000, MaxNameBytes: 64, MaxMetadataLen: 1024,
 	}})
-	s := ts.create(t, map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 1, "seed": 5})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 1, "seed": 5, "population_size": 100})
 	b := ts.ask(t, s.ID)
 	ts.tell(t, s.ID, sphereTell(b)) // generation 0 told: 1 is pending
 	stale := sphereTell(b)
@@ -266,7 +266,7 @@ func TestBadInput(t *testing.T) {
 		{"init for cma-es", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "algorithm": "cma-es", "hyperparameters": {"init": "uniform"}}`}, 422, "out_of_range", "init"},
 		{"restarts strategy", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "lpop"}}`}, 422, "out_of_range", "restarts.strategy"},
 		{"restarts too many", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "max": 40}}`}, 422, "out_of_range", "restarts.max"},
-		{"bipop too many", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "bipop", "max": 4}}`}, 422, "out_of_range", "restarts.max 4"},
+		{"bipop too many", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "population_size": 100, "restarts": {"strategy": "bipop", "max": 4}}`}, 422, "out_of_range", "restarts.max 4"},
 		{"bipop max 0", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "bipop", "max": 0}}`}, 422, "out_of_range", "restarts.max 0"},
 		{"max with none", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "none", "max": 2}}`}, 422, "out_of_range", "restarts.max"},
 		{"restarts over the limits", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "population_size": 600, "restarts": {"strategy": "bipop"}}`}, 422, "out_of_range", "restarts"},
@@ -274,7 +274,7 @@ func TestBadInput(t *testing.T) {
 		{"incpopsize 1", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "incpopsize": 1}}`}, 422, "out_of_range", "restarts.incpopsize"},
 		{"incpopsize string", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "incpopsize": "2"}}`}, 400, "invalid", "restarts.incpopsize"},
 		{"incpopsize with none", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "none", "incpopsize": 3}}`}, 422, "out_of_range", "restarts.incpopsize"},
-		{"incpopsize past the limits", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "max": 2, "incpopsize": 5}}`}, 422, "out_of_range", "restarts.max 2"},
+		{"incpopsize past the limits", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "population_size": 100, "restarts": {"strategy": "ipop", "max": 2, "incpopsize": 5}}`}, 422, "out_of_range", "restarts.max 2"},
 		{"point unknown", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "bipop", "point": "best"}}`}, 422, "out_of_range", "restarts.point"},
 		{"point with none", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "none", "point": "x0"}}`}, 422, "out_of_range", "restarts.point"},
 		{"uniform without a box", call{method: "POST", path: "/v1/sessions", body: `{"x0": [1], "sigma0": 1, "restarts": {"strategy": "ipop", "point": "uniform"}}`}, 422, "out_of_range", "restarts.point"},

@@ -64,8 +64,8 @@ func TestAskTellRetryConflict(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Default λ: 4 + ⌊3 ln 3⌋ = 7 for cma-es, the paper's 100 for self-cma-es.
-			wantLambda := map[string]int{session.AlgorithmCMAES: 7, session.AlgorithmSelfCMAES: 100}[alg]
+			// Default λ: 4 + ⌊3 ln 3⌋ = 7 for both (selfcma.DefaultLambda).
+			wantLambda := 7
 			if s.Generation != 0 || s.Seed != 7 || s.PopulationSize != wantLambda || s.Status != session.StatusRunning || string(s.Metadata) != `{"a":1}` {
 				t.Fatalf("created %+v", s)
 			}

@@ -46,7 +46,7 @@ func TestBrowserPanels(t *testing.T) {
 	ctx := context.Background()
 	seed := uint64(17)
 	s, err := m.Create(ctx, session.CreateParams{Name: "rosenbrock 10-D", X0: make([]float64, dim), Sigma0: 0.5,
-		Algorithm: session.AlgorithmSelfCMAES, Seed: &seed, Active: new(false),
+		Algorithm: session.AlgorithmSelfCMAES, Seed: &seed, Active: new(false), PopulationSize: 100, // the self-adapted λ the panels were made for
 		Restarts:    session.Restarts{Strategy: session.RestartsNone}, // one run, as the panels were made for (not the defaults)
 		Termination: session.Termination{MaxEvaluations: 200_000}})
 	if err != nil {
