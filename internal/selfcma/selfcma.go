@@ -117,11 +117,10 @@ const PaperLambda = 100
 func DefaultLambda(n int) int { return cmaes.DefaultLambda(n) }
 
 // New returns a self-CMA-ES with the primary's first batch sampled. A zero
-// cfg.CMA.Lambda selects DefaultLambda(n).
+// cfg.CMA.Lambda selects DefaultLambda(n); it is left 0 for the primary,
+// which resolves it to the same λ, so that BIPOP's populations come from
+// pycma's unrounded popsize0 as a CMA-ES's do (cmaes, restart.go).
 func New(cfg Config) (*ES, error) {
-	if cfg.CMA.Lambda == 0 && len(cfg.CMA.X0) > 0 {
-		cfg.CMA.Lambda = DefaultLambda(len(cfg.CMA.X0))
-	}
 	switch cfg.Init {
 	case "":
 		cfg.Init = InitDefault
