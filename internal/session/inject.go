@@ -129,8 +129,12 @@ func (m *Manager) prepare(ctx context.Context, p CreateParams) (string, string, 
 		return "", "", cmaes.Config{}, err
 	}
 	if len(inject) > 0 {
+		lambda := cfg.Lambda
+		if lambda == 0 {
+			lambda = defaultLambda(alg, len(cfg.X0))
+		}
 		// config checked the bounds; λ ≥ 2 takes the one point.
-		if err := checkInjection(inject, 0, cfg.Lambda, len(cfg.X0), cfg.Bounds); err != nil {
+		if err := checkInjection(inject, 0, lambda, len(cfg.X0), cfg.Bounds); err != nil {
 			return "", "", cmaes.Config{}, err
 		}
 		cfg.Inject = inject

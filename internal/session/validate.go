@@ -58,7 +58,13 @@ func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
 		return "", "", cfg, err
 	}
 	def := defaults.For(alg)
-	if cfg.Restarts, err = l.checkRestarts(p.Restarts, def, lambda, n, cfg.Bounds); err != nil {
+	base := float64(lambda)
+	if p.PopulationSize == 0 {
+		// The engine's default λ: BIPOP bases its populations on pycma's
+		// unrounded popsize0, in [λ, λ + 1).
+		base = float64(lambda + 1)
+	}
+	if cfg.Restarts, err = l.checkRestarts(p.Restarts, def, lambda, base, n, cfg.Bounds); err != nil {
 		return "", "", cfg, err
 	}
 	cfg.Active = def.Active
@@ -74,7 +80,10 @@ func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
 	if err := l.checkMetadata(p.Metadata); err != nil {
 		return "", "", cfg, err
 	}
-	cfg.X0, cfg.Sigma0, cfg.Lambda = p.X0, p.Sigma0, lambda
+	// A population_size left out is left to the engine (0): the same λ,
+	// and BIPOP's populations from pycma's unrounded popsize0, as
+	// cmd/bench runs them.
+	cfg.X0, cfg.Sigma0, cfg.Lambda = p.X0, p.Sigma0, p.PopulationSize
 	return alg, init, cfg, nil
 }
 
@@ -128,12 +137,8 @@ func checkInit(alg, init string) (string, error) {
 // algorithm's default for 0.
 func (l Limits) checkPopulationSize(alg string, size, n int) (int, error) {
 	lambda := size
-	switch {
-	case lambda != 0:
-	case alg == AlgorithmSelfCMAES:
-		lambda = selfcma.DefaultLambda(n) // the paper's λ = 100: see package selfcma
-	default:
-		lambda = cmaes.DefaultLambda(n)
+	if lambda == 0 {
+		lambda = defaultLambda(alg, n)
 	}
 	if lambda < 2 || lambda > l.MaxPopulation {
 		return 0, errorf(CodeOutOfRange, "population_size %d, want 2 to %d", size, l.MaxPopulation)
@@ -142,6 +147,15 @@ func (l Limits) checkPopulationSize(alg string, size, n int) (int, error) {
 		return 0, errorf(CodeOutOfRange, "population_size %d times dimension %d is over the limit of %d numbers per batch", lambda, n, l.MaxBatch)
 	}
 	return lambda, nil
+}
+
+// defaultLambda is the engine's λ of algorithm alg in dimension n when
+// none is given.
+func defaultLambda(alg string, n int) int {
+	if alg == AlgorithmSelfCMAES {
+		return selfcma.DefaultLambda(n)
+	}
+	return cmaes.DefaultLambda(n)
 }
 
 // checkBounds checks bounds against x0 (already checked); nil = none.
@@ -171,14 +185,15 @@ func checkBounds(b *Bounds, x0 []float64) (*cmaes.Bounds, error) {
 
 // checkRestarts checks restarts for a first run of λ = lambda in dimension
 // n with bounds b (checked; nil = none), a field left out taking
-// def's value, and returns cmaes's restarts.
+// def's value, and returns cmaes's restarts. bipopBase bounds BIPOP's base
+// of populations from above (λ, or λ + 1 for the engine's default λ).
 //
 // λ grows to λ·incpopsize^max, IPOP's last run and BIPOP's last large run
 // (BIPOP's small runs are smaller), which must stay within the limits. A max
 // left out is the default, lowered until it does; a restarts left out
 // entirely whose strategy cannot restart even once within them is none, so
 // that no create is refused for a default it did not ask for.
-func (l Limits) checkRestarts(r Restarts, def defaults.Settings, lambda, n int, b *cmaes.Bounds) (cmaes.Restarts, error) {
+func (l Limits) checkRestarts(r Restarts, def defaults.Settings, lambda int, bipopBase float64, n int, b *cmaes.Bounds) (cmaes.Restarts, error) {
 	var c cmaes.Restarts
 	strategy := r.Strategy
 	switch {
@@ -223,8 +238,12 @@ func (l Limits) checkRestarts(r Restarts, def defaults.Settings, lambda, n int, 
 		return c, err
 	}
 
+	base := float64(lambda)
+	if c.BIPOP {
+		base = bipopBase
+	}
 	grows := func(k int) bool { // λ·incpopsize^k within the limits
-		lam := float64(lambda) * math.Pow(c.IncPopSize, float64(k))
+		lam := base * math.Pow(c.IncPopSize, float64(k))
 		return lam <= float64(l.MaxPopulation) && lam <= float64(l.MaxBatch/n)
 	}
 	if r.Max != nil {

@@ -127,7 +127,7 @@ func TestCheckRestartsDefaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := l.checkRestarts(tc.r, tc.def, tc.lambda, 2, tc.bounds)
+			got, err := l.checkRestarts(tc.r, tc.def, tc.lambda, float64(tc.lambda), 2, tc.bounds)
 			if tc.wantPath != "" {
 				e, ok := err.(*Error)
 				if !ok || e.Code != CodeOutOfRange || !strings.HasPrefix(e.Message, tc.wantPath+" ") && !strings.HasPrefix(e.Message, tc.wantPath+":") {
@@ -146,7 +146,7 @@ func TestCheckRestartsDefaults(t *testing.T) {
 func TestDefaultsValid(t *testing.T) {
 	for _, alg := range []string{AlgorithmCMAES, AlgorithmSelfCMAES} {
 		def := defaults.For(alg)
-		if _, err := DefaultLimits.checkRestarts(Restarts{Strategy: def.Restarts}, def, 10, 2, nil); err != nil {
+		if _, err := DefaultLimits.checkRestarts(Restarts{Strategy: def.Restarts}, def, 10, 11, 2, nil); err != nil {
 			t.Errorf("%s: %+v: %v", alg, def, err)
 		}
 		if def.Restarts != RestartsNone && (!(def.IncPopSize > 1) || def.MaxRestarts < 1) {
@@ -155,5 +155,18 @@ func TestDefaultsValid(t *testing.T) {
 	}
 	if _, err := checkAlgorithm(defaults.Algorithm); err != nil {
 		t.Errorf("defaults.Algorithm: %v", err)
+	}
+}
+
+// A population_size left out is left to the engine (Lambda 0), so that a
+// BIPOP session bases its populations on pycma's unrounded popsize0 as
+// cmd/bench's runs do; a given one is passed on.
+func TestConfigLeavesDefaultLambdaToEngine(t *testing.T) {
+	for _, size := range []int{0, 12} {
+		_, _, cfg, err := DefaultLimits.config(CreateParams{X0: make([]float64, 10), Sigma0: 1, Algorithm: AlgorithmCMAES, PopulationSize: size,
+			Restarts: Restarts{Strategy: RestartsBIPOP}})
+		if err != nil || cfg.Lambda != size {
+			t.Errorf("population_size %d: engine λ %d, %v", size, cfg.Lambda, err)
+		}
 	}
 }
