@@ -56,20 +56,36 @@ openapi-lint:
 
 # The Go tests, as go test prints them (the output of go test -json, read
 # by internal/tools/testreport, which lists the skipped tests at the end, or
-# in the file $TESTREPORT_SKIPS for make test's summary). A package gets
-# GOTEST_TIMEOUT rather than go test's 10 minutes: cmd/server's end-to-end
-# tests under the race detector take several minutes on a busy 2-core
+# in the file $TESTREPORT_SKIPS for make test's summary). Each package gets
+# GOTEST_TIMEOUT rather than go test's 10 minutes, for a busy 2-core
 # machine.
+#
+# cmd/server's end-to-end tests (E2E_TESTS) run the server binary, which
+# they build without the race detector: under -race only their harness
+# would be slower (TestMemoryBounded writes a 30000-generation session in
+# the test process; the package took over 10 minutes under -race on a busy
+# 2-core machine). They run in a go test of their own, without -race; the
+# rest of cmd/server, in process, with it.
 GOTEST_TIMEOUT ?= 30m
 GOTEST_PKGS ?= ./...
 # Not tests but the writers of the upgrade fixtures, run by hand on the
 # commit that made them (-args -write, -args -write-upgrade); anywhere else
 # they can only skip, and under CI a skip fails the run.
 GOTEST_NOT_TESTS = ^(TestWriteFixtures|TestWriteUpgradeFixtures)$$
+E2E_PKG = github.com/selfcma/selfcma/cmd/server
+E2E_TESTS = ^(TestDamagedCopies|TestEndToEnd.*|TestFullDisk|TestMemoryBounded|TestPostgres.*|TestReadmeSeveralServers)$$
+GOTEST = $(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) -json
 
 gotest:
 	$(GO) build -o /dev/null ./internal/tools/testreport
-	$(GO) test -race -count=1 -timeout $(GOTEST_TIMEOUT) -skip '$(GOTEST_NOT_TESTS)' -json $(GOTEST_PKGS) 2>&1 | $(GO) run ./internal/tools/testreport -skips "$$TESTREPORT_SKIPS"
+	@pkgs=$$($(GO) list $(GOTEST_PKGS)) || exit 1; rest=$$(printf '%s\n' $$pkgs | grep -vx '$(E2E_PKG)'); \
+	e2e=$$(printf '%s\n' $$pkgs | grep -x '$(E2E_PKG)'); \
+	{ rc=0; \
+	  if [ -n "$$rest" ]; then echo "go test -race $(GOTEST_PKGS) (but $(E2E_PKG))" >&2; $(GOTEST) -race -skip '$(GOTEST_NOT_TESTS)' $$rest || rc=1; fi; \
+	  if [ -n "$$e2e" ]; then \
+	    echo "go test -race $$e2e, but the end-to-end tests" >&2; $(GOTEST) -race -skip '$(E2E_TESTS)' $$e2e || rc=1; \
+	    echo "go test $$e2e, the end-to-end tests" >&2; $(GOTEST) -run '$(E2E_TESTS)' $$e2e || rc=1; \
+	  fi; exit $$rc; } 2>&1 | $(GO) run ./internal/tools/testreport -skips "$$TESTREPORT_SKIPS"
 
 # Every Fuzz target of these packages, a few seconds each. The budget is a
 # count of executions, not a duration: Go 1.26's fuzz coordinator can report

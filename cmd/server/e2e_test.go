@@ -114,7 +114,7 @@ func launch(bin string, args ...string) (*proc, error) {
 		}
 		p.base = "http://" + a
 		return p, nil
-	case <-time.After(20 * time.Second):
+	case <-time.After(2 * time.Minute):
 		p.kill()
 		return nil, errors.New("server did not start")
 	}
@@ -132,7 +132,7 @@ func (p *proc) stop(t testing.TB) {
 	p.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-p.done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		p.kill()
 		t.Fatal("no exit after SIGINT")
 	}
@@ -141,7 +141,7 @@ func (p *proc) stop(t testing.TB) {
 	}
 }
 
-var client = &http.Client{Timeout: 30 * time.Second}
+var client = &http.Client{Timeout: 2 * time.Minute}
 
 // send posts or gets JSON; a transport error (a killed server) is returned.
 // withKey is a request body sent with an Idempotency-Key.

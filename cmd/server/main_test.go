@@ -45,7 +45,7 @@ func startRun(t *testing.T, args []string, env map[string]string) (base string, 
 	log = new(syncBuffer)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, log) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if m := listenRE.FindStringSubmatch(log.String()); m != nil {
 			base = "http://" + m[1]
