@@ -91,7 +91,7 @@ func fitnessScale(pts []Point) (tf func(float64) float64, floor float64, label, 
 // evaluations (f with the overall step σ·√λ_max(C) and the axis ratio; the
 // principal axis lengths √λ_i(C); the standard deviations σ·√C_ii; the
 // mean) and the learning rates over generations (the paper's Figures 1–2),
-// each with its IPOP restarts marked. σ alone is not drawn: where a
+// each with its restarts marked. σ alone is not drawn: where a
 // safeguard moves scale between σ and C it jumps by decades while the
 // distribution does not change.
 func buildPlots(d Detail, pts []Point, cols int) plotSet {
@@ -121,7 +121,7 @@ func buildPlots(d Detail, pts []Point, cols int) plotSet {
 	}
 	restartEntry := func(legend []legendEntry) []legendEntry {
 		if len(evalMarks) > 0 {
-			legend = append(legend, legendEntry{Name: "restart", Label: "IPOP restart", Marker: true})
+			legend = append(legend, legendEntry{Name: "restart", Label: "restart", Marker: true})
 		}
 		return legend
 	}

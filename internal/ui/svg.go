@@ -61,7 +61,7 @@ type steps struct {
 	Segs  []segment
 }
 
-// marker is a vertical line at X: an IPOP restart.
+// marker is a vertical line at X: a restart.
 type marker struct {
 	X     float64
 	Run   int // the run that starts here

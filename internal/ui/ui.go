@@ -10,7 +10,7 @@
 // is the learning rates c1, cμ and cc over generations with their defaults
 // dashed, as in Figures 1–2 of Loshchilov, Schoenauer, Sebag and Hansen,
 // "Maximum Likelihood-based Online Adaptation of Hyper-parameters in
-// CMA-ES", PPSN XIII, 2014 (arXiv:1406.2623). IPOP restarts are marked in
+// CMA-ES", PPSN XIII, 2014 (arXiv:1406.2623). Restarts (IPOP or BIPOP) are marked in
 // every plot. The fitness axis is log10 f when every f told is positive;
 // otherwise it is log10(f − f_min + δ), with f_min the least f told and δ a
 // tenth of the smallest positive f − f_min, and the page says so (log10 |f|
@@ -84,7 +84,7 @@ type Hyper struct {
 	C1, CMu, Cc float64
 }
 
-// RunEnd is a run that ended in an IPOP restart.
+// RunEnd is a run that ended in a restart (IPOP or BIPOP).
 type RunEnd struct {
 	Generation     int // its last generation
 	PopulationSize int
@@ -106,7 +106,7 @@ type Detail struct {
 	// RunDefaults are the default rates of each run (index Point.Run), whose
 	// λ doubles at every IPOP restart; nil = Defaults for every run.
 	RunDefaults []Hyper
-	Restarts    int      // IPOP restarts so far
+	Restarts    int      // restarts so far
 	Runs        []RunEnd // the runs that ended in a restart
 	Held        int      // values of the pending generation told so far in parts
 	// CoordinateLimit is the most coordinates whose values the history
@@ -119,7 +119,7 @@ type Detail struct {
 // the first finite value.
 type Point struct {
 	Generation  int // counted from 0 over all runs
-	Run         int // 0 for the first run, one more per IPOP restart
+	Run         int // 0 for the first run, one more per restart
 	Lambda      int
 	Evaluations int // after this generation
 	Best        float64

@@ -68,10 +68,11 @@ func (s *Source) ListSessions(ctx context.Context, after string, limit int) ([]u
 	return out, nil
 }
 
-// defaults returns the default rates of dimension n and population size λ
-// (zero if they are out of range, which a stored session never is).
-func defaults(n, lambda int) ui.Hyper {
-	p, err := cmaes.NewParams(n, lambda)
+// defaults returns the default rates of dimension n and population size λ,
+// active CMA-ES's when active (zero if they are out of range, which a
+// stored session never is).
+func defaults(n, lambda int, active bool) ui.Hyper {
+	p, err := cmaes.NewParamsActive(n, lambda, active)
 	if err != nil {
 		return ui.Hyper{}
 	}
@@ -103,7 +104,7 @@ func (s *Source) Session(ctx context.Context, id string) (ui.Detail, error) {
 		StopReasons: stops(ss.StopReasons),
 		Mean:        ss.Mean, Sigma: ss.Sigma,
 		Hyper:    ui.Hyper{C1: ss.Hyper.C1, CMu: ss.Hyper.CMu, Cc: ss.Hyper.Cc},
-		Defaults: defaults(ss.Dimension, ss.PopulationSize),
+		Defaults: defaults(ss.Dimension, ss.PopulationSize, ss.Active),
 		Restarts: ss.Restarts.Count,
 		Held:     len(ss.Partial.Indices),
 
@@ -115,7 +116,7 @@ func (s *Source) Session(ctx context.Context, id string) (ui.Detail, error) {
 	}
 	// The defaults of each run: λ doubles at every restart.
 	for _, r := range ss.Restarts.Runs {
-		d.RunDefaults = append(d.RunDefaults, defaults(ss.Dimension, r.PopulationSize))
+		d.RunDefaults = append(d.RunDefaults, defaults(ss.Dimension, r.PopulationSize, ss.Active))
 		d.Runs = append(d.Runs, ui.RunEnd{Generation: r.Generation, PopulationSize: r.PopulationSize, StopReasons: stops(r.StopReasons)})
 	}
 	d.RunDefaults = append(d.RunDefaults, d.Defaults)

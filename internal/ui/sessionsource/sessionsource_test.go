@@ -77,7 +77,11 @@ func TestSessionAndHistory(t *testing.T) {
 	if d.ID != id || d.Name != "four" || d.Dimension != 4 || d.Status != ui.StatusRunning || d.BestF != nil || d.Seed != 7 {
 		t.Errorf("new session: %+v", d)
 	}
-	p, _ := cmaes.NewParams(4, d.PopulationSize)
+	// A new session is active CMA-ES by default: its rates are those.
+	p, _ := cmaes.NewParamsActive(4, d.PopulationSize, created.Active)
+	if !created.Active {
+		t.Error("a new session is not active CMA-ES")
+	}
 	if want := (ui.Hyper{C1: p.C1, CMu: p.CMu, Cc: p.Cc}); d.Defaults != want || len(d.RunDefaults) != 1 || d.RunDefaults[0] != want {
 		t.Errorf("defaults %+v, run defaults %+v, want %+v", d.Defaults, d.RunDefaults, want)
 	}
@@ -123,8 +127,8 @@ func TestSessionAndHistory(t *testing.T) {
 	if d.Restarts < 1 || len(d.Runs) != d.Restarts || len(d.RunDefaults) != d.Restarts+1 {
 		t.Fatalf("restarts %d, runs %d, run defaults %d", d.Restarts, len(d.Runs), len(d.RunDefaults))
 	}
-	p0, _ := cmaes.NewParams(4, d.Runs[0].PopulationSize)
-	if d.RunDefaults[0].C1 != p0.C1 || d.RunDefaults[0] == d.Defaults || d.PopulationSize != 2*d.Runs[0].PopulationSize {
+	p0, _ := cmaes.NewParamsActive(4, d.Runs[0].PopulationSize, true)
+	if d.RunDefaults[0] != (ui.Hyper{C1: p0.C1, CMu: p0.CMu, Cc: p0.Cc}) || d.RunDefaults[0] == d.Defaults || d.PopulationSize != 2*d.Runs[0].PopulationSize {
 		t.Errorf("run defaults %+v for λ %d then %d", d.RunDefaults, d.Runs[0].PopulationSize, d.PopulationSize)
 	}
 	if d.BestF == nil || *d.BestF != s.Best.F || len(d.BestX) != 4 || d.Generation != s.Generation {
