@@ -202,6 +202,12 @@ type e2eSession struct {
 	Best *struct {
 		F float64 `json:"f"`
 	} `json:"best"`
+	Restarts struct {
+		Count int `json:"count"`
+		Runs  []struct {
+			Regime string `json:"regime"`
+		} `json:"runs"`
+	} `json:"restarts"`
 }
 
 type e2eBatch struct {
@@ -228,6 +234,12 @@ func partOf(g int, fitness []float64, from, to int) map[string]any {
 	return map[string]any{"generation": g, "indices": idx, "fitness": fitness[from:to]}
 }
 
+// algBIPOP is the kill tests' session of restarts: CMA-ES with BIPOP
+// restarts, each from a point drawn uniformly in the bounds, stopped on
+// the sphere by tol_fun 1e-4 long before the target, so that it runs the
+// default run, three large runs and the small ones between them.
+const algBIPOP = "cma-es+bipop"
+
 func createBody(alg string) map[string]any {
 	x0 := make([]float64, 10)
 	for i := range x0 {
@@ -235,6 +247,16 @@ func createBody(alg string) map[string]any {
 	}
 	body := map[string]any{"x0": x0, "sigma0": 2, "algorithm": alg, "seed": 20140613,
 		"termination": map[string]any{"target_fitness": 1e-8}}
+	if alg == algBIPOP {
+		lo, up := make([]float64, 10), make([]float64, 10)
+		for i := range lo {
+			lo[i], up[i] = -5, 5
+		}
+		body["algorithm"] = "cma-es"
+		body["bounds"] = map[string]any{"lower": lo, "upper": up}
+		body["restarts"] = map[string]any{"strategy": "bipop", "max": 3, "point": "uniform"}
+		body["termination"] = map[string]any{"target_fitness": 1e-8, "tol_fun": 1e-4}
+	}
 	if alg == "self-cma-es" {
 		// The paper's setting for the sphere (and internal/selfcma's test of
 		// it); with the default λ = 10 the current self-CMA-ES stops on
@@ -282,7 +304,17 @@ func reference(t *testing.T, bin, alg string) trace {
 			t.Fatal("no convergence in 2000 generations")
 		}
 	}
-	if len(s.StopReasons) != 1 || s.StopReasons[0].Name != "target_fitness" || s.Best == nil || s.Best.F > 1e-8 {
+	if alg == algBIPOP {
+		small := 0
+		for _, r := range s.Restarts.Runs {
+			if r.Regime == "small" {
+				small++
+			}
+		}
+		if s.Restarts.Count < 4 || small == 0 || len(s.StopReasons) == 0 {
+			t.Fatalf("%s: %d restarts, %d small runs, stopped on %+v; want at least 4 restarts, small runs among them", alg, s.Restarts.Count, small, s.StopReasons)
+		}
+	} else if len(s.StopReasons) != 1 || s.StopReasons[0].Name != "target_fitness" || s.Best == nil || s.Best.F > 1e-8 {
 		t.Fatalf("%s stopped without reaching 1e-8: %+v", alg, s)
 	}
 	tr.history = must(t, "GET", p.base+"/v1/sessions/"+s.ID+"/history", nil, 200)
@@ -315,7 +347,7 @@ func sameBits(a, b [][]float64) bool {
 // bit for bit, and no told value is lost or applied twice.
 func TestEndToEndKills(t *testing.T) {
 	bin := serverBinary(t)
-	for _, alg := range []string{"cma-es", "self-cma-es"} {
+	for _, alg := range []string{"cma-es", "self-cma-es", algBIPOP} {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			ref := reference(t, bin, alg)
