@@ -54,21 +54,36 @@ func needChromium(t *testing.T) string {
 	return bin
 }
 
+// chromiumTimeout ends a Chromium that is stuck: a deadline for a busy
+// machine (a page takes seconds), not a measure.
+const chromiumTimeout = 5 * time.Minute
+
 // chromium runs headless Chromium with args and returns its standard output.
 func chromium(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	out, err := runChromium(bin, t.TempDir(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// runChromium is chromium for any goroutine: it returns its error (a
+// t.Fatal outside the test's goroutine would leave the test waiting for
+// the page forever), with profile directory dir.
+func runChromium(bin, dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), chromiumTimeout)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir()}
+		"--user-data-dir=" + dir}
 	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, errOut.String())
+		return "", fmt.Errorf("chromium %v: %v\n%s", args, err, errOut.String())
 	}
-	return out.String()
+	return out.String(), nil
 }
 
 // apiClient drives the real HTTP API.
@@ -168,7 +183,7 @@ func TestBrowser(t *testing.T) {
 			polledOnce.Do(func() { close(polled) })
 			select {
 			case <-finished:
-			case <-time.After(40 * time.Second):
+			case <-time.After(chromiumTimeout):
 			}
 		}
 		r.ServeHTTP(w, req)
@@ -194,24 +209,34 @@ func TestBrowser(t *testing.T) {
 
 	// Open the page of the running session; finish the session once it polls.
 	pageURL := srv.URL + s.Links.UI
-	dumped := make(chan string, 1)
+	type page struct {
+		dom string
+		err error
+	}
+	dumped := make(chan page, 1)
+	profile := t.TempDir()
 	go func() {
-		dumped <- chromium(t, bin, "--virtual-time-budget=30000", "--dump-dom", pageURL)
+		dom, err := runChromium(bin, profile, "--virtual-time-budget=30000", "--dump-dom", pageURL)
+		dumped <- page{dom, err}
 	}()
 	select {
 	case <-polled:
-	case dom := <-dumped:
+	case p := <-dumped:
 		close(finished)
-		t.Fatalf("the page did not poll:\n%s", dom)
-	case <-time.After(40 * time.Second):
+		t.Fatalf("the page did not poll: %v\n%s", p.err, p.dom)
+	case <-time.After(chromiumTimeout):
 		close(finished)
-		t.Fatal("the page did not poll within 40 s")
+		t.Fatalf("the page did not poll within %v", chromiumTimeout)
 	}
 	for s.Status == "running" {
 		s = api.generation(s.ID)
 	}
 	close(finished)
-	dom := <-dumped
+	p := <-dumped
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	dom := p.dom
 	if s.Restarts.Count != 2 {
 		t.Errorf("%d restarts, want 2", s.Restarts.Count)
 	}
