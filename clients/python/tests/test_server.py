@@ -67,7 +67,7 @@ class LoopTest(ServerTestCase):
         t = time.monotonic()
         es = self.client.create([1.0] * N, 0.5, seed=11, name="ellipsoid", termination={"target_fitness": TARGET})
         self.assertEqual(es.stop(), {})
-        self.assertEqual((es.dimension, es.algorithm, es.seed, es.name), (N, "self-cma-es", 11, "ellipsoid"))
+        self.assertEqual((es.dimension, es.algorithm, es.seed, es.name), (N, "cma-es", 11, "ellipsoid"))  # the server's default algorithm
         run_to_end(es)
         r = es.result
         self.assertLessEqual(r.fbest, TARGET)
@@ -178,7 +178,7 @@ class LoopTest(ServerTestCase):
 
     def test_options(self):
         es = self.client.create([0.0, 0.5], 1.0, bounds=[-1, [1, 2]], restarts=2, seed=9,
-                                hyperparameters="uniform", metadata={"lab": "B", "run": FakeArray([1, 2])},
+                                algorithm="self-cma-es", hyperparameters="uniform", metadata={"lab": "B", "run": FakeArray([1, 2])},
                                 termination={"max_evaluations": 1000, "tol_fun": 1e-9})
         info = es.info
         self.assertEqual(info["restarts"]["strategy"], "ipop")
