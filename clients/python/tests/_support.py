@@ -142,7 +142,7 @@ class Server:
     def url(self):
         return ("https://" if self.tls else "http://") + self.addr
 
-    def start(self, timeout=10.0):
+    def start(self, timeout=120.0):
         assert self.proc is None, "already running"
         self.starts += 1
         logpath = os.path.join(self.dir, f"server-{self.starts}.log")
