@@ -311,12 +311,12 @@ func TestSalvage(t *testing.T) {
 }
 
 // TestInUse: a file held by a Store is in use for another Open, read-only
-// or not, and for OpenDamaged, within about the second Open waits.
+// or not, and for OpenDamaged: each returns ErrInUse (a wait for the
+// lock's release would never return, and go test's -timeout ends it).
 func TestInUse(t *testing.T) {
 	path, _ := damageFile(t, 2, 1)
 	s := open(t, path)
 	defer s.Close()
-	start := time.Now()
 	for _, ro := range []bool{true, false} {
 		if _, err := Open(path, &Options{ReadOnly: ro}); !errors.Is(err, ErrInUse) {
 			t.Errorf("read-only %v: %v, want in use", ro, err)
@@ -324,9 +324,6 @@ func TestInUse(t *testing.T) {
 	}
 	if _, err := OpenDamaged(path); !errors.Is(err, ErrInUse) {
 		t.Errorf("OpenDamaged: %v, want in use", err)
-	}
-	if d := time.Since(start); d > 2*time.Minute { // waiting for the lock's release would be forever
-		t.Errorf("took %v", d)
 	}
 }
 
