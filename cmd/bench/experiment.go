@@ -285,11 +285,17 @@ func runJob(o options, j job) (runResult, error) {
 			return runResult{}, fmt.Errorf("%s: %w", p, err)
 		}
 		es, tell = e, e.Tell
+		if c.RateScale != 0 {
+			tell = scaledTell(e, c.RateScale, c.RateScaleFirst)
+		}
 	case algSelf:
-		sc := selfcma.Config{CMA: cfg, Init: c.Init}
+		sc := selfcma.Config{CMA: cfg, Init: c.Init, MinLambda: c.MinLambda, AdaptRestarts: c.AdaptRestarts}
 		if c.Paper {
 			// Algorithm 2 in every run, at every λ (the paper's).
-			sc.MinLambda, sc.AdaptRestarts = selfcma.EveryLambda, true
+			sc.AdaptRestarts = true
+			if sc.MinLambda == 0 {
+				sc.MinLambda = selfcma.EveryLambda
+			}
 		}
 		e, err := selfcma.New(sc)
 		if err != nil {
@@ -330,4 +336,24 @@ func runJob(o options, j job) (runResult, error) {
 		res.Stop = append(res.Stop, s.Name)
 	}
 	return res, nil
+}
+
+// scaledTell tells e with k times its run's default c_1 and c_μ (c_c
+// unchanged; c_1 + c_μ capped at 0.9 keeping their ratio), in every run or
+// the first only: the measurement of docs/algorithm.md §2 of what larger
+// rates are worth at the default λ.
+func scaledTell(e *cmaes.ES, k float64, firstOnly bool) func([]float64) (cmaes.Record, error) {
+	return func(f []float64) (cmaes.Record, error) {
+		h := e.Params().Hyper()
+		if !firstOnly || e.Run() == 0 {
+			h.C1, h.CMu = k*h.C1, k*h.CMu
+			if s := h.C1 + h.CMu; s > 0.9 {
+				h.C1, h.CMu = h.C1*0.9/s, h.CMu*0.9/s
+			}
+		}
+		if err := e.SetHyper(h); err != nil {
+			return cmaes.Record{}, err
+		}
+		return e.Tell(f)
+	}
 }

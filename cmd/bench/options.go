@@ -72,15 +72,23 @@ type options struct {
 	incPopSize   float64
 	restartPoint string // flagDefault, x0 or uniform
 
-	noLocalStops bool   // only the target and the budget stop a run (-local-stops=false)
-	init         string // selfcma.InitDefault or selfcma.InitUniform
-	numerics     int    // cmaes.Config.Numerics: 0 = the latest
-	seed         uint64
-	tag          string // appended to every label
-	json         bool
-	plots        string // directory, "" = no plots
-	verbose      bool
-	workers      int
+	noLocalStops bool // only the target and the budget stop a run (-local-stops=false)
+
+	// Measuring knobs, off by default: self-CMA-ES's gate
+	// (selfcma.Config.MinLambda, AdaptRestarts) and fixed multiples of
+	// CMA-ES's default rates (docs/algorithm.md §2, "Population size").
+	minLambda      int
+	adaptRestarts  bool
+	rateScale      float64
+	rateScaleFirst bool
+	init           string // selfcma.InitDefault or selfcma.InitUniform
+	numerics       int    // cmaes.Config.Numerics: 0 = the latest
+	seed           uint64
+	tag            string // appended to every label
+	json           bool
+	plots          string // directory, "" = no plots
+	verbose        bool
+	workers        int
 
 	// Summary mode (-summary): compare the runs of files.
 	summary bool
@@ -124,6 +132,10 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.restartPoint, "restart-point", flagDefault, "where a restart's mean starts: uniform in [−4, 4]^n (the BBOB protocol), x0, or default: uniform (x0 with -paper)")
 	localStops := true
 	fs.BoolVar(&localStops, "local-stops", true, "stop a run on the local termination criteria of docs/algorithm.md §1 too (TolFun, TolX, NoEffectAxis, NoEffectCoord, ConditionCov, Stagnation, EqualFunValues, TolUpSigma); false: only the target and the budget stop it")
+	fs.IntVar(&o.minLambda, "min-lambda", 0, "self-CMA-ES: the smallest λ of a run that self-adapts its rates; 0 = the default (10n), 1 = every λ (the paper's)")
+	fs.BoolVar(&o.adaptRestarts, "adapt-restarts", false, "self-CMA-ES: restarts self-adapt too when their λ ≥ -min-lambda (the paper's; default: the first run only)")
+	fs.Float64Var(&o.rateScale, "rate-scale", 0, "CMA-ES: use k times the default c_1 and c_μ in every generation (capped at c_1 + c_μ = 0.9); 0 or 1 = the defaults. A measuring knob, not a session setting")
+	fs.BoolVar(&o.rateScaleFirst, "rate-scale-first", false, "with -rate-scale: scale the rates of the first run only, restarts use the defaults")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
 	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, or 0 = the latest")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
@@ -219,6 +231,10 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 		return options{}, fmt.Errorf("-max-restarts %d: want at least 1, or 0 for the default (-restarts none for none)", o.maxRestarts)
 	case o.incPopSize != 0 && !(o.incPopSize >= 1) || math.IsInf(o.incPopSize, 0):
 		return options{}, fmt.Errorf("-incpopsize %v: want a finite value ≥ 1, or 0 for the default", o.incPopSize)
+	case o.minLambda < 0:
+		return options{}, fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
+	case o.rateScale < 0 || math.IsNaN(o.rateScale) || math.IsInf(o.rateScale, 0):
+		return options{}, fmt.Errorf("-rate-scale %v: want a finite value > 0, or 0 for the defaults", o.rateScale)
 	case strings.ContainsAny(o.tag, " \t\n"):
 		return options{}, fmt.Errorf("-tag %q: want no blanks", o.tag)
 	}
@@ -287,12 +303,17 @@ type algConfig struct {
 	RestartPoint string  `json:"restart_point"` // x0 or uniform (in [−4, 4]^n)
 	Lambda       int     `json:"lambda"`        // 0 = the default
 	Init         string  `json:"init,omitempty"`
-	LocalStops   bool    `json:"local_stops"`
-	Numerics     int     `json:"numerics"`
-	Budget       float64 `json:"budget"` // per dimension
-	Target       float64 `json:"target"`
-	Seed         uint64  `json:"seed"`
-	Tag          string  `json:"tag,omitempty"`
+	// Measuring knobs (cmd/bench only).
+	MinLambda      int     `json:"min_lambda,omitempty"`
+	AdaptRestarts  bool    `json:"adapt_restarts,omitempty"`
+	RateScale      float64 `json:"rate_scale,omitempty"`
+	RateScaleFirst bool    `json:"rate_scale_first,omitempty"`
+	LocalStops     bool    `json:"local_stops"`
+	Numerics       int     `json:"numerics"`
+	Budget         float64 `json:"budget"` // per dimension
+	Target         float64 `json:"target"`
+	Seed           uint64  `json:"seed"`
+	Tag            string  `json:"tag,omitempty"`
 }
 
 // baseConfig is the configuration of alg in the mode of o with no
@@ -346,6 +367,12 @@ func (o options) config(alg string) algConfig {
 	if alg == algSelf && o.init != "" {
 		c.Init = o.init
 	}
+	if alg == algSelf {
+		c.MinLambda, c.AdaptRestarts = o.minLambda, o.adaptRestarts
+	}
+	if alg == algCMA && o.rateScale != 0 && o.rateScale != 1 {
+		c.RateScale, c.RateScaleFirst = o.rateScale, o.rateScaleFirst
+	}
 	c.LocalStops = !o.noLocalStops
 	c.Numerics = o.numerics
 	if c.Numerics == 0 {
@@ -393,6 +420,19 @@ func (o options) label(c algConfig) string {
 	}
 	if c.Init != base.Init {
 		parts = append(parts, "init="+c.Init)
+	}
+	if c.MinLambda != 0 {
+		parts = append(parts, "min-lambda="+strconv.Itoa(c.MinLambda))
+	}
+	if c.AdaptRestarts {
+		parts = append(parts, "adapt-restarts")
+	}
+	if c.RateScale != 0 {
+		k := "rate-scale="
+		if c.RateScaleFirst {
+			k = "rate-scale-first="
+		}
+		parts = append(parts, k+strconv.FormatFloat(c.RateScale, 'g', -1, 64))
 	}
 	if !c.LocalStops {
 		parts = append(parts, "no-local-stops")

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"io"
+	"math"
+	"testing"
+)
+
+// knobJob runs one job of args and returns its result.
+func knobJob(t *testing.T, alg string, args ...string) runResult {
+	t.Helper()
+	o, err := parseOptions(append([]string{"-functions", "10", "-dims", "5", "-instances", "1", "-budget", "3000"}, args...), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range o.jobs() {
+		if j.Algorithm != alg {
+			continue
+		}
+		r, err := runJob(o, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	t.Fatalf("no %s job", alg)
+	return runResult{}
+}
+
+// TestRateScale: -rate-scale k updates with k times the default c_1 and c_μ
+// (c_c unchanged), in every run or, with -rate-scale-first, the first only.
+func TestRateScale(t *testing.T) {
+	r := knobJob(t, algCMA, "-algorithms", "cma-es", "-rate-scale", "2", "-restarts", "ipop", "-max-restarts", "2")
+	if r.Label != "cma-es+ipop+max-restarts=2+rate-scale=2" {
+		t.Errorf("label %q", r.Label)
+	}
+	for g, tp := range r.Trace[:5] {
+		if tp.Hyper.C1 != 2*r.Defaults.C1 || tp.Hyper.CMu != 2*r.Defaults.CMu || tp.Hyper.Cc != r.Defaults.Cc {
+			t.Fatalf("generation %d: θ %+v, want 2 × c_1, c_μ of %+v", g, tp.Hyper, r.Defaults)
+		}
+	}
+	first := knobJob(t, algCMA, "-algorithms", "cma-es", "-rate-scale", "2", "-rate-scale-first", "-restarts", "ipop", "-max-restarts", "2", "-functions", "15")
+	if first.Restarts == 0 {
+		t.Fatal("no restart in the budget; the test needs one")
+	}
+	last := first.Trace[len(first.Trace)-1].Hyper
+	if last.C1 == 2*first.Defaults.C1 || math.Abs(last.C1/first.Defaults.C1-2) < 0.5 {
+		t.Errorf("the last run's c_1 %v is still scaled (first run's default %v)", last.C1, first.Defaults.C1)
+	}
+	if _, err := parseOptions([]string{"-rate-scale", "-1"}, io.Discard); err == nil {
+		t.Error("-rate-scale -1 accepted")
+	}
+}
+
+// TestMinLambda: -min-lambda 1 -adapt-restarts self-adapts at the default
+// λ (θ leaves the defaults), without it self-CMA-ES keeps the defaults.
+func TestMinLambda(t *testing.T) {
+	gated := knobJob(t, algSelf, "-algorithms", "self-cma-es")
+	for g, tp := range gated.Trace {
+		if tp.Hyper != gated.Defaults {
+			t.Fatalf("default gate, generation %d: θ %+v, want the defaults %+v", g, tp.Hyper, gated.Defaults)
+		}
+	}
+	every := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-min-lambda", "1", "-adapt-restarts")
+	if every.Label != "self-cma-es+min-lambda=1+adapt-restarts" {
+		t.Errorf("label %q", every.Label)
+	}
+	moved := false
+	for _, tp := range every.Trace {
+		moved = moved || tp.Hyper != every.Defaults
+	}
+	if !moved {
+		t.Error("-min-lambda 1: θ never left the defaults")
+	}
+	if _, err := parseOptions([]string{"-min-lambda", "-3"}, io.Discard); err == nil {
+		t.Error("-min-lambda -3 accepted")
+	}
+}
