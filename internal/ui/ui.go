@@ -34,6 +34,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -43,15 +44,36 @@ var ErrNotFound = errors.New("ui: no such session")
 
 // Source is what the pages read.
 type Source interface {
-	// ListSessions returns at most limit sessions, oldest first (in the
-	// order of their ids, as the API lists them), from the one after the
-	// id after ("" = from the first).
-	ListSessions(ctx context.Context, after string, limit int) ([]Summary, error)
+	// ListSessions returns at most q.Limit of the sessions that q
+	// selects, newest first: in descending order of id (the service's ids
+	// are UUIDv7, which sort in the order of creation).
+	ListSessions(ctx context.Context, q ListQuery) ([]Summary, error)
 	// Session returns one session; an error satisfying
 	// errors.Is(err, ErrNotFound) if there is none with that id.
 	Session(ctx context.Context, id string) (Detail, error)
 	// History returns one point per generation told, oldest first.
 	History(ctx context.Context, id string) ([]Point, error)
+}
+
+// ListQuery selects a page of the list of sessions.
+type ListQuery struct {
+	// Before, when not empty, selects the sessions whose id is less: the
+	// page after the one that ended with Before.
+	Before string
+	Limit  int
+	// Name, when not empty, selects the sessions whose name contains it,
+	// ignoring case.
+	Name string
+	// Status, when not empty, selects the sessions of that status.
+	Status string
+}
+
+// Match reports whether q's Name and Status select s.
+func (q ListQuery) Match(s Summary) bool {
+	if q.Status != "" && s.Status != q.Status {
+		return false
+	}
+	return q.Name == "" || strings.Contains(strings.ToLower(s.Name), strings.ToLower(q.Name))
 }
 
 // Statuses of a session.

@@ -46,8 +46,8 @@ func TestListPage(t *testing.T) {
 		}
 		order = append(order, i)
 	}
-	if !slices.IsSorted(order) {
-		t.Errorf("sessions not oldest first: positions %v of aaa, bbb, ccc", order)
+	if !slices.IsSortedFunc(order, func(a, b int) int { return b - a }) {
+		t.Errorf("sessions not newest first: positions %v of aaa, bbb, ccc", order)
 	}
 	for _, want := range []string{"newest", "oldest", "self-cma-es", `<span class="badge stopped">stopped</span>`, "2025-03-01 12:01:00 UTC", `<a href="/v1/backup" download="selfcma-backup.db">`, `<a href="/openapi.yaml">`} {
 		if !strings.Contains(body, want) {
@@ -68,7 +68,7 @@ func TestListPage(t *testing.T) {
 
 	// Pages of two, by the link.
 	resp, body = get(t, s.URL+"/ui/?limit=2")
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, "/ui/sessions/ccc") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, "/ui/sessions/aaa") {
 		t.Fatalf("first page of two: %d\n%s", resp.StatusCode, body)
 	}
 	next := regexp.MustCompile(`<a class="next" href="([^"]+)"`).FindStringSubmatch(body)
@@ -76,17 +76,78 @@ func TestListPage(t *testing.T) {
 		t.Fatalf("no link to the next page in\n%s", body)
 	}
 	resp, body = get(t, s.URL+html.UnescapeString(next[1]))
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/ccc") || strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, `class="next"`) {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/aaa") || strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, `class="next"`) {
 		t.Errorf("second page %s: %d\n%s", next[1], resp.StatusCode, body)
 	}
-	if resp, _ := get(t, s.URL+"/ui/?limit=0"); resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("limit=0: status %d, want 400", resp.StatusCode)
+	for query, field := range map[string]string{"limit=0": "limit", "status=done": "status", "name=" + strings.Repeat("x", 201): "name"} {
+		if resp, body := get(t, s.URL+"/ui/?"+query); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, field) {
+			t.Errorf("%.20s: status %d, want 400 naming %s:\n%s", query, resp.StatusCode, field, body)
+		}
 	}
 
 	// /ui redirects to /ui/.
 	resp, _ = get(t, s.URL+"/ui")
 	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/ui/" {
 		t.Errorf("/ui: status %d Location %q, want 301 to /ui/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// The list's filter selects by name (contained, ignoring case) and status,
+// and its pages keep the filter.
+func TestListPageFilter(t *testing.T) {
+	src := newFake()
+	for i, st := range []string{ui.StatusRunning, ui.StatusStopped, ui.StatusRunning, ui.StatusRunning, ui.StatusStopped} {
+		id := fmt.Sprintf("s%d", i)
+		src.put(detail(id, fmt.Sprintf("Sphere run %d", i), st, nil, t0.Add(time.Duration(i)*time.Hour)), nil)
+	}
+	src.put(detail("x9", "rosenbrock", ui.StatusRunning, nil, t0), nil)
+	s := server(t, src, ui.Options{})
+	ids := func(body string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`<tr data-id="([^"]+)">`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{"x9", "s4", "s3", "s2", "s1", "s0"}},
+		{"name=SPHERE", []string{"s4", "s3", "s2", "s1", "s0"}},
+		{"name=sphere&status=running", []string{"s3", "s2", "s0"}},
+		{"status=stopped", []string{"s4", "s1"}},
+		{"name=nothing", nil},
+	} {
+		resp, body := get(t, s.URL+"/ui/?"+c.query)
+		if got := ids(body); resp.StatusCode != http.StatusOK || !slices.Equal(got, c.want) {
+			t.Errorf("?%s: status %d, sessions %v, want %v", c.query, resp.StatusCode, got, c.want)
+		}
+		if c.want == nil && !strings.Contains(body, "No session matches the filter") {
+			t.Errorf("?%s: no word of the empty result", c.query)
+		}
+	}
+	// The form shows the filter; pages of one keep it.
+	var got []string
+	next := "/ui/?name=sphere&status=running&limit=1"
+	for pages := 0; next != ""; pages++ {
+		if pages > 5 {
+			t.Fatal("more than 5 pages")
+		}
+		_, body := get(t, s.URL+next)
+		for _, want := range []string{`name="name" value="sphere"`, `<option value="running" selected>`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: the form lacks %q", next, want)
+			}
+		}
+		got = append(got, ids(body)...)
+		next = ""
+		if m := regexp.MustCompile(`<a class="next" href="([^"]+)"`).FindStringSubmatch(body); m != nil {
+			next = html.UnescapeString(m[1])
+		}
+	}
+	if want := []string{"s3", "s2", "s0"}; !slices.Equal(got, want) {
+		t.Errorf("pages of one: %v, want %v", got, want)
 	}
 }
 
@@ -98,9 +159,9 @@ func TestListPageEmpty(t *testing.T) {
 	}
 }
 
-// plotOrder is the plots of a session page: pycma's four panels, then the
-// learning rates.
-var plotOrder = []string{"fitness", "axes", "stds", "mean", "rates"}
+// plotOrder is the plots of a session page: pycma's four panels in the
+// order of its 2×2 grid, then the learning rates.
+var plotOrder = []string{"fitness", "mean", "axes", "stds", "rates"}
 
 // wantSeries are the series of each plot, one point per generation.
 var wantSeries = map[string][]string{
@@ -153,12 +214,18 @@ func TestSessionPage(t *testing.T) {
 		if p.restarts != 0 {
 			t.Errorf("plot %s: %d restart markers, want 0", name, p.restarts)
 		}
+		checkXFitted(t, name, p)
 		// The coordinates' lines are labelled by index at their right end
-		// in the panels of the standard deviations and the mean.
-		wantLabels := name == "stds" || name == "mean"
-		for i, s := range series {
-			if l, ok := p.labels[s]; ok != wantLabels || ok && l != strconv.Itoa(i) {
-				t.Errorf("plot %s, series %s: end label %q (%v)", name, s, l, ok)
+		// in the panels of the standard deviations and the mean, as far
+		// as the labels fit.
+		switch name {
+		case "stds":
+			checkEndLabels(t, name, p, "std-", dim)
+		case "mean":
+			checkEndLabels(t, name, p, "mean-", dim)
+		default:
+			if len(p.ends) > 0 {
+				t.Errorf("plot %s: end labels %v", name, p.ends)
 			}
 		}
 	}
@@ -387,7 +454,7 @@ func TestAxesJumpNote(t *testing.T) {
 	src.put(detail("jump", "", ui.StatusStopped, jump, t0), jump)
 	src.put(detail("smooth", "", ui.StatusStopped, smooth, t0), smooth)
 	s := server(t, src, ui.Options{})
-	note := regexp.MustCompile(`<p class="note" id="axes-note">([^<]*)</p>`)
+	note := regexp.MustCompile(`<figcaption class="note" id="axes-note">([^<]*)</figcaption>`)
 	_, body := get(t, s.URL+"/ui/sessions/jump")
 	if m := note.FindStringSubmatch(body); m == nil || !strings.Contains(m[1], "jump at generation 30:") {
 		t.Errorf("note %q, want one on the jump at generation 30", m)
@@ -397,10 +464,10 @@ func TestAxesJumpNote(t *testing.T) {
 	}
 }
 
-// The end labels of coordinates whose lines end together are spread at
-// least 9 pixels apart, inside the plot's height, in the order of the
-// lines' ends.
-func TestEndLabelsSpread(t *testing.T) {
+// Of coordinates whose lines end together, the top few are labelled, in
+// the order of the lines' ends, without overlapping; the rest show their
+// title on hover.
+func TestEndLabelsTight(t *testing.T) {
 	src := newFake()
 	pts := history(40)
 	last := &pts[len(pts)-1]
@@ -410,23 +477,18 @@ func TestEndLabelsSpread(t *testing.T) {
 	src.put(detail("tight", "", ui.StatusStopped, pts, t0), pts)
 	s := server(t, src, ui.Options{})
 	_, body := get(t, s.URL+"/ui/sessions/tight")
-	svg := body[strings.Index(body, `data-plot="stds"`):]
-	svg = svg[:strings.Index(svg, "</svg>")]
-	ms := regexp.MustCompile(`<text class="end-label" x="[^"]+" y="([^"]+)"[^>]*>(\d+)</text>`).FindAllStringSubmatch(svg, -1)
-	if len(ms) != dim {
-		t.Fatalf("%d end labels, want %d", len(ms), dim)
+	_, by := plots(t, body)
+	p := by["stds"]
+	checkEndLabels(t, "stds", p, "std-", dim)
+	var labels []string
+	for _, e := range p.ends {
+		if e.labeled {
+			labels = append(labels, e.text)
+		}
 	}
-	prev := math.Inf(-1)
-	for k, m := range ms {
-		y, _ := strconv.ParseFloat(m[1], 64)
-		if y-prev < 9-0.05 || y < 50 || y > 300 {
-			t.Errorf("label %s at y = %v, the previous at %v", m[2], y, prev)
-		}
-		// Top to bottom: the largest std first, coordinate 9.
-		if want := strconv.Itoa(dim - 1 - k); m[2] != want {
-			t.Errorf("label %d is %s, want %s", k, m[2], want)
-		}
-		prev = y
+	// Top to bottom: the largest std first, coordinate 9; two fit.
+	if want := []string{"9", "8"}; !slices.Equal(labels, want) {
+		t.Errorf("labels %v, want %v", labels, want)
 	}
 }
 
@@ -559,7 +621,7 @@ func TestToken(t *testing.T) {
 			if resp, _ := get(t, s.URL+path, "Authorization", "Bearer "+token); resp.StatusCode != http.StatusOK {
 				t.Errorf("%s: status %d, want 200", path, resp.StatusCode)
 			}
-			if resp, body := get(t, s.URL+path, "Authorization", "Bearer wrong"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "plots") && strings.Contains(body, "svg") {
+			if resp, body := get(t, s.URL+path, "Authorization", "Bearer wrong"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "<svg ") {
 				t.Errorf("%s with a wrong token: status %d, want 401", path, resp.StatusCode)
 			}
 		}

@@ -3,9 +3,11 @@ package sessionsource
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -185,37 +187,70 @@ func TestNotFound(t *testing.T) {
 	}
 }
 
+// The list comes newest first, in pages, filtered by name and status,
+// whatever the chunks it is read in.
 func TestListSessionsPages(t *testing.T) {
 	ctx := context.Background()
 	m := newManager(t)
-	src := New(m)
-	var want []string
-	for range 7 {
-		s, err := m.Create(ctx, session.CreateParams{X0: []float64{1}, Sigma0: 1, Algorithm: session.AlgorithmCMAES})
+	var all, odd []string // newest first
+	for i := range 7 {
+		name := fmt.Sprintf("Run %d", i)
+		if i%2 == 1 {
+			name = fmt.Sprintf("odd run %d", i)
+		}
+		s, err := m.Create(ctx, session.CreateParams{Name: name, X0: []float64{1}, Sigma0: 1, Algorithm: session.AlgorithmCMAES})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, s.ID)
-	}
-	var got []string
-	for after := ""; ; {
-		page, err := src.ListSessions(ctx, after, 3)
-		if err != nil {
-			t.Fatal(err)
+		all = append([]string{s.ID}, all...)
+		if i%2 == 1 {
+			odd = append([]string{s.ID}, odd...)
 		}
-		for _, s := range page {
-			if s.Algorithm != session.AlgorithmCMAES || s.Status != ui.StatusRunning {
-				t.Errorf("summary %+v", s)
+		if i == 3 {
+			if _, err := m.Stop(ctx, s.ID); err != nil {
+				t.Fatal(err)
 			}
-			got = append(got, s.ID)
 		}
-		if len(page) < 3 {
-			break
-		}
-		after = page[len(page)-1].ID
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("pages of 3 list %v, want %v", got, want)
+	if !slices.IsSortedFunc(all, func(a, b string) int { return strings.Compare(b, a) }) {
+		t.Fatalf("ids %v: not in the order of creation", all)
+	}
+	pages := func(src *Source, q ui.ListQuery) []string {
+		var got []string
+		for {
+			page, err := src.ListSessions(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range page {
+				if s.Algorithm != session.AlgorithmCMAES {
+					t.Errorf("summary %+v", s)
+				}
+				got = append(got, s.ID)
+			}
+			if len(page) < q.Limit {
+				return got
+			}
+			q.Before = page[len(page)-1].ID
+		}
+	}
+	for _, chunk := range []int{2, 3, listChunk} {
+		src := New(m)
+		src.chunk = chunk
+		for _, c := range []struct {
+			q    ui.ListQuery
+			want []string
+		}{
+			{ui.ListQuery{Limit: 3}, all},
+			{ui.ListQuery{Limit: 2, Name: "ODD"}, odd},
+			{ui.ListQuery{Limit: 1, Name: "odd", Status: ui.StatusRunning}, []string{odd[0], odd[2]}},
+			{ui.ListQuery{Limit: 5, Status: ui.StatusStopped}, []string{odd[1]}},
+			{ui.ListQuery{Limit: 5, Name: "none"}, nil},
+		} {
+			if got := pages(src, c.q); !slices.Equal(got, c.want) {
+				t.Errorf("chunks of %d, %+v: pages list %v, want %v", chunk, c.q, got, c.want)
+			}
+		}
 	}
 }
 
