@@ -17,7 +17,7 @@ import (
 	"github.com/selfcma/selfcma/internal/ui"
 )
 
-func newManager(t *testing.T) *session.Manager {
+func newManager(t testing.TB) *session.Manager {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), &bolt.Options{NoSync: true})
 	if err != nil {
@@ -286,3 +286,29 @@ func TestHistoryConcurrentAndEvicted(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
+// BenchmarkListSessions lists the newest page of 100 of n sessions, with
+// and without a filter: a pass over every session's summary.
+func BenchmarkListSessions(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1_000, 10_000} {
+		m := newManager(b)
+		for i := range n {
+			if _, err := m.Create(ctx, session.CreateParams{Name: fmt.Sprintf("run %d", i), X0: []float64{1, 1}, Sigma0: 1,
+				Algorithm: session.AlgorithmCMAES}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		src := New(m)
+		for _, q := range []ui.ListQuery{{Limit: 100}, {Limit: 100, Name: "run 99", Status: ui.StatusRunning}} {
+			b.Run(fmt.Sprintf("sessions=%d/name=%q", n, q.Name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := src.ListSessions(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
