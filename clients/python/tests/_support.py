@@ -283,6 +283,8 @@ class FakeTransport:
             return {"generation": 0, "index": k, "x": x, "expires_at": "2026-01-01T00:00:00Z"}
         if (method, path) == ("POST", me + "/tell"):
             return dict(self.state)
+        if (method, path) == ("GET", me + "/covariance"):  # a server older than the endpoint
+            raise NotFound("no such route: " + path, code="not_found", method=method, url=path, status=404)
         if (method, path) == ("POST", me + "/inject"):
             if self.inject_status == 404:
                 raise NotFound("no such route", code="not_found", method=method, url=path, status=404)
