@@ -594,149 +594,179 @@ func TestPlotsEndpoint(t *testing.T) {
 	}
 }
 
+// testToken is the pages' token in TestToken.
+const testToken = "s3cret-token"
+
+// tokenServer is the pages of TestToken, behind testToken.
+type tokenServer struct {
+	s      *httptest.Server
+	src    *fakeSource
+	logins *ui.Logins
+}
+
 func TestToken(t *testing.T) {
-	const token = "s3cret-token"
 	src := newFake()
 	pts := history(5)
 	src.put(detail("s1", "", ui.StatusRunning, pts, t0), pts)
-	logins := ui.NewLogins(token)
-	s := server(t, src, ui.Options{Token: token, Logins: logins, BackupAvailable: true}) // the token alone hides the backup link
+	logins := ui.NewLogins(testToken)
+	e := tokenServer{
+		s:   server(t, src, ui.Options{Token: testToken, Logins: logins, BackupAvailable: true}), // the token alone hides the backup link
+		src: src, logins: logins,
+	}
 
-	t.Run("no token", func(t *testing.T) {
-		resp, _ := get(t, s.URL+"/ui/sessions/s1")
-		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/login?next="+url.QueryEscape("/ui/sessions/s1") {
-			t.Errorf("status %d Location %q, want 303 to the login", resp.StatusCode, resp.Header.Get("Location"))
+	t.Run("no token", func(t *testing.T) { tokenNone(t, e) })
+	t.Run("bearer", func(t *testing.T) { tokenBearer(t, e) })
+	t.Run("cookie", func(t *testing.T) { tokenCookie(t, e) })
+	t.Run("TLS", func(t *testing.T) { tokenTLS(t, e) })
+	t.Run("logout", func(t *testing.T) { tokenLogout(t, e) })
+}
+
+// tokenNone: without the token, the pages send to the login and the plots
+// answer 401.
+func tokenNone(t *testing.T, e tokenServer) {
+	resp, _ := get(t, e.s.URL+"/ui/sessions/s1")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/login?next="+url.QueryEscape("/ui/sessions/s1") {
+		t.Errorf("status %d Location %q, want 303 to the login", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, _ = get(t, e.s.URL+"/ui/")
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("list: status %d, want 303", resp.StatusCode)
+	}
+	resp, _ = get(t, e.s.URL+"/ui/sessions/s1/plots")
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("plots: status %d, want 401", resp.StatusCode)
+	}
+}
+
+// tokenBearer: the token as a bearer header opens every page; a wrong one
+// is 401.
+func tokenBearer(t *testing.T, e tokenServer) {
+	for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
+		if resp, _ := get(t, e.s.URL+path, "Authorization", "Bearer "+testToken); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d, want 200", path, resp.StatusCode)
 		}
-		resp, _ = get(t, s.URL+"/ui/")
-		if resp.StatusCode != http.StatusSeeOther {
-			t.Errorf("list: status %d, want 303", resp.StatusCode)
+		if resp, body := get(t, e.s.URL+path, "Authorization", "Bearer wrong"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "<svg ") {
+			t.Errorf("%s with a wrong token: status %d, want 401", path, resp.StatusCode)
 		}
-		resp, _ = get(t, s.URL+"/ui/sessions/s1/plots")
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("plots: status %d, want 401", resp.StatusCode)
-		}
-	})
-	t.Run("bearer", func(t *testing.T) {
-		for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
-			if resp, _ := get(t, s.URL+path, "Authorization", "Bearer "+token); resp.StatusCode != http.StatusOK {
-				t.Errorf("%s: status %d, want 200", path, resp.StatusCode)
-			}
-			if resp, body := get(t, s.URL+path, "Authorization", "Bearer wrong"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "<svg ") {
-				t.Errorf("%s with a wrong token: status %d, want 401", path, resp.StatusCode)
-			}
-		}
-	})
-	t.Run("cookie", func(t *testing.T) {
-		resp, body := get(t, s.URL+"/ui/login?next=/ui/sessions/s1")
-		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `name="token"`) || !strings.Contains(body, `value="/ui/sessions/s1"`) {
-			t.Fatalf("login form: status %d\n%s", resp.StatusCode, body)
-		}
-		if strings.Contains(body, `action="/ui/logout"`) {
-			t.Error("the login form offers to log out")
-		}
-		post := func(tok, next string) *http.Response {
-			resp, err := noRedirects.PostForm(s.URL+"/ui/login", url.Values{"token": {tok}, "next": {next}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			return resp
-		}
-		resp = post("wrong", "/ui/sessions/s1")
-		if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
-			t.Errorf("wrong token: status %d, cookies %v; want 401 and none", resp.StatusCode, resp.Cookies())
-		}
-		resp = post(token, "/ui/sessions/s1")
-		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/sessions/s1" {
-			t.Fatalf("login: status %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
-		}
-		cs := resp.Cookies()
-		if len(cs) != 1 {
-			t.Fatalf("cookies %v, want one", cs)
-		}
-		c := cs[0]
-		if c.Name != ui.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/" {
-			t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure over plain HTTP", c)
-		}
-		if strings.Contains(c.Value, token) {
-			t.Error("the cookie holds the token in clear")
-		}
-		for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
-			if resp, _ := get(t, s.URL+path, "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
-				t.Errorf("%s with the cookie: status %d, want 200", path, resp.StatusCode)
-			}
-			if resp, _ := get(t, s.URL+path, "Cookie", c.Name+"="+c.Value+"x"); resp.StatusCode == http.StatusOK {
-				t.Errorf("%s with a forged cookie: status 200", path)
-			}
-		}
-		// The API's check for the pages' data links accepts this cookie only.
-		check := logins.LoggedIn
-		for value, want := range map[string]bool{c.Value: true, c.Value + "x": false, "": false} {
-			r := httptest.NewRequest(http.MethodGet, "/v1/sessions/s1/history", nil)
-			r.AddCookie(&http.Cookie{Name: ui.CookieName, Value: value})
-			if got := check(r); got != want {
-				t.Errorf("LoggedIn with cookie %q: %v, want %v", value, got, want)
-			}
-		}
-		if ui.NewLogins("").LoggedIn(httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)) {
-			t.Error("LoggedIn without a token admits a request")
-		}
-		// Logged in, the page offers to log out, and no backup (the
-		// login does not read it).
-		if _, body := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); !strings.Contains(body, `action="/ui/logout"`) || strings.Contains(body, "/v1/backup") {
-			t.Error("no log out button, or a backup link")
-		}
-		// Every login is a cookie of its own.
-		if again := post(token, "/ui/").Cookies(); len(again) != 1 || again[0].Value == c.Value {
-			t.Errorf("a second login: cookies %v, want one other than %q", again, c.Value)
-		}
-		// An open redirect is refused.
-		if resp := post(token, "//evil.example/"); resp.Header.Get("Location") != "/ui/" {
-			t.Errorf("next //evil.example/: Location %q, want /ui/", resp.Header.Get("Location"))
-		}
-	})
-	t.Run("TLS", func(t *testing.T) {
-		r := chi.NewRouter()
-		r.Mount(ui.Prefix, ui.Handler(src, ui.Options{Token: token}))
-		req := httptest.NewRequest(http.MethodPost, "https://example.org/ui/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		w := httptest.NewRecorder()
-		r.ServeHTTP(w, req)
-		cs := w.Result().Cookies()
-		if len(cs) != 1 || !cs[0].Secure {
-			t.Errorf("login over TLS: cookies %+v, want one Secure", cs)
-		}
-	})
-	t.Run("logout", func(t *testing.T) {
-		resp, err := noRedirects.PostForm(s.URL+"/ui/login", url.Values{"token": {token}})
+	}
+}
+
+// tokenCookie: the login form sets an HttpOnly cookie that opens the pages
+// and the API's data links, one per login, and refuses an open redirect.
+func tokenCookie(t *testing.T, e tokenServer) {
+	resp, body := get(t, e.s.URL+"/ui/login?next=/ui/sessions/s1")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `name="token"`) || !strings.Contains(body, `value="/ui/sessions/s1"`) {
+		t.Fatalf("login form: status %d\n%s", resp.StatusCode, body)
+	}
+	if strings.Contains(body, `action="/ui/logout"`) {
+		t.Error("the login form offers to log out")
+	}
+	post := func(tok, next string) *http.Response {
+		resp, err := noRedirects.PostForm(e.s.URL+"/ui/login", url.Values{"token": {tok}, "next": {next}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		c := resp.Cookies()[0]
-		if resp, _ := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
-			t.Fatalf("logged in: %d", resp.StatusCode)
+		return resp
+	}
+	resp = post("wrong", "/ui/sessions/s1")
+	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Errorf("wrong token: status %d, cookies %v; want 401 and none", resp.StatusCode, resp.Cookies())
+	}
+	resp = post(testToken, "/ui/sessions/s1")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/sessions/s1" {
+		t.Fatalf("login: status %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	cs := resp.Cookies()
+	if len(cs) != 1 {
+		t.Fatalf("cookies %v, want one", cs)
+	}
+	c := cs[0]
+	if c.Name != ui.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/" {
+		t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure over plain HTTP", c)
+	}
+	if strings.Contains(c.Value, testToken) {
+		t.Error("the cookie holds the token in clear")
+	}
+	for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
+		if resp, _ := get(t, e.s.URL+path, "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s with the cookie: status %d, want 200", path, resp.StatusCode)
 		}
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/ui/logout", nil)
-		req.AddCookie(c)
-		if resp, err = noRedirects.Do(req); err != nil {
-			t.Fatal(err)
+		if resp, _ := get(t, e.s.URL+path, "Cookie", c.Name+"="+c.Value+"x"); resp.StatusCode == http.StatusOK {
+			t.Errorf("%s with a forged cookie: status 200", path)
 		}
-		resp.Body.Close()
-		cs := resp.Cookies()
-		if resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || cs[0].MaxAge >= 0 {
-			t.Errorf("logout: status %d cookies %+v, want 303 and an expired cookie", resp.StatusCode, cs)
+	}
+	// The API's check for the pages' data links accepts this cookie only.
+	check := e.logins.LoggedIn
+	for value, want := range map[string]bool{c.Value: true, c.Value + "x": false, "": false} {
+		r := httptest.NewRequest(http.MethodGet, "/v1/sessions/s1/history", nil)
+		r.AddCookie(&http.Cookie{Name: ui.CookieName, Value: value})
+		if got := check(r); got != want {
+			t.Errorf("LoggedIn with cookie %q: %v, want %v", value, got, want)
 		}
-		// The server forgot the login: a copy of the cookie is worth nothing.
-		if resp, _ := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusSeeOther {
-			t.Errorf("the cookie after logout: %d, want 303 to the login", resp.StatusCode)
-		}
-		r := httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)
-		r.AddCookie(c)
-		if logins.LoggedIn(r) {
-			t.Error("the API admits the cookie after logout")
-		}
-	})
+	}
+	if ui.NewLogins("").LoggedIn(httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)) {
+		t.Error("LoggedIn without a token admits a request")
+	}
+	// Logged in, the page offers to log out, and no backup (the
+	// login does not read it).
+	if _, body := get(t, e.s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); !strings.Contains(body, `action="/ui/logout"`) || strings.Contains(body, "/v1/backup") {
+		t.Error("no log out button, or a backup link")
+	}
+	// Every login is a cookie of its own.
+	if again := post(testToken, "/ui/").Cookies(); len(again) != 1 || again[0].Value == c.Value {
+		t.Errorf("a second login: cookies %v, want one other than %q", again, c.Value)
+	}
+	// An open redirect is refused.
+	if resp := post(testToken, "//evil.example/"); resp.Header.Get("Location") != "/ui/" {
+		t.Errorf("next //evil.example/: Location %q, want /ui/", resp.Header.Get("Location"))
+	}
+}
+
+// tokenTLS: a login over TLS sets a Secure cookie.
+func tokenTLS(t *testing.T, e tokenServer) {
+	r := chi.NewRouter()
+	r.Mount(ui.Prefix, ui.Handler(e.src, ui.Options{Token: testToken}))
+	req := httptest.NewRequest(http.MethodPost, "https://example.org/ui/login", strings.NewReader(url.Values{"token": {testToken}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	cs := w.Result().Cookies()
+	if len(cs) != 1 || !cs[0].Secure {
+		t.Errorf("login over TLS: cookies %+v, want one Secure", cs)
+	}
+}
+
+// tokenLogout: after logout the server forgets the cookie.
+func tokenLogout(t *testing.T, e tokenServer) {
+	resp, err := noRedirects.PostForm(e.s.URL+"/ui/login", url.Values{"token": {testToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	c := resp.Cookies()[0]
+	if resp, _ := get(t, e.s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
+		t.Fatalf("logged in: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.s.URL+"/ui/logout", nil)
+	req.AddCookie(c)
+	if resp, err = noRedirects.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cs := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || cs[0].MaxAge >= 0 {
+		t.Errorf("logout: status %d cookies %+v, want 303 and an expired cookie", resp.StatusCode, cs)
+	}
+	// The server forgot the login: a copy of the cookie is worth nothing.
+	if resp, _ := get(t, e.s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the cookie after logout: %d, want 303 to the login", resp.StatusCode)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)
+	r.AddCookie(c)
+	if e.logins.LoggedIn(r) {
+		t.Error("the API admits the cookie after logout")
+	}
 }
 
 // TestLoginThrottled: ten wrong tokens from one address, at the login or

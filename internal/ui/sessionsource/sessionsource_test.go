@@ -71,25 +71,7 @@ func TestSessionAndHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := created.ID
-
-	d, err := src.Session(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.ID != id || d.Name != "four" || d.Dimension != 4 || d.Status != ui.StatusRunning || d.BestF != nil || d.Seed != 7 {
-		t.Errorf("new session: %+v", d)
-	}
-	// A new session is active CMA-ES by default: its rates are those.
-	p, _ := cmaes.NewParamsActive(4, d.PopulationSize, created.Active)
-	if !created.Active {
-		t.Error("a new session is not active CMA-ES")
-	}
-	if want := (ui.Hyper{C1: p.C1, CMu: p.CMu, Cc: p.Cc}); d.Defaults != want || len(d.RunDefaults) != 1 || d.RunDefaults[0] != want {
-		t.Errorf("defaults %+v, run defaults %+v, want %+v", d.Defaults, d.RunDefaults, want)
-	}
-	if pts, err := src.History(ctx, id); err != nil || len(pts) != 0 {
-		t.Fatalf("history of a new session: %d points, %v", len(pts), err)
-	}
+	checkNew(t, src, created)
 
 	// Run until the first restart, then a few more generations: the cache
 	// must hold exactly what the Manager holds.
@@ -109,20 +91,68 @@ func TestSessionAndHistory(t *testing.T) {
 	if len(got2) != len(got)+3 || len(got2) != s.Generation {
 		t.Fatalf("history grew from %d to %d points, want +3 = %d generations", len(got), len(got2), s.Generation)
 	}
-	recs, err := m.History(ctx, id, 0, 0)
+	checkPoints(t, m, id, got2)
+	checkRestarted(t, src, s)
+
+	// Two values told in parts.
+	b, err := m.Ask(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Tell(ctx, id, session.TellParams{Generation: b.Generation, Indices: []int{3, 0}, Fitness: []float64{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := src.Session(ctx, id); err != nil || d.Held != 2 {
+		t.Errorf("holds %d values after a part of 2: %v", d.Held, err)
+	}
+}
+
+// checkNew checks the detail and the history of a session just created.
+func checkNew(t *testing.T, src *Source, created session.Session) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := src.Session(ctx, created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ID != created.ID || d.Name != "four" || d.Dimension != 4 || d.Status != ui.StatusRunning || d.BestF != nil || d.Seed != 7 {
+		t.Errorf("new session: %+v", d)
+	}
+	// A new session is active CMA-ES by default: its rates are those.
+	p, _ := cmaes.NewParamsActive(4, d.PopulationSize, created.Active)
+	if !created.Active {
+		t.Error("a new session is not active CMA-ES")
+	}
+	if want := (ui.Hyper{C1: p.C1, CMu: p.CMu, Cc: p.Cc}); d.Defaults != want || len(d.RunDefaults) != 1 || d.RunDefaults[0] != want {
+		t.Errorf("defaults %+v, run defaults %+v, want %+v", d.Defaults, d.RunDefaults, want)
+	}
+	if pts, err := src.History(ctx, created.ID); err != nil || len(pts) != 0 {
+		t.Fatalf("history of a new session: %d points, %v", len(pts), err)
+	}
+}
+
+// checkPoints checks that pts are the Manager's history of session id.
+func checkPoints(t *testing.T, m *session.Manager, id string, pts []ui.Point) {
+	t.Helper()
+	recs, err := m.History(context.Background(), id, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range recs {
-		g := got2[i]
+		g := pts[i]
 		if g.Generation != r.Generation || g.Run != r.Run || g.Lambda != r.Lambda || g.Evaluations != r.Evaluations ||
 			!same(g.Best, r.Best) || !same(g.Median, r.Median) || !same(g.BestSoFar, r.BestSoFar) || g.Sigma != r.Sigma ||
 			g.AxisRatio != r.AxisRatio || g.C1 != r.C1 || g.CMu != r.CMu || g.Cc != r.Cc {
 			t.Fatalf("point %d: %+v, record %+v", i, g, r)
 		}
 	}
+}
 
-	d, err = src.Session(ctx, id)
+// checkRestarted checks the detail of session s, which has restarted:
+// its runs and their default rates, its best point.
+func checkRestarted(t *testing.T, src *Source, s session.Session) {
+	t.Helper()
+	d, err := src.Session(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,17 +171,6 @@ func TestSessionAndHistory(t *testing.T) {
 	}
 	if d.Held != 0 {
 		t.Errorf("holds %d values, none told in parts", d.Held)
-	}
-	// Two values told in parts.
-	b, err := m.Ask(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Tell(ctx, id, session.TellParams{Generation: b.Generation, Indices: []int{3, 0}, Fitness: []float64{1, 2}}); err != nil {
-		t.Fatal(err)
-	}
-	if d, err = src.Session(ctx, id); err != nil || d.Held != 2 {
-		t.Errorf("holds %d values after a part of 2: %v", d.Held, err)
 	}
 }
 
