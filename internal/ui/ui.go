@@ -5,7 +5,10 @@
 // σ·√λ_max(C) and the axis ratio of C on the same log axis; the principal
 // axis lengths √λ_i(C); the standard deviation σ·√C_ii of each coordinate;
 // the mean's coordinates (the last two labelled by coordinate at their
-// right end). σ alone is not plotted: where a safeguard moves scale between
+// right end, the top few that fit without overlapping; every coordinate's
+// line shows its name on hover). They sit in pycma's 2×2 grid on a wide
+// screen, one column on a narrow one, and their x axes end at the last
+// generation told. σ alone is not plotted: where a safeguard moves scale between
 // σ and C it jumps by decades while the distribution does not. The fifth
 // is the learning rates c1, cμ and cc over generations with their defaults
 // dashed, as in Figures 1–2 of Loshchilov, Schoenauer, Sebag and Hansen,
