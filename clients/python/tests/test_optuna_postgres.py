@@ -113,7 +113,7 @@ class OptunaPostgresTest(unittest.TestCase):
         self.assertGreater(len(claimed), WORKERS * TRIALS - 10)
         held = len((es.info.get("partial") or {}).get("indices") or [])
         self.assertEqual(es.evaluations + held, len(claimed))
-        self.assertLess(study.best_value, 1e-2)
+        self.assertLess(study.best_value, 1e-2)  # the box's centre, where the session starts, has f = 0.27
 
 
 if __name__ == "__main__":
