@@ -135,6 +135,7 @@ func New(cfg Config) *chi.Mux {
 		r.Post("/sessions/{id}/claim", s.claim)
 		r.Post("/sessions/{id}/inject", s.inject)
 		r.Get("/sessions/{id}/history", s.history)
+		r.Get("/sessions/{id}/covariance", s.covariance)
 		r.Get("/backup", s.backupDB)
 	})
 	return r

@@ -26,3 +26,17 @@ func NiceStep(span float64, n int) float64 {
 	}
 	return 10 * p
 }
+
+// Ticks returns the multiples of step in [lo, hi], ascending; one that
+// lies within a billionth of a step beyond an end counts as inside.
+func Ticks(lo, hi, step float64) []float64 {
+	if !(step > 0) || !(hi >= lo) {
+		return nil
+	}
+	k0, k1 := math.Ceil(lo/step-1e-9), math.Floor(hi/step+1e-9)
+	out := make([]float64, 0, int(k1-k0)+1)
+	for k := k0; k <= k1; k++ {
+		out = append(out, k*step)
+	}
+	return out
+}

@@ -27,3 +27,27 @@ func TestAt(t *testing.T) {
 		}
 	}
 }
+
+func TestTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi, step float64
+		want         []float64
+	}{
+		{0, 19200, 5000, []float64{0, 5000, 10000, 15000}},
+		{0, 1, 0.2, []float64{0, 0.2, 0.4, 0.6000000000000001, 0.8, 1}}, // 1 = 5·0.2 up to rounding
+		{-0.3, 0.25, 0.1, []float64{-0.30000000000000004, -0.2, -0.1, 0, 0.1, 0.2}},
+		{0, 10, 0, nil}, {1, 0, 1, nil},
+	} {
+		got := Ticks(c.lo, c.hi, c.step)
+		if len(got) != len(c.want) {
+			t.Errorf("Ticks(%g, %g, %g) = %v, want %v", c.lo, c.hi, c.step, got, c.want)
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i]-c.want[i]) > 1e-12 {
+				t.Errorf("Ticks(%g, %g, %g) = %v, want %v", c.lo, c.hi, c.step, got, c.want)
+				break
+			}
+		}
+	}
+}

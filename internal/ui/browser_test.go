@@ -241,6 +241,36 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("%d restarts, want 2", s.Restarts.Count)
 	}
 
+	checkFinalPage(t, dom, s)
+
+	// A screenshot of the final page.
+	png := filepath.Join(t.TempDir(), "session.png")
+	chromium(t, bin, "--screenshot="+png, "--window-size=1280,1800", "--hide-scrollbars", pageURL)
+	img, err := os.ReadFile(png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(img) < 10_000 || !bytes.HasPrefix(img, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("screenshot: %d bytes, want a PNG", len(img))
+	}
+	if keep := os.Getenv("SELFCMA_UI_SCREENSHOT"); keep != "" {
+		if err := os.WriteFile(keep, img, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// The list links to the page.
+	list := chromium(t, bin, "--dump-dom", srv.URL+"/ui/")
+	if !strings.Contains(list, `href="/ui/sessions/`+s.ID+`"`) || !strings.Contains(list, "sphere 10-D") {
+		t.Errorf("the list does not link to the session:\n%s", list)
+	}
+}
+
+// checkFinalPage checks the page of session s after its script polled
+// until s stopped: the final state swapped in, every plot with one point
+// per generation, its legend and the two restarts.
+func checkFinalPage(t *testing.T, dom string, s apiSession) {
+	t.Helper()
 	// The script swapped in the final state.
 	for _, want := range []string{`id="live-state" data-state="stopped"`, `data-status="stopped"`, "Stopped because",
 		fmt.Sprintf(`<td id="generation">%d</td>`, s.Generation)} {
@@ -272,27 +302,6 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the default cμ: %d points, want 6 (one segment per run)", n)
 	}
 
-	// A screenshot of the final page.
-	png := filepath.Join(t.TempDir(), "session.png")
-	chromium(t, bin, "--screenshot="+png, "--window-size=1280,1800", "--hide-scrollbars", pageURL)
-	img, err := os.ReadFile(png)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(img) < 10_000 || !bytes.HasPrefix(img, []byte("\x89PNG\r\n\x1a\n")) {
-		t.Errorf("screenshot: %d bytes, want a PNG", len(img))
-	}
-	if keep := os.Getenv("SELFCMA_UI_SCREENSHOT"); keep != "" {
-		if err := os.WriteFile(keep, img, 0o644); err != nil {
-			t.Error(err)
-		}
-	}
-
-	// The list links to the page.
-	list := chromium(t, bin, "--dump-dom", srv.URL+"/ui/")
-	if !strings.Contains(list, `href="/ui/sessions/`+s.ID+`"`) || !strings.Contains(list, "sphere 10-D") {
-		t.Errorf("the list does not link to the session:\n%s", list)
-	}
 }
 
 func contains(xs []string, x string) bool {

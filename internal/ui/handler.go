@@ -134,6 +134,7 @@ type page struct {
 	Title  string
 	Nonce  string // of the inline script, for the Content-Security-Policy
 	Logout bool   // logged in with the cookie: show "log out"
+	Wide   bool   // the page's plots take the width of a wide screen
 }
 
 func (h *handler) newPage(r *http.Request, title string) page {
@@ -193,6 +194,9 @@ type listData struct {
 	page
 	Sessions []Summary
 	Next     string // the link to the next page; "" on the last
+	// Name and Status are the filter's: the sessions listed are those
+	// whose name contains Name, of status Status ("" = any).
+	Name, Status string
 	// Backup shows the link to /v1/backup: only if the store makes
 	// backups, and without a token, since the login does not read the
 	// backup (the whole database takes the bearer token).
@@ -203,7 +207,46 @@ type listData struct {
 const (
 	defaultListLimit = 100
 	maxListLimit     = 1000
+	maxNameFilter    = 200 // characters of the name filter
 )
+
+// listQuery reads the query of the list: limit, before, name and status.
+// Its error names the parameter that is wrong.
+func listQuery(q url.Values) (ListQuery, error) {
+	lq := ListQuery{Limit: defaultListLimit, Before: q.Get("before"), Name: strings.TrimSpace(q.Get("name")), Status: q.Get("status")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxListLimit {
+			return lq, fmt.Errorf("limit %q: want an integer from 1 to %d", v, maxListLimit)
+		}
+		lq.Limit = n
+	}
+	if n := len([]rune(lq.Name)); n > maxNameFilter {
+		return lq, fmt.Errorf("name: %d characters, want at most %d", n, maxNameFilter)
+	}
+	switch lq.Status {
+	case "", StatusRunning, StatusStopped:
+	default:
+		return lq, fmt.Errorf("status %q: want %s, %s or nothing (any)", lq.Status, StatusRunning, StatusStopped)
+	}
+	return lq, nil
+}
+
+// nextPage is the link to the page after the one that ends with the
+// session of id last.
+func nextPage(lq ListQuery, last string) string {
+	next := url.Values{"before": {last}}
+	if lq.Limit != defaultListLimit {
+		next.Set("limit", strconv.Itoa(lq.Limit))
+	}
+	if lq.Name != "" {
+		next.Set("name", lq.Name)
+	}
+	if lq.Status != "" {
+		next.Set("status", lq.Status)
+	}
+	return Prefix + "/?" + next.Encode()
+}
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == Prefix {
@@ -211,29 +254,23 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"/", http.StatusMovedPermanently)
 		return
 	}
-	q := r.URL.Query()
-	limit := defaultListLimit
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxListLimit {
-			h.errorPage(w, r, http.StatusBadRequest, "Bad request", fmt.Sprintf("limit %q: want an integer from 1 to %d.", v, maxListLimit))
-			return
-		}
-		limit = n
+	lq, err := listQuery(r.URL.Query())
+	if err != nil {
+		h.errorPage(w, r, http.StatusBadRequest, "Bad request", err.Error()+".")
+		return
 	}
-	ss, err := h.src.ListSessions(r.Context(), q.Get("after"), limit+1)
+	limit := lq.Limit
+	lq.Limit++ // one more, to know whether there is a next page
+	ss, err := h.src.ListSessions(r.Context(), lq)
+	lq.Limit = limit
 	if err != nil {
 		h.internalError(w, r, "list sessions", err)
 		return
 	}
-	d := listData{Sessions: ss, Backup: h.backup && !h.auth.on}
+	d := listData{Sessions: ss, Name: lq.Name, Status: lq.Status, Backup: h.backup && !h.auth.on}
 	if len(ss) > limit {
 		d.Sessions = ss[:limit]
-		next := url.Values{"after": {ss[limit-1].ID}}
-		if limit != defaultListLimit {
-			next.Set("limit", strconv.Itoa(limit))
-		}
-		d.Next = Prefix + "/?" + next.Encode()
+		d.Next = nextPage(lq, ss[limit-1].ID)
 	}
 	d.page = h.newPage(r, "Sessions")
 	h.render(w, r, http.StatusOK, listTmpl, d.page, d)
@@ -309,6 +346,7 @@ func (h *handler) session(w http.ResponseWriter, r *http.Request) {
 		title = live.ID
 	}
 	p := h.newPage(r, title)
+	p.Wide = true
 	h.render(w, r, http.StatusOK, sessionTmpl, p, sessionData{page: p, Live: live})
 }
 

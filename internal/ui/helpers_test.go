@@ -39,7 +39,7 @@ func (f *fakeSource) put(d ui.Detail, pts []ui.Point) {
 	f.sessions[d.ID], f.history[d.ID] = d, pts
 }
 
-func (f *fakeSource) ListSessions(ctx context.Context, after string, limit int) ([]ui.Summary, error) {
+func (f *fakeSource) ListSessions(ctx context.Context, q ui.ListQuery) ([]ui.Summary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -47,12 +47,12 @@ func (f *fakeSource) ListSessions(ctx context.Context, after string, limit int) 
 	}
 	var out []ui.Summary
 	for _, d := range f.sessions {
-		if d.ID > after {
+		if (q.Before == "" || d.ID < q.Before) && q.Match(d.Summary) {
 			out = append(out, d.Summary)
 		}
 	}
-	slices.SortFunc(out, func(a, b ui.Summary) int { return strings.Compare(a.ID, b.ID) })
-	return out[:min(limit, len(out))], nil
+	slices.SortFunc(out, func(a, b ui.Summary) int { return strings.Compare(b.ID, a.ID) })
+	return out[:min(q.Limit, len(out))], nil
 }
 
 func (f *fakeSource) Session(ctx context.Context, id string) (ui.Detail, error) {
@@ -209,15 +209,34 @@ var (
 	restartRE = regexp.MustCompile(`<line class="restart" data-run="(\d+)"`)
 	labelRE   = regexp.MustCompile(`<g data-series="([^"]+)"><polyline[^>]*(?:/>|></polyline>)<text class="end-label"[^>]*>([^<]*)</text>`)
 	emptyRE   = regexp.MustCompile(`<text class="empty"[^>]*>([^<]*)</text>`)
+	endRE     = regexp.MustCompile(`<g data-series="([^"]+)"><polyline [^>]*points="[\d.]+,([\d.]+) [\d.]+,[\d.]+ [\d.]+,([\d.]+)"(?:/>|></polyline>)` +
+		`<text class="end-label"[^>]*>([^<]*)</text><title>([^<]*)</title></g>`)
+	frameRE   = regexp.MustCompile(`<rect class="frame" x="([\d.]+)" y="[\d.]+" width="([\d.]+)"`)
+	pointsRE  = regexp.MustCompile(`<polyline data-series="([^"]+)"[^>]* points="([^"]*)"`)
+	xticksRE  = regexp.MustCompile(`<g class="xticks"[^>]*>(.*?)</g>`)
+	xtickRE   = regexp.MustCompile(`<line [^>]*x1="([\d.]+)"`)
+	endTickRE = regexp.MustCompile(`<g class="end-tick" data-series="([^"]+)"><title>([^<]*)</title><line [^>]*y1="([\d.]+)"`)
 )
+
+// endLabel is a line's end right of a plot: labelled, or a tick with a
+// title.
+type endLabel struct {
+	series, text, title string
+	lineY, labelY       float64 // labelY: of the leader's end at the label
+	labeled             bool
+}
 
 // plot is what a page shows of one plot.
 type plot struct {
-	points   map[string]int    // data-points by data-series
-	legend   []string          // data-series of the legend entries, in order
-	restarts int               // restart markers
-	labels   map[string]string // end labels by data-series
-	empty    string            // the text of an empty plot
+	points   map[string]int     // data-points by data-series
+	legend   []string           // data-series of the legend entries, in order
+	restarts int                // restart markers
+	labels   map[string]string  // end labels by data-series
+	empty    string             // the text of an empty plot
+	ends     []endLabel         // labelled first, each kind from the top down
+	right    float64            // the right edge of the plot area
+	lastX    map[string]float64 // the x of each line's last point
+	xticks   []float64          // the x of the x axis's ticks
 }
 
 // plots parses the plots of a session page, by data-plot.
@@ -248,6 +267,33 @@ func plots(t testing.TB, page string) (order []string, by map[string]plot) {
 		for _, m := range labelRE.FindAllStringSubmatch(body, -1) {
 			p.labels[m[1]] = m[2]
 		}
+		for _, m := range endRE.FindAllStringSubmatch(body, -1) {
+			y0, _ := strconv.ParseFloat(m[2], 64)
+			y1, _ := strconv.ParseFloat(m[3], 64)
+			p.ends = append(p.ends, endLabel{series: m[1], lineY: y0, labelY: y1, text: m[4], title: html.UnescapeString(m[5]), labeled: true})
+		}
+		for _, m := range endTickRE.FindAllStringSubmatch(body, -1) {
+			y, _ := strconv.ParseFloat(m[3], 64)
+			p.ends = append(p.ends, endLabel{series: m[1], lineY: y, title: html.UnescapeString(m[2])})
+		}
+		if m := frameRE.FindStringSubmatch(body); m != nil {
+			x, _ := strconv.ParseFloat(m[1], 64)
+			w, _ := strconv.ParseFloat(m[2], 64)
+			p.right = x + w
+		}
+		p.lastX = map[string]float64{}
+		for _, m := range pointsRE.FindAllStringSubmatch(body, -1) {
+			if i := strings.LastIndexByte(m[2], ' '); m[2] != "" {
+				x, _, _ := strings.Cut(m[2][i+1:], ",")
+				p.lastX[m[1]], _ = strconv.ParseFloat(x, 64)
+			}
+		}
+		if m := xticksRE.FindStringSubmatch(body); m != nil {
+			for _, t := range xtickRE.FindAllStringSubmatch(m[1], -1) {
+				x, _ := strconv.ParseFloat(t[1], 64)
+				p.xticks = append(p.xticks, x)
+			}
+		}
 		if m := emptyRE.FindStringSubmatch(body); m != nil {
 			p.empty = html.UnescapeString(m[1])
 		}
@@ -255,4 +301,68 @@ func plots(t testing.TB, page string) (order []string, by map[string]plot) {
 		by[name] = p
 	}
 	return order, by
+}
+
+// checkEndLabels checks the ends of the lines of the coordinates (series
+// prefix0, prefix1, ...) of plot p: each has one, with its title; the
+// labels are the coordinates' indices, none overlaps another (11 units
+// apart, for a font of 10), each at most 11 units below its line's end;
+// the line that ends highest is labelled.
+func checkEndLabels(t testing.TB, name string, p plot, prefix string, n int) {
+	t.Helper()
+	const gap = 11
+	seen := map[string]bool{}
+	top, topLabeled := math.Inf(1), false
+	prev := math.Inf(-1)
+	for _, e := range p.ends {
+		idx, ok := strings.CutPrefix(e.series, prefix)
+		if !ok || seen[e.series] {
+			t.Errorf("plot %s: end of %q (a second one, or of no coordinate)", name, e.series)
+			continue
+		}
+		seen[e.series] = true
+		if !strings.Contains(e.title, "coordinate "+idx+" ") {
+			t.Errorf("plot %s, %s: title %q", name, e.series, e.title)
+		}
+		if e.lineY < top {
+			top, topLabeled = e.lineY, e.labeled
+		}
+		if !e.labeled {
+			continue
+		}
+		if e.text != idx {
+			t.Errorf("plot %s, %s: label %q, want %s", name, e.series, e.text, idx)
+		}
+		if d := e.labelY - e.lineY; d < -0.1 || d > gap+0.1 {
+			t.Errorf("plot %s, %s: label %.1f below its line's end", name, e.series, d)
+		}
+		if e.labelY-prev < gap-0.1 {
+			t.Errorf("plot %s, %s: label at %.1f overlaps the one at %.1f", name, e.series, e.labelY, prev)
+		}
+		prev = e.labelY
+	}
+	if len(seen) != n {
+		t.Errorf("plot %s: ends of %d lines, want %d", name, len(seen), n)
+	}
+	if n > 0 && !topLabeled {
+		t.Errorf("plot %s: the line that ends highest is not labelled", name)
+	}
+}
+
+// checkXFitted checks that the x axis of plot p ends where its data ends:
+// the last point of the line that reaches furthest is at the right edge
+// of the plot area (within a pixel), and the last tick lies within one
+// tick's spacing of the edge.
+func checkXFitted(t testing.TB, name string, p plot) {
+	t.Helper()
+	last := math.Inf(-1)
+	for _, x := range p.lastX {
+		last = math.Max(last, x)
+	}
+	if math.Abs(last-p.right) > 1 {
+		t.Errorf("plot %s: the data end at x = %.1f, the x axis at %.1f", name, last, p.right)
+	}
+	if n := len(p.xticks); n < 2 || p.right-p.xticks[n-1] > p.xticks[1]-p.xticks[0]+0.1 || p.xticks[n-1] > p.right+0.1 {
+		t.Errorf("plot %s: x ticks at %v, the axis ends at %.1f", name, p.xticks, p.right)
+	}
 }

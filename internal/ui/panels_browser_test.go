@@ -3,12 +3,15 @@ package ui_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,7 +43,7 @@ func TestBrowserPanels(t *testing.T) {
 	m := session.NewManager(st, session.Options{})
 	r := httpapi.New(httpapi.Config{Manager: m})
 	r.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{}))
-	srv := httptest.NewServer(r)
+	srv := httptest.NewServer(measured(r))
 	t.Cleanup(srv.Close)
 
 	ctx := context.Background()
@@ -100,13 +103,18 @@ func TestBrowserPanels(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"stds", "mean"} {
-		for i, sr := range wantSeries[name] {
-			if l := by[name].labels[sr]; l != strconv.Itoa(i) {
-				t.Errorf("plot %s, series %s: end label %q, want %d", name, sr, l, i)
-			}
-		}
+	checkEndLabels(t, "stds", by["stds"], "std-", dim)
+	checkEndLabels(t, "mean", by["mean"], "mean-", dim)
+	for _, name := range plotOrder {
+		checkXFitted(t, name, by[name])
 	}
+	// pycma's 2×2 grid on a wide screen, one column on a narrow one.
+	wide := panelBoxes(t, chromium(t, bin, "--window-size=1600,1000", "--dump-dom", pageURL))
+	t.Logf("at 1600 px: %v", wide)
+	checkGrid(t, wide, 1600, 2)
+	narrow := panelBoxes(t, chromium(t, bin, "--window-size=700,1000", "--dump-dom", pageURL))
+	t.Logf("at 700 px: %v", narrow)
+	checkGrid(t, narrow, 700, 1)
 	if strings.Contains(dom, `data-series="sigma"`) || strings.Contains(dom, `id="distribution-note"`) {
 		t.Error("the page plots σ alone, or says the history lacks the distribution")
 	}
@@ -115,7 +123,7 @@ func TestBrowserPanels(t *testing.T) {
 	}
 
 	file := filepath.Join(t.TempDir(), "panels.png")
-	chromium(t, bin, "--screenshot="+file, "--window-size=1280,2300", "--hide-scrollbars", pageURL)
+	chromium(t, bin, "--screenshot="+file, "--window-size=1920,1600", "--hide-scrollbars", pageURL)
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -160,4 +168,87 @@ func pixelsOf(img image.Image, hex string) int {
 		}
 	}
 	return n
+}
+
+// measured wraps a server's handler: into a session's page it writes a
+// script, under the nonce of the page's own Content-Security-Policy, that
+// writes the bounding box of each figure.panel into its data-box
+// attribute (left,top,width,height in CSS pixels), so that Chromium's
+// --dump-dom shows the layout.
+func measured(h http.Handler) http.Handler {
+	const script = `<script nonce="%s">document.querySelectorAll("figure.panel").forEach(function (f) {
+  var r = f.getBoundingClientRect();
+  f.setAttribute("data-box", [r.left, r.top, r.width, r.height].map(Math.round).join(","));
+});</script></body>`
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		csp := rec.Header().Get("Content-Security-Policy")
+		if i := strings.Index(csp, "'nonce-"); i >= 0 && strings.HasPrefix(r.URL.Path, "/ui/sessions/") {
+			nonce := csp[i+7:]
+			nonce = nonce[:strings.IndexByte(nonce, '\'')]
+			body = bytes.Replace(body, []byte("</body>"), []byte(fmt.Sprintf(script, nonce)), 1)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+	})
+}
+
+// box is a panel's place on the page, in CSS pixels.
+type box struct{ left, top, width, height int }
+
+var boxRE = regexp.MustCompile(`<figure class="panel" id="panel-([a-z]+)" data-box="(-?\d+),(-?\d+),(\d+),(\d+)"`)
+
+// panelBoxes returns the boxes of a page's panels by plot, as measured
+// writes them.
+func panelBoxes(t *testing.T, dom string) map[string]box {
+	t.Helper()
+	out := map[string]box{}
+	for _, m := range boxRE.FindAllStringSubmatch(dom, -1) {
+		var v [4]int
+		for i := range v {
+			v[i], _ = strconv.Atoi(m[2+i])
+		}
+		out[m[1]] = box{v[0], v[1], v[2], v[3]}
+	}
+	if len(out) != len(plotOrder) {
+		t.Fatalf("boxes of the panels %v, want %v", out, plotOrder)
+	}
+	return out
+}
+
+// checkGrid checks the panels of a page of width px: pycma's four in cols
+// columns, in the order fitness, mean, axes, stds (row by row), as wide
+// as the columns allow, the rates below them.
+func checkGrid(t *testing.T, b map[string]box, px, cols int) {
+	t.Helper()
+	four := []string{"fitness", "mean", "axes", "stds"}
+	near := func(a, b int) bool { return a-b <= 2 && b-a <= 2 }
+	for i, name := range four {
+		p, first := b[name], b[four[i-i%cols]] // first: of its row
+		if !near(p.top, first.top) {
+			t.Errorf("%d columns: %s at top %d, the first of its row at %d", cols, name, p.top, first.top)
+		}
+		if col := i % cols; col > 0 && p.left < first.left+first.width {
+			t.Errorf("%d columns: %s at left %d overlaps %s", cols, name, p.left, four[i-col])
+		}
+		if i >= cols {
+			above := b[four[i-cols]]
+			if !near(p.left, above.left) || p.top < above.top+above.height {
+				t.Errorf("%d columns: %s %v is not below %s %v", cols, name, p, four[i-cols], above)
+			}
+		}
+		// The columns share the page's width.
+		if w := float64(p.width) * float64(cols) / float64(px); w < 0.6 || w > 1 {
+			t.Errorf("%d columns: %s is %d px wide on a page of %d", cols, name, p.width, px)
+		}
+	}
+	if r, last := b["rates"], b["stds"]; r.top < last.top+last.height {
+		t.Errorf("the rates %v are not below the four panels (%v)", r, last)
+	}
 }

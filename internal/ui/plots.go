@@ -315,10 +315,12 @@ func coordinatePanels(d Detail, pts []Point, evals []float64, maxEval float64, c
 	axes.EndLabels, stds.EndLabels, mean.EndLabels, mean.Linear = true, true, true, true // the axes are not labelled, as in pycma
 	for i := range n {
 		color, idx := coordinateColors[i%len(coordinateColors)], strconv.Itoa(i)
-		axes.Lines = append(axes.Lines, line{Name: "axis-" + idx, Color: color, Width: 1.2, Xs: xs, Ys: ds[i], Log: math.Log10})
-		stds.Lines = append(stds.Lines, line{Name: "std-" + idx, Color: color, Width: 1.2, Xs: xs, Ys: ss[i], Log: math.Log10, EndLabel: idx})
+		axes.Lines = append(axes.Lines, line{Name: "axis-" + idx, Color: color, Width: 1.2, Xs: xs, Ys: ds[i], Log: math.Log10,
+			Title: "√λ_i(C), i = " + idx + " (ascending)"})
+		stds.Lines = append(stds.Lines, line{Name: "std-" + idx, Color: color, Width: 1.2, Xs: xs, Ys: ss[i], Log: math.Log10,
+			EndLabel: idx, Title: "coordinate " + idx + " (σ·√C_ii)"})
 		mean.Lines = append(mean.Lines, line{Name: "mean-" + idx, Color: color, Width: 1.2, Xs: xs, Ys: ms[i],
-			Log: func(v float64) float64 { return v }, Floor: math.Inf(-1), EndLabel: idx})
+			Log: func(v float64) float64 { return v }, Floor: math.Inf(-1), EndLabel: idx, Title: "coordinate " + idx + " (m_i)"})
 	}
 	return axes, stds, mean, note
 }

@@ -5,7 +5,10 @@
 // σ·√λ_max(C) and the axis ratio of C on the same log axis; the principal
 // axis lengths √λ_i(C); the standard deviation σ·√C_ii of each coordinate;
 // the mean's coordinates (the last two labelled by coordinate at their
-// right end). σ alone is not plotted: where a safeguard moves scale between
+// right end, the top few that fit without overlapping; every coordinate's
+// line shows its name on hover). They sit in pycma's 2×2 grid on a wide
+// screen, one column on a narrow one, and their x axes end at the last
+// generation told. σ alone is not plotted: where a safeguard moves scale between
 // σ and C it jumps by decades while the distribution does not. The fifth
 // is the learning rates c1, cμ and cc over generations with their defaults
 // dashed, as in Figures 1–2 of Loshchilov, Schoenauer, Sebag and Hansen,
@@ -34,6 +37,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -43,15 +47,36 @@ var ErrNotFound = errors.New("ui: no such session")
 
 // Source is what the pages read.
 type Source interface {
-	// ListSessions returns at most limit sessions, oldest first (in the
-	// order of their ids, as the API lists them), from the one after the
-	// id after ("" = from the first).
-	ListSessions(ctx context.Context, after string, limit int) ([]Summary, error)
+	// ListSessions returns at most q.Limit of the sessions that q
+	// selects, newest first: in descending order of id (the service's ids
+	// are UUIDv7, which sort in the order of creation).
+	ListSessions(ctx context.Context, q ListQuery) ([]Summary, error)
 	// Session returns one session; an error satisfying
 	// errors.Is(err, ErrNotFound) if there is none with that id.
 	Session(ctx context.Context, id string) (Detail, error)
 	// History returns one point per generation told, oldest first.
 	History(ctx context.Context, id string) ([]Point, error)
+}
+
+// ListQuery selects a page of the list of sessions.
+type ListQuery struct {
+	// Before, when not empty, selects the sessions whose id is less: the
+	// page after the one that ended with Before.
+	Before string
+	Limit  int
+	// Name, when not empty, selects the sessions whose name contains it,
+	// ignoring case.
+	Name string
+	// Status, when not empty, selects the sessions of that status.
+	Status string
+}
+
+// Match reports whether q's Name and Status select s.
+func (q ListQuery) Match(s Summary) bool {
+	if q.Status != "" && s.Status != q.Status {
+		return false
+	}
+	return q.Name == "" || strings.Contains(strings.ToLower(s.Name), strings.ToLower(q.Name))
 }
 
 // Statuses of a session.

@@ -46,8 +46,8 @@ func TestListPage(t *testing.T) {
 		}
 		order = append(order, i)
 	}
-	if !slices.IsSorted(order) {
-		t.Errorf("sessions not oldest first: positions %v of aaa, bbb, ccc", order)
+	if !slices.IsSortedFunc(order, func(a, b int) int { return b - a }) {
+		t.Errorf("sessions not newest first: positions %v of aaa, bbb, ccc", order)
 	}
 	for _, want := range []string{"newest", "oldest", "self-cma-es", `<span class="badge stopped">stopped</span>`, "2025-03-01 12:01:00 UTC", `<a href="/v1/backup" download="selfcma-backup.db">`, `<a href="/openapi.yaml">`} {
 		if !strings.Contains(body, want) {
@@ -68,7 +68,7 @@ func TestListPage(t *testing.T) {
 
 	// Pages of two, by the link.
 	resp, body = get(t, s.URL+"/ui/?limit=2")
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, "/ui/sessions/ccc") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, "/ui/sessions/aaa") {
 		t.Fatalf("first page of two: %d\n%s", resp.StatusCode, body)
 	}
 	next := regexp.MustCompile(`<a class="next" href="([^"]+)"`).FindStringSubmatch(body)
@@ -76,17 +76,78 @@ func TestListPage(t *testing.T) {
 		t.Fatalf("no link to the next page in\n%s", body)
 	}
 	resp, body = get(t, s.URL+html.UnescapeString(next[1]))
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/ccc") || strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, `class="next"`) {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "/ui/sessions/aaa") || strings.Contains(body, "/ui/sessions/bbb") || strings.Contains(body, `class="next"`) {
 		t.Errorf("second page %s: %d\n%s", next[1], resp.StatusCode, body)
 	}
-	if resp, _ := get(t, s.URL+"/ui/?limit=0"); resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("limit=0: status %d, want 400", resp.StatusCode)
+	for query, field := range map[string]string{"limit=0": "limit", "status=done": "status", "name=" + strings.Repeat("x", 201): "name"} {
+		if resp, body := get(t, s.URL+"/ui/?"+query); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, field) {
+			t.Errorf("%.20s: status %d, want 400 naming %s:\n%s", query, resp.StatusCode, field, body)
+		}
 	}
 
 	// /ui redirects to /ui/.
 	resp, _ = get(t, s.URL+"/ui")
 	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "/ui/" {
 		t.Errorf("/ui: status %d Location %q, want 301 to /ui/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// The list's filter selects by name (contained, ignoring case) and status,
+// and its pages keep the filter.
+func TestListPageFilter(t *testing.T) {
+	src := newFake()
+	for i, st := range []string{ui.StatusRunning, ui.StatusStopped, ui.StatusRunning, ui.StatusRunning, ui.StatusStopped} {
+		id := fmt.Sprintf("s%d", i)
+		src.put(detail(id, fmt.Sprintf("Sphere run %d", i), st, nil, t0.Add(time.Duration(i)*time.Hour)), nil)
+	}
+	src.put(detail("x9", "rosenbrock", ui.StatusRunning, nil, t0), nil)
+	s := server(t, src, ui.Options{})
+	ids := func(body string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`<tr data-id="([^"]+)">`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{"x9", "s4", "s3", "s2", "s1", "s0"}},
+		{"name=SPHERE", []string{"s4", "s3", "s2", "s1", "s0"}},
+		{"name=sphere&status=running", []string{"s3", "s2", "s0"}},
+		{"status=stopped", []string{"s4", "s1"}},
+		{"name=nothing", nil},
+	} {
+		resp, body := get(t, s.URL+"/ui/?"+c.query)
+		if got := ids(body); resp.StatusCode != http.StatusOK || !slices.Equal(got, c.want) {
+			t.Errorf("?%s: status %d, sessions %v, want %v", c.query, resp.StatusCode, got, c.want)
+		}
+		if c.want == nil && !strings.Contains(body, "No session matches the filter") {
+			t.Errorf("?%s: no word of the empty result", c.query)
+		}
+	}
+	// The form shows the filter; pages of one keep it.
+	var got []string
+	next := "/ui/?name=sphere&status=running&limit=1"
+	for pages := 0; next != ""; pages++ {
+		if pages > 5 {
+			t.Fatal("more than 5 pages")
+		}
+		_, body := get(t, s.URL+next)
+		for _, want := range []string{`name="name" value="sphere"`, `<option value="running" selected>`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: the form lacks %q", next, want)
+			}
+		}
+		got = append(got, ids(body)...)
+		next = ""
+		if m := regexp.MustCompile(`<a class="next" href="([^"]+)"`).FindStringSubmatch(body); m != nil {
+			next = html.UnescapeString(m[1])
+		}
+	}
+	if want := []string{"s3", "s2", "s0"}; !slices.Equal(got, want) {
+		t.Errorf("pages of one: %v, want %v", got, want)
 	}
 }
 
@@ -98,9 +159,9 @@ func TestListPageEmpty(t *testing.T) {
 	}
 }
 
-// plotOrder is the plots of a session page: pycma's four panels, then the
-// learning rates.
-var plotOrder = []string{"fitness", "axes", "stds", "mean", "rates"}
+// plotOrder is the plots of a session page: pycma's four panels in the
+// order of its 2×2 grid, then the learning rates.
+var plotOrder = []string{"fitness", "mean", "axes", "stds", "rates"}
 
 // wantSeries are the series of each plot, one point per generation.
 var wantSeries = map[string][]string{
@@ -153,12 +214,18 @@ func TestSessionPage(t *testing.T) {
 		if p.restarts != 0 {
 			t.Errorf("plot %s: %d restart markers, want 0", name, p.restarts)
 		}
+		checkXFitted(t, name, p)
 		// The coordinates' lines are labelled by index at their right end
-		// in the panels of the standard deviations and the mean.
-		wantLabels := name == "stds" || name == "mean"
-		for i, s := range series {
-			if l, ok := p.labels[s]; ok != wantLabels || ok && l != strconv.Itoa(i) {
-				t.Errorf("plot %s, series %s: end label %q (%v)", name, s, l, ok)
+		// in the panels of the standard deviations and the mean, as far
+		// as the labels fit.
+		switch name {
+		case "stds":
+			checkEndLabels(t, name, p, "std-", dim)
+		case "mean":
+			checkEndLabels(t, name, p, "mean-", dim)
+		default:
+			if len(p.ends) > 0 {
+				t.Errorf("plot %s: end labels %v", name, p.ends)
 			}
 		}
 	}
@@ -387,7 +454,7 @@ func TestAxesJumpNote(t *testing.T) {
 	src.put(detail("jump", "", ui.StatusStopped, jump, t0), jump)
 	src.put(detail("smooth", "", ui.StatusStopped, smooth, t0), smooth)
 	s := server(t, src, ui.Options{})
-	note := regexp.MustCompile(`<p class="note" id="axes-note">([^<]*)</p>`)
+	note := regexp.MustCompile(`<figcaption class="note" id="axes-note">([^<]*)</figcaption>`)
 	_, body := get(t, s.URL+"/ui/sessions/jump")
 	if m := note.FindStringSubmatch(body); m == nil || !strings.Contains(m[1], "jump at generation 30:") {
 		t.Errorf("note %q, want one on the jump at generation 30", m)
@@ -397,10 +464,10 @@ func TestAxesJumpNote(t *testing.T) {
 	}
 }
 
-// The end labels of coordinates whose lines end together are spread at
-// least 9 pixels apart, inside the plot's height, in the order of the
-// lines' ends.
-func TestEndLabelsSpread(t *testing.T) {
+// Of coordinates whose lines end together, the top few are labelled, in
+// the order of the lines' ends, without overlapping; the rest show their
+// title on hover.
+func TestEndLabelsTight(t *testing.T) {
 	src := newFake()
 	pts := history(40)
 	last := &pts[len(pts)-1]
@@ -410,23 +477,18 @@ func TestEndLabelsSpread(t *testing.T) {
 	src.put(detail("tight", "", ui.StatusStopped, pts, t0), pts)
 	s := server(t, src, ui.Options{})
 	_, body := get(t, s.URL+"/ui/sessions/tight")
-	svg := body[strings.Index(body, `data-plot="stds"`):]
-	svg = svg[:strings.Index(svg, "</svg>")]
-	ms := regexp.MustCompile(`<text class="end-label" x="[^"]+" y="([^"]+)"[^>]*>(\d+)</text>`).FindAllStringSubmatch(svg, -1)
-	if len(ms) != dim {
-		t.Fatalf("%d end labels, want %d", len(ms), dim)
+	_, by := plots(t, body)
+	p := by["stds"]
+	checkEndLabels(t, "stds", p, "std-", dim)
+	var labels []string
+	for _, e := range p.ends {
+		if e.labeled {
+			labels = append(labels, e.text)
+		}
 	}
-	prev := math.Inf(-1)
-	for k, m := range ms {
-		y, _ := strconv.ParseFloat(m[1], 64)
-		if y-prev < 9-0.05 || y < 50 || y > 300 {
-			t.Errorf("label %s at y = %v, the previous at %v", m[2], y, prev)
-		}
-		// Top to bottom: the largest std first, coordinate 9.
-		if want := strconv.Itoa(dim - 1 - k); m[2] != want {
-			t.Errorf("label %d is %s, want %s", k, m[2], want)
-		}
-		prev = y
+	// Top to bottom: the largest std first, coordinate 9; two fit.
+	if want := []string{"9", "8"}; !slices.Equal(labels, want) {
+		t.Errorf("labels %v, want %v", labels, want)
 	}
 }
 
@@ -532,149 +594,179 @@ func TestPlotsEndpoint(t *testing.T) {
 	}
 }
 
+// testToken is the pages' token in TestToken.
+const testToken = "s3cret-token"
+
+// tokenServer is the pages of TestToken, behind testToken.
+type tokenServer struct {
+	s      *httptest.Server
+	src    *fakeSource
+	logins *ui.Logins
+}
+
 func TestToken(t *testing.T) {
-	const token = "s3cret-token"
 	src := newFake()
 	pts := history(5)
 	src.put(detail("s1", "", ui.StatusRunning, pts, t0), pts)
-	logins := ui.NewLogins(token)
-	s := server(t, src, ui.Options{Token: token, Logins: logins, BackupAvailable: true}) // the token alone hides the backup link
+	logins := ui.NewLogins(testToken)
+	e := tokenServer{
+		s:   server(t, src, ui.Options{Token: testToken, Logins: logins, BackupAvailable: true}), // the token alone hides the backup link
+		src: src, logins: logins,
+	}
 
-	t.Run("no token", func(t *testing.T) {
-		resp, _ := get(t, s.URL+"/ui/sessions/s1")
-		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/login?next="+url.QueryEscape("/ui/sessions/s1") {
-			t.Errorf("status %d Location %q, want 303 to the login", resp.StatusCode, resp.Header.Get("Location"))
+	t.Run("no token", func(t *testing.T) { tokenNone(t, e) })
+	t.Run("bearer", func(t *testing.T) { tokenBearer(t, e) })
+	t.Run("cookie", func(t *testing.T) { tokenCookie(t, e) })
+	t.Run("TLS", func(t *testing.T) { tokenTLS(t, e) })
+	t.Run("logout", func(t *testing.T) { tokenLogout(t, e) })
+}
+
+// tokenNone: without the token, the pages send to the login and the plots
+// answer 401.
+func tokenNone(t *testing.T, e tokenServer) {
+	resp, _ := get(t, e.s.URL+"/ui/sessions/s1")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/login?next="+url.QueryEscape("/ui/sessions/s1") {
+		t.Errorf("status %d Location %q, want 303 to the login", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, _ = get(t, e.s.URL+"/ui/")
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("list: status %d, want 303", resp.StatusCode)
+	}
+	resp, _ = get(t, e.s.URL+"/ui/sessions/s1/plots")
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("plots: status %d, want 401", resp.StatusCode)
+	}
+}
+
+// tokenBearer: the token as a bearer header opens every page; a wrong one
+// is 401.
+func tokenBearer(t *testing.T, e tokenServer) {
+	for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
+		if resp, _ := get(t, e.s.URL+path, "Authorization", "Bearer "+testToken); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d, want 200", path, resp.StatusCode)
 		}
-		resp, _ = get(t, s.URL+"/ui/")
-		if resp.StatusCode != http.StatusSeeOther {
-			t.Errorf("list: status %d, want 303", resp.StatusCode)
+		if resp, body := get(t, e.s.URL+path, "Authorization", "Bearer wrong"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "<svg ") {
+			t.Errorf("%s with a wrong token: status %d, want 401", path, resp.StatusCode)
 		}
-		resp, _ = get(t, s.URL+"/ui/sessions/s1/plots")
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("plots: status %d, want 401", resp.StatusCode)
-		}
-	})
-	t.Run("bearer", func(t *testing.T) {
-		for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
-			if resp, _ := get(t, s.URL+path, "Authorization", "Bearer "+token); resp.StatusCode != http.StatusOK {
-				t.Errorf("%s: status %d, want 200", path, resp.StatusCode)
-			}
-			if resp, body := get(t, s.URL+path, "Authorization", "Bearer wrong"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "plots") && strings.Contains(body, "svg") {
-				t.Errorf("%s with a wrong token: status %d, want 401", path, resp.StatusCode)
-			}
-		}
-	})
-	t.Run("cookie", func(t *testing.T) {
-		resp, body := get(t, s.URL+"/ui/login?next=/ui/sessions/s1")
-		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `name="token"`) || !strings.Contains(body, `value="/ui/sessions/s1"`) {
-			t.Fatalf("login form: status %d\n%s", resp.StatusCode, body)
-		}
-		if strings.Contains(body, `action="/ui/logout"`) {
-			t.Error("the login form offers to log out")
-		}
-		post := func(tok, next string) *http.Response {
-			resp, err := noRedirects.PostForm(s.URL+"/ui/login", url.Values{"token": {tok}, "next": {next}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			return resp
-		}
-		resp = post("wrong", "/ui/sessions/s1")
-		if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
-			t.Errorf("wrong token: status %d, cookies %v; want 401 and none", resp.StatusCode, resp.Cookies())
-		}
-		resp = post(token, "/ui/sessions/s1")
-		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/sessions/s1" {
-			t.Fatalf("login: status %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
-		}
-		cs := resp.Cookies()
-		if len(cs) != 1 {
-			t.Fatalf("cookies %v, want one", cs)
-		}
-		c := cs[0]
-		if c.Name != ui.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/" {
-			t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure over plain HTTP", c)
-		}
-		if strings.Contains(c.Value, token) {
-			t.Error("the cookie holds the token in clear")
-		}
-		for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
-			if resp, _ := get(t, s.URL+path, "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
-				t.Errorf("%s with the cookie: status %d, want 200", path, resp.StatusCode)
-			}
-			if resp, _ := get(t, s.URL+path, "Cookie", c.Name+"="+c.Value+"x"); resp.StatusCode == http.StatusOK {
-				t.Errorf("%s with a forged cookie: status 200", path)
-			}
-		}
-		// The API's check for the pages' data links accepts this cookie only.
-		check := logins.LoggedIn
-		for value, want := range map[string]bool{c.Value: true, c.Value + "x": false, "": false} {
-			r := httptest.NewRequest(http.MethodGet, "/v1/sessions/s1/history", nil)
-			r.AddCookie(&http.Cookie{Name: ui.CookieName, Value: value})
-			if got := check(r); got != want {
-				t.Errorf("LoggedIn with cookie %q: %v, want %v", value, got, want)
-			}
-		}
-		if ui.NewLogins("").LoggedIn(httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)) {
-			t.Error("LoggedIn without a token admits a request")
-		}
-		// Logged in, the page offers to log out, and no backup (the
-		// login does not read it).
-		if _, body := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); !strings.Contains(body, `action="/ui/logout"`) || strings.Contains(body, "/v1/backup") {
-			t.Error("no log out button, or a backup link")
-		}
-		// Every login is a cookie of its own.
-		if again := post(token, "/ui/").Cookies(); len(again) != 1 || again[0].Value == c.Value {
-			t.Errorf("a second login: cookies %v, want one other than %q", again, c.Value)
-		}
-		// An open redirect is refused.
-		if resp := post(token, "//evil.example/"); resp.Header.Get("Location") != "/ui/" {
-			t.Errorf("next //evil.example/: Location %q, want /ui/", resp.Header.Get("Location"))
-		}
-	})
-	t.Run("TLS", func(t *testing.T) {
-		r := chi.NewRouter()
-		r.Mount(ui.Prefix, ui.Handler(src, ui.Options{Token: token}))
-		req := httptest.NewRequest(http.MethodPost, "https://example.org/ui/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		w := httptest.NewRecorder()
-		r.ServeHTTP(w, req)
-		cs := w.Result().Cookies()
-		if len(cs) != 1 || !cs[0].Secure {
-			t.Errorf("login over TLS: cookies %+v, want one Secure", cs)
-		}
-	})
-	t.Run("logout", func(t *testing.T) {
-		resp, err := noRedirects.PostForm(s.URL+"/ui/login", url.Values{"token": {token}})
+	}
+}
+
+// tokenCookie: the login form sets an HttpOnly cookie that opens the pages
+// and the API's data links, one per login, and refuses an open redirect.
+func tokenCookie(t *testing.T, e tokenServer) {
+	resp, body := get(t, e.s.URL+"/ui/login?next=/ui/sessions/s1")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `name="token"`) || !strings.Contains(body, `value="/ui/sessions/s1"`) {
+		t.Fatalf("login form: status %d\n%s", resp.StatusCode, body)
+	}
+	if strings.Contains(body, `action="/ui/logout"`) {
+		t.Error("the login form offers to log out")
+	}
+	post := func(tok, next string) *http.Response {
+		resp, err := noRedirects.PostForm(e.s.URL+"/ui/login", url.Values{"token": {tok}, "next": {next}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		c := resp.Cookies()[0]
-		if resp, _ := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
-			t.Fatalf("logged in: %d", resp.StatusCode)
+		return resp
+	}
+	resp = post("wrong", "/ui/sessions/s1")
+	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Errorf("wrong token: status %d, cookies %v; want 401 and none", resp.StatusCode, resp.Cookies())
+	}
+	resp = post(testToken, "/ui/sessions/s1")
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/sessions/s1" {
+		t.Fatalf("login: status %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	cs := resp.Cookies()
+	if len(cs) != 1 {
+		t.Fatalf("cookies %v, want one", cs)
+	}
+	c := cs[0]
+	if c.Name != ui.CookieName || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.Path != "/" {
+		t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/, not Secure over plain HTTP", c)
+	}
+	if strings.Contains(c.Value, testToken) {
+		t.Error("the cookie holds the token in clear")
+	}
+	for _, path := range []string{"/ui/", "/ui/sessions/s1", "/ui/sessions/s1/plots"} {
+		if resp, _ := get(t, e.s.URL+path, "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s with the cookie: status %d, want 200", path, resp.StatusCode)
 		}
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/ui/logout", nil)
-		req.AddCookie(c)
-		if resp, err = noRedirects.Do(req); err != nil {
-			t.Fatal(err)
+		if resp, _ := get(t, e.s.URL+path, "Cookie", c.Name+"="+c.Value+"x"); resp.StatusCode == http.StatusOK {
+			t.Errorf("%s with a forged cookie: status 200", path)
 		}
-		resp.Body.Close()
-		cs := resp.Cookies()
-		if resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || cs[0].MaxAge >= 0 {
-			t.Errorf("logout: status %d cookies %+v, want 303 and an expired cookie", resp.StatusCode, cs)
+	}
+	// The API's check for the pages' data links accepts this cookie only.
+	check := e.logins.LoggedIn
+	for value, want := range map[string]bool{c.Value: true, c.Value + "x": false, "": false} {
+		r := httptest.NewRequest(http.MethodGet, "/v1/sessions/s1/history", nil)
+		r.AddCookie(&http.Cookie{Name: ui.CookieName, Value: value})
+		if got := check(r); got != want {
+			t.Errorf("LoggedIn with cookie %q: %v, want %v", value, got, want)
 		}
-		// The server forgot the login: a copy of the cookie is worth nothing.
-		if resp, _ := get(t, s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusSeeOther {
-			t.Errorf("the cookie after logout: %d, want 303 to the login", resp.StatusCode)
-		}
-		r := httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)
-		r.AddCookie(c)
-		if logins.LoggedIn(r) {
-			t.Error("the API admits the cookie after logout")
-		}
-	})
+	}
+	if ui.NewLogins("").LoggedIn(httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)) {
+		t.Error("LoggedIn without a token admits a request")
+	}
+	// Logged in, the page offers to log out, and no backup (the
+	// login does not read it).
+	if _, body := get(t, e.s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); !strings.Contains(body, `action="/ui/logout"`) || strings.Contains(body, "/v1/backup") {
+		t.Error("no log out button, or a backup link")
+	}
+	// Every login is a cookie of its own.
+	if again := post(testToken, "/ui/").Cookies(); len(again) != 1 || again[0].Value == c.Value {
+		t.Errorf("a second login: cookies %v, want one other than %q", again, c.Value)
+	}
+	// An open redirect is refused.
+	if resp := post(testToken, "//evil.example/"); resp.Header.Get("Location") != "/ui/" {
+		t.Errorf("next //evil.example/: Location %q, want /ui/", resp.Header.Get("Location"))
+	}
+}
+
+// tokenTLS: a login over TLS sets a Secure cookie.
+func tokenTLS(t *testing.T, e tokenServer) {
+	r := chi.NewRouter()
+	r.Mount(ui.Prefix, ui.Handler(e.src, ui.Options{Token: testToken}))
+	req := httptest.NewRequest(http.MethodPost, "https://example.org/ui/login", strings.NewReader(url.Values{"token": {testToken}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	cs := w.Result().Cookies()
+	if len(cs) != 1 || !cs[0].Secure {
+		t.Errorf("login over TLS: cookies %+v, want one Secure", cs)
+	}
+}
+
+// tokenLogout: after logout the server forgets the cookie.
+func tokenLogout(t *testing.T, e tokenServer) {
+	resp, err := noRedirects.PostForm(e.s.URL+"/ui/login", url.Values{"token": {testToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	c := resp.Cookies()[0]
+	if resp, _ := get(t, e.s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusOK {
+		t.Fatalf("logged in: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.s.URL+"/ui/logout", nil)
+	req.AddCookie(c)
+	if resp, err = noRedirects.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cs := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || cs[0].MaxAge >= 0 {
+		t.Errorf("logout: status %d cookies %+v, want 303 and an expired cookie", resp.StatusCode, cs)
+	}
+	// The server forgot the login: a copy of the cookie is worth nothing.
+	if resp, _ := get(t, e.s.URL+"/ui/", "Cookie", c.Name+"="+c.Value); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the cookie after logout: %d, want 303 to the login", resp.StatusCode)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/v1/sessions", nil)
+	r.AddCookie(c)
+	if e.logins.LoggedIn(r) {
+		t.Error("the API admits the cookie after logout")
+	}
 }
 
 // TestLoginThrottled: ten wrong tokens from one address, at the login or

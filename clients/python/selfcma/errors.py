@@ -161,9 +161,9 @@ class EvaluationError(SelfCMAError, RuntimeError):
 
 
 class Unsupported(SelfCMAError, NotImplementedError):
-    """A pycma feature the service does not have (``es.C``, setting
-    ``es.sigma``, ``noise_handler``); raised by the client, before any
-    request, with what to do instead."""
+    """A pycma feature the service does not have (``es.C`` of a session of
+    more than 200 coordinates, setting ``es.sigma``, ``noise_handler``);
+    raised by the client with what to do instead."""
 
 
 class ServerUnavailable(ServerError, ConnectionError):

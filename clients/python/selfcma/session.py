@@ -13,7 +13,7 @@ import warnings
 import webbrowser
 
 from . import _convert as conv
-from .errors import Stopped, Unsupported
+from .errors import NotFound, OutOfRange, Stopped, Unsupported
 from .options import bounds as pycma_bounds
 from .options import to_create
 from .result import BestSolution, Claim, Result, StopDict
@@ -125,9 +125,10 @@ class Session:
     pycma's attributes and methods a script uses are here with pycma's
     meaning where the service has the same thing (``ask(number)``,
     ``ask_and_eval``, ``optimize``, ``best``, ``mean``, ``sigma``,
-    ``stds``, ``logger``, ``disp``, ``result_pretty``, ``inject``); what it
-    does not have (``C``, setting ``sigma``) raises Unsupported saying what
-    to do instead. A Session pickles (and copies) as its id and its
+    ``stds``, ``C`` up to 200 coordinates, ``logger``, ``disp``,
+    ``result_pretty``, ``inject``); what it does not have (``C`` of a
+    larger session, setting ``sigma``) raises Unsupported saying what to do
+    instead. A Session pickles (and copies) as its id and its
     client's URLs: unpickled, it attaches to the session again, as it is on
     the server then.
     """
@@ -836,13 +837,29 @@ class Session:
 
     @property
     def C(self):
-        """pycma's covariance matrix: not available here (raises
-        Unsupported, saying what is)."""
-        raise Unsupported(
-            "es.C: the service does not send the covariance matrix C (it stays in the server's state). What it "
-            "sends: es.stds (σ·√C_ii per coordinate), es.sigma, es.overall_step (σ·√λ_max(C)), and per "
-            "generation in es.history(): axis_lengths (√ of C's eigenvalues, ascending) and axis_ratio"
-        )
+        """pycma's ``es.C``: the covariance matrix C of the pending
+        generation (of the primary CMA-ES for self-CMA-ES), which is sampled
+        from N(mean, sigma² C); a numpy array (n × n) when the session was
+        made with numpy, else a list of lists. One request per read.
+
+        The server hands it out for sessions of at most 200 coordinates;
+        for larger ones, and from a server older than the endpoint, this
+        raises Unsupported naming what there is instead (``stds``,
+        ``overall_step``, the history's ``axis_lengths``)."""
+        try:
+            c = self._req("GET", "/covariance")["c"]
+        except OutOfRange as e:
+            raise Unsupported(f"es.C: {e.message}") from None
+        except NotFound as e:
+            if "no such route" not in (e.message or ""):
+                raise
+            raise Unsupported(
+                "es.C: this server does not send the covariance matrix C (no /covariance: a server older than "
+                "it). What it sends: es.stds (σ·√C_ii per coordinate), es.sigma, es.overall_step (σ·√λ_max(C)), "
+                "and per generation in es.history(): axis_lengths (√ of C's eigenvalues, ascending) and axis_ratio"
+            ) from None
+        c = [[math.nan if v is None else v for v in row] for row in c]
+        return self._np.array(c, dtype=float) if self._np is not None else c
 
     @property
     def best(self):

@@ -283,6 +283,8 @@ class FakeTransport:
             return {"generation": 0, "index": k, "x": x, "expires_at": "2026-01-01T00:00:00Z"}
         if (method, path) == ("POST", me + "/tell"):
             return dict(self.state)
+        if (method, path) == ("GET", me + "/covariance"):  # a server older than the endpoint
+            raise NotFound("no such route: " + path, code="not_found", method=method, url=path, status=404)
         if (method, path) == ("POST", me + "/inject"):
             if self.inject_status == 404:
                 raise NotFound("no such route", code="not_found", method=method, url=path, status=404)
@@ -314,3 +316,108 @@ def quiet_logs():
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
+
+
+class PgCluster:
+    """A throwaway PostgreSQL cluster on a free port of 127.0.0.1, as
+    internal/pgtest starts one: initdb and pg_ctl from
+    /usr/lib/postgresql/*/bin (or SELFCMA_PG_BIN), as the postgres user
+    when run as root (PostgreSQL refuses root). One per test run, stopped
+    at exit."""
+
+    def __init__(self):
+        self.bin = self._bin_dir()
+        self.dir = tempfile.mkdtemp(prefix="selfcma-pg-")
+        self.as_ = []
+        if os.geteuid() == 0:
+            import pwd
+
+            try:
+                pg = pwd.getpwnam("postgres")
+            except KeyError:
+                raise unittest.SkipTest("running as root, and no postgres user to run the cluster as") from None
+            os.chown(self.dir, pg.pw_uid, pg.pw_gid)
+            self.as_ = ["runuser", "-u", "postgres", "--"]
+            self.user = "postgres"
+        else:
+            import getpass
+
+            self.user = getpass.getuser()
+        self.data = os.path.join(self.dir, "data")
+        self._run("initdb", "-D", self.data, "--auth=trust", "-U", self.user, "--no-sync", "-E", "UTF8", "--locale=C")
+        for _ in range(5):
+            self.port = free_port()
+            opts = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c max_connections=200"
+            p = self._run("pg_ctl", "-w", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-o", opts, "start",
+                          check=False)
+            if p.returncode == 0:
+                atexit.register(self.stop)
+                return
+            with open(os.path.join(self.dir, "log")) as f:
+                log = f.read()
+            if "already in use" not in log:
+                break
+        self.stop()
+        raise RuntimeError(f"pg_ctl start failed:\n{p.stdout}{p.stderr}\n{log}")
+
+    @staticmethod
+    def _bin_dir():
+        d = os.environ.get("SELFCMA_PG_BIN")
+        if d:
+            return d
+        dirs = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0)
+        for p in reversed(dirs):
+            if (p / "pg_ctl").exists():
+                return str(p)
+        pg_ctl = shutil.which("pg_ctl")
+        if pg_ctl:
+            return os.path.dirname(pg_ctl)
+        raise unittest.SkipTest("no initdb and pg_ctl in /usr/lib/postgresql/*/bin or on PATH: apt-get install postgresql")
+
+    def _run(self, prog, *args, check=True):
+        p = subprocess.run(self.as_ + [os.path.join(self.bin, prog), *args], cwd=self.dir, capture_output=True,
+                           text=True, timeout=300)
+        if check and p.returncode != 0:
+            raise RuntimeError(f"{prog} failed:\n{p.stdout}{p.stderr}")
+        return p
+
+    def url(self, db, scheme="postgres"):
+        """The URL of database db; scheme postgresql for SQLAlchemy
+        (Optuna's storage)."""
+        return f"{scheme}://{self.user}@127.0.0.1:{self.port}/{db}?sslmode=disable"
+
+    def create_db(self, name):
+        """Creates an empty database and returns its name."""
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, name)
+        return name
+
+    def stop(self):
+        if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+            self._run("pg_ctl", "-w", "-D", self.data, "-m", "immediate", "stop", check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_pg = None
+
+
+def pg_cluster():
+    """The test run's PostgreSQL cluster, started on first use. Skips when
+    none can be started (PostgreSQL is not installed), and fails instead
+    when the environment variable CI is set."""
+    global _pg
+    if _pg is None:
+        try:
+            _pg = PgCluster()
+        except unittest.SkipTest as e:
+            if os.environ.get("CI"):
+                raise AssertionError(f"CI is set and PostgreSQL: {e}") from None
+            raise
+    return _pg
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -182,12 +182,13 @@ class BodiesTest(unittest.TestCase):
             es.sigma *= 0.5
         self.assertIn("warm_start", str(cm.exception))
         self.assertIn("does not change σ of a running session", str(cm.exception))
+        self.assertEqual(es.sigma, 0.5)
+        self.assertEqual(len(t.calls), n)
+        # A server older than /covariance.
         with self.assertRaises(Unsupported) as cm:
             es.C
         self.assertIn("does not send the covariance matrix", str(cm.exception))
         self.assertIn("es.stds", str(cm.exception))
-        self.assertEqual(es.sigma, 0.5)
-        self.assertEqual(len(t.calls), n)
 
     def test_best(self):
         state = dict(SESSION, best={"x": [1.0, 2.0], "f": 0.25, "generation": 0})
@@ -395,6 +396,28 @@ class SurfaceLiveTest(unittest.TestCase):
         es.tell(*es.ask_and_eval(sphere, number=6))
         es.tell(*es.ask_and_eval(sphere, evaluations=3))
         self.assertEqual(es.generation, 5)
+
+    def test_C(self):
+        """es.C is the server's C: σ·√C_ii are the stds; numpy in, numpy
+        out; a session of more than 200 coordinates raises Unsupported."""
+        np = need("numpy")
+        for alg in ("cma-es", "self-cma-es"):
+            with self.subTest(algorithm=alg):
+                es = self.client.create(np.ones(4), 0.5, {"seed": 3}, algorithm=alg)
+                for _ in range(10):
+                    X = es.ask()
+                    es.tell(X, [sphere(x) for x in X])
+                C = es.C
+                self.assertEqual((type(C), C.shape), (np.ndarray, (4, 4)))
+                np.testing.assert_array_equal(C, C.T)
+                self.assertGreater(min(np.linalg.eigvalsh(C)), 0)
+                np.testing.assert_allclose(es.sigma * np.sqrt(np.diag(C)), es.stds, rtol=1e-14)
+                self.assertNotEqual(C[0, 1], 0)
+        plain = self.client.session(es.id, numpy=False).C
+        self.assertEqual((type(plain), len(plain), type(plain[0])), (list, 4, list))
+        big = self.client.create([0.0] * 201, 1.0)
+        with self.assertRaisesRegex(Unsupported, "es.C: .*201 coordinates.*stds"):
+            big.C
 
     def test_optimize(self):
         es = self.client.create([1.0] * 3, 0.5, {"popsize": 6, "seed": 2, "verb_disp": 0}, algorithm="cma-es")

@@ -7,6 +7,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
@@ -22,7 +23,8 @@ const cacheCap = 16
 // only the generations told since its last look (a history only grows).
 // It is safe for concurrent use.
 type Source struct {
-	m *session.Manager
+	m     *session.Manager
+	chunk int // sessions read from m.List at a time: listChunk
 
 	mu    sync.Mutex
 	cache map[string]*list.Element // of *history, most recent first in lru
@@ -36,7 +38,7 @@ type history struct {
 
 // New returns a Source that reads m.
 func New(m *session.Manager) *Source {
-	return &Source{m: m, cache: map[string]*list.Element{}}
+	return &Source{m: m, chunk: listChunk, cache: map[string]*list.Element{}}
 }
 
 var _ ui.Source = (*Source)(nil)
@@ -51,21 +53,52 @@ func notFound(err error) error {
 	return err
 }
 
-// ListSessions returns a page of the sessions, as Manager.List does.
-func (s *Source) ListSessions(ctx context.Context, after string, limit int) ([]ui.Summary, error) {
-	page, err := s.m.List(ctx, after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+// listChunk is how many sessions ListSessions reads from the Manager at a
+// time.
+const listChunk = 500
+
+// ListSessions returns a page of the sessions that q selects, newest
+// first. The Manager lists oldest first, so it reads every session's
+// summary (the meta only, listChunk at a time) and keeps the last q.Limit
+// that match: a page costs a pass over the summaries.
+func (s *Source) ListSessions(ctx context.Context, q ui.ListQuery) ([]ui.Summary, error) {
+	if q.Limit <= 0 {
+		return nil, nil
 	}
-	out := make([]ui.Summary, len(page))
-	for i, p := range page {
-		out[i] = ui.Summary{
-			ID: p.ID, Name: p.Name, Algorithm: p.Algorithm, Status: p.Status,
-			Generation: p.Generation, Evaluations: p.Evaluations, BestF: p.BestF,
-			CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+	var keep []ui.Summary // the last q.Limit that match, oldest first
+	after := ""
+	for {
+		page, err := s.m.List(ctx, after, s.chunk)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
 		}
+		for _, p := range page {
+			if q.Before != "" && p.ID >= q.Before {
+				return newestFirst(keep), nil
+			}
+			sum := ui.Summary{
+				ID: p.ID, Name: p.Name, Algorithm: p.Algorithm, Status: p.Status,
+				Generation: p.Generation, Evaluations: p.Evaluations, BestF: p.BestF,
+				CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+			}
+			if !q.Match(sum) {
+				continue
+			}
+			if len(keep) == q.Limit {
+				keep = append(keep[:0], keep[1:]...)
+			}
+			keep = append(keep, sum)
+		}
+		if len(page) < s.chunk {
+			return newestFirst(keep), nil
+		}
+		after = page[len(page)-1].ID
 	}
-	return out, nil
+}
+
+func newestFirst(ss []ui.Summary) []ui.Summary {
+	slices.Reverse(ss)
+	return ss
 }
 
 // defaults returns the default rates of dimension n and population size λ,

@@ -3,9 +3,11 @@ package sessionsource
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,7 +17,7 @@ import (
 	"github.com/selfcma/selfcma/internal/ui"
 )
 
-func newManager(t *testing.T) *session.Manager {
+func newManager(t testing.TB) *session.Manager {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "s.db"), &bolt.Options{NoSync: true})
 	if err != nil {
@@ -69,25 +71,7 @@ func TestSessionAndHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := created.ID
-
-	d, err := src.Session(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.ID != id || d.Name != "four" || d.Dimension != 4 || d.Status != ui.StatusRunning || d.BestF != nil || d.Seed != 7 {
-		t.Errorf("new session: %+v", d)
-	}
-	// A new session is active CMA-ES by default: its rates are those.
-	p, _ := cmaes.NewParamsActive(4, d.PopulationSize, created.Active)
-	if !created.Active {
-		t.Error("a new session is not active CMA-ES")
-	}
-	if want := (ui.Hyper{C1: p.C1, CMu: p.CMu, Cc: p.Cc}); d.Defaults != want || len(d.RunDefaults) != 1 || d.RunDefaults[0] != want {
-		t.Errorf("defaults %+v, run defaults %+v, want %+v", d.Defaults, d.RunDefaults, want)
-	}
-	if pts, err := src.History(ctx, id); err != nil || len(pts) != 0 {
-		t.Fatalf("history of a new session: %d points, %v", len(pts), err)
-	}
+	checkNew(t, src, created)
 
 	// Run until the first restart, then a few more generations: the cache
 	// must hold exactly what the Manager holds.
@@ -107,20 +91,68 @@ func TestSessionAndHistory(t *testing.T) {
 	if len(got2) != len(got)+3 || len(got2) != s.Generation {
 		t.Fatalf("history grew from %d to %d points, want +3 = %d generations", len(got), len(got2), s.Generation)
 	}
-	recs, err := m.History(ctx, id, 0, 0)
+	checkPoints(t, m, id, got2)
+	checkRestarted(t, src, s)
+
+	// Two values told in parts.
+	b, err := m.Ask(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Tell(ctx, id, session.TellParams{Generation: b.Generation, Indices: []int{3, 0}, Fitness: []float64{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := src.Session(ctx, id); err != nil || d.Held != 2 {
+		t.Errorf("holds %d values after a part of 2: %v", d.Held, err)
+	}
+}
+
+// checkNew checks the detail and the history of a session just created.
+func checkNew(t *testing.T, src *Source, created session.Session) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := src.Session(ctx, created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ID != created.ID || d.Name != "four" || d.Dimension != 4 || d.Status != ui.StatusRunning || d.BestF != nil || d.Seed != 7 {
+		t.Errorf("new session: %+v", d)
+	}
+	// A new session is active CMA-ES by default: its rates are those.
+	p, _ := cmaes.NewParamsActive(4, d.PopulationSize, created.Active)
+	if !created.Active {
+		t.Error("a new session is not active CMA-ES")
+	}
+	if want := (ui.Hyper{C1: p.C1, CMu: p.CMu, Cc: p.Cc}); d.Defaults != want || len(d.RunDefaults) != 1 || d.RunDefaults[0] != want {
+		t.Errorf("defaults %+v, run defaults %+v, want %+v", d.Defaults, d.RunDefaults, want)
+	}
+	if pts, err := src.History(ctx, created.ID); err != nil || len(pts) != 0 {
+		t.Fatalf("history of a new session: %d points, %v", len(pts), err)
+	}
+}
+
+// checkPoints checks that pts are the Manager's history of session id.
+func checkPoints(t *testing.T, m *session.Manager, id string, pts []ui.Point) {
+	t.Helper()
+	recs, err := m.History(context.Background(), id, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range recs {
-		g := got2[i]
+		g := pts[i]
 		if g.Generation != r.Generation || g.Run != r.Run || g.Lambda != r.Lambda || g.Evaluations != r.Evaluations ||
 			!same(g.Best, r.Best) || !same(g.Median, r.Median) || !same(g.BestSoFar, r.BestSoFar) || g.Sigma != r.Sigma ||
 			g.AxisRatio != r.AxisRatio || g.C1 != r.C1 || g.CMu != r.CMu || g.Cc != r.Cc {
 			t.Fatalf("point %d: %+v, record %+v", i, g, r)
 		}
 	}
+}
 
-	d, err = src.Session(ctx, id)
+// checkRestarted checks the detail of session s, which has restarted:
+// its runs and their default rates, its best point.
+func checkRestarted(t *testing.T, src *Source, s session.Session) {
+	t.Helper()
+	d, err := src.Session(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,17 +171,6 @@ func TestSessionAndHistory(t *testing.T) {
 	}
 	if d.Held != 0 {
 		t.Errorf("holds %d values, none told in parts", d.Held)
-	}
-	// Two values told in parts.
-	b, err := m.Ask(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Tell(ctx, id, session.TellParams{Generation: b.Generation, Indices: []int{3, 0}, Fitness: []float64{1, 2}}); err != nil {
-		t.Fatal(err)
-	}
-	if d, err = src.Session(ctx, id); err != nil || d.Held != 2 {
-		t.Errorf("holds %d values after a part of 2: %v", d.Held, err)
 	}
 }
 
@@ -185,37 +206,70 @@ func TestNotFound(t *testing.T) {
 	}
 }
 
+// The list comes newest first, in pages, filtered by name and status,
+// whatever the chunks it is read in.
 func TestListSessionsPages(t *testing.T) {
 	ctx := context.Background()
 	m := newManager(t)
-	src := New(m)
-	var want []string
-	for range 7 {
-		s, err := m.Create(ctx, session.CreateParams{X0: []float64{1}, Sigma0: 1, Algorithm: session.AlgorithmCMAES})
+	var all, odd []string // newest first
+	for i := range 7 {
+		name := fmt.Sprintf("Run %d", i)
+		if i%2 == 1 {
+			name = fmt.Sprintf("odd run %d", i)
+		}
+		s, err := m.Create(ctx, session.CreateParams{Name: name, X0: []float64{1}, Sigma0: 1, Algorithm: session.AlgorithmCMAES})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, s.ID)
-	}
-	var got []string
-	for after := ""; ; {
-		page, err := src.ListSessions(ctx, after, 3)
-		if err != nil {
-			t.Fatal(err)
+		all = append([]string{s.ID}, all...)
+		if i%2 == 1 {
+			odd = append([]string{s.ID}, odd...)
 		}
-		for _, s := range page {
-			if s.Algorithm != session.AlgorithmCMAES || s.Status != ui.StatusRunning {
-				t.Errorf("summary %+v", s)
+		if i == 3 {
+			if _, err := m.Stop(ctx, s.ID); err != nil {
+				t.Fatal(err)
 			}
-			got = append(got, s.ID)
 		}
-		if len(page) < 3 {
-			break
-		}
-		after = page[len(page)-1].ID
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("pages of 3 list %v, want %v", got, want)
+	if !slices.IsSortedFunc(all, func(a, b string) int { return strings.Compare(b, a) }) {
+		t.Fatalf("ids %v: not in the order of creation", all)
+	}
+	pages := func(src *Source, q ui.ListQuery) []string {
+		var got []string
+		for {
+			page, err := src.ListSessions(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range page {
+				if s.Algorithm != session.AlgorithmCMAES {
+					t.Errorf("summary %+v", s)
+				}
+				got = append(got, s.ID)
+			}
+			if len(page) < q.Limit {
+				return got
+			}
+			q.Before = page[len(page)-1].ID
+		}
+	}
+	for _, chunk := range []int{2, 3, listChunk} {
+		src := New(m)
+		src.chunk = chunk
+		for _, c := range []struct {
+			q    ui.ListQuery
+			want []string
+		}{
+			{ui.ListQuery{Limit: 3}, all},
+			{ui.ListQuery{Limit: 2, Name: "ODD"}, odd},
+			{ui.ListQuery{Limit: 1, Name: "odd", Status: ui.StatusRunning}, []string{odd[0], odd[2]}},
+			{ui.ListQuery{Limit: 5, Status: ui.StatusStopped}, []string{odd[1]}},
+			{ui.ListQuery{Limit: 5, Name: "none"}, nil},
+		} {
+			if got := pages(src, c.q); !slices.Equal(got, c.want) {
+				t.Errorf("chunks of %d, %+v: pages list %v, want %v", chunk, c.q, got, c.want)
+			}
+		}
 	}
 }
 
@@ -251,3 +305,29 @@ func TestHistoryConcurrentAndEvicted(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
+// BenchmarkListSessions lists the newest page of 100 of n sessions, with
+// and without a filter: a pass over every session's summary.
+func BenchmarkListSessions(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1_000, 10_000} {
+		m := newManager(b)
+		for i := range n {
+			if _, err := m.Create(ctx, session.CreateParams{Name: fmt.Sprintf("run %d", i), X0: []float64{1, 1}, Sigma0: 1,
+				Algorithm: session.AlgorithmCMAES}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		src := New(m)
+		for _, q := range []ui.ListQuery{{Limit: 100}, {Limit: 100, Name: "run 99", Status: ui.StatusRunning}} {
+			b.Run(fmt.Sprintf("sessions=%d/name=%q", n, q.Name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := src.ListSessions(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
