@@ -62,6 +62,11 @@ func TestMetaRoundTrip(t *testing.T) {
 			Partial: &partialTell{Generation: 4, Indices: []int{1}, Fitness: []float64{2}}},
 		"stop requested, none held": {ID: "s", Algorithm: AlgorithmCMAES, CreatedAt: created, UpdatedAt: created, Dimension: 2,
 			PopulationSize: 6, Status: StatusStopped, StopRequested: true},
+		"inject keys": {ID: "k", Algorithm: AlgorithmCMAES, CreatedAt: created, UpdatedAt: created, Dimension: 2, PopulationSize: 6,
+			Status: StatusRunning, Generation: 4, Evaluations: 24, StopRequested: true,
+			Partial: &partialTell{Generation: 4, Indices: []int{1}, Fitness: []float64{2}},
+			InjectKeys: []injectKey{{Key: "a", Fingerprint: []byte{1, 2, 3}, Answer: Injection{Queued: 2, Generation: 5, Waiting: 3}},
+				{Key: "b-2", Fingerprint: bytes.Repeat([]byte{9}, 32), Answer: Injection{Queued: 1, Generation: 7, Waiting: 1}}}},
 		"empty metadata": {ID: "y", Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(0, 0).UTC(), UpdatedAt: time.Unix(-1, 5).UTC()},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -80,6 +85,9 @@ func TestMetaRoundTrip(t *testing.T) {
 			}
 			if m.StopRequested {
 				want.Schema = 4
+			}
+			if len(m.InjectKeys) > 0 {
+				want.Schema = 5
 			}
 			if !sameMeta(got, &want) {
 				t.Fatalf("decoded %+v\nwant    %+v", got, &want)
