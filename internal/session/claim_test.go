@@ -318,8 +318,10 @@ func TestRenew(t *testing.T) {
 	}
 }
 
-// TestClaimsUnchangedNoCommit: claims and renewals that change no lease
-// write nothing to the store (no commit, no sync of the disk).
+// TestClaimsUnchangedNoCommit: claims and renewals write nothing to the
+// bbolt file (no commit, no sync of the disk): it holds the leases in
+// memory while open (a lost lease costs an evaluation twice, never a
+// value), and writes them back when it closes.
 func TestClaimsUnchangedNoCommit(t *testing.T) {
 	ctx := context.Background()
 	clk := &clock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
@@ -340,8 +342,8 @@ func TestClaimsUnchangedNoCommit(t *testing.T) {
 		if c, err := m.Claim(ctx, s.ID, time.Hour, w); err != nil || c.Index != i {
 			t.Fatalf("claim %d: %+v, %v", i, c, err)
 		}
-		if n := commits.Load() - before; n != 1 {
-			t.Fatalf("claim %d leased a candidate in %d commits, want 1", i, n)
+		if n := commits.Load() - before; n != 0 {
+			t.Fatalf("claim %d leased a candidate in %d commits, want none", i, n)
 		}
 	}
 	before := commits.Load()
@@ -363,8 +365,8 @@ func TestClaimsUnchangedNoCommit(t *testing.T) {
 	if c, err := m.Claim(ctx, s.ID, time.Hour, "w0"); err != nil || c.Index != 0 || !c.Expires.Equal(clk.Now().Add(time.Hour)) {
 		t.Fatalf("w0's renewing claim a minute later: %+v, %v", c, err)
 	}
-	if n := commits.Load() - before; n != 1 {
-		t.Fatalf("a renewal that moved an expiry made %d commits, want 1", n)
+	if n := commits.Load() - before; n != 0 {
+		t.Fatalf("a renewal that moved an expiry made %d commits, want none", n)
 	}
 }
 
