@@ -66,8 +66,9 @@ type Config struct {
 	// read and closed; without it that route answers not_found.
 	Backup func() (io.ReadCloser, int64, error)
 	// Metrics, when not nil, gets the request metrics of the service and
-	// is served at GET /metrics, with the /v1 routes' authentication
-	// (cmd/server adds the store's, Go's and the process's metrics).
+	// is served at GET /metrics, with the bearer token only (not the
+	// pages' login; cmd/server adds the store's, Go's and the process's
+	// metrics).
 	Metrics *prometheus.Registry
 	// Throttle counts wrong bearer tokens by address and refuses an
 	// address that sent too many (429); cmd/server shares it with the
@@ -385,10 +386,12 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 
 // authenticate compares the bearer token in constant time (of hashes, so
 // that not even the length leaks). A GET with the pages' login (read) is
-// admitted too, except for the backup: the whole database takes the token.
+// admitted too, except for the backup (the whole database) and /metrics
+// (for scrapers, which have the token): these take the token.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.auth || (r.Method == http.MethodGet && r.URL.Path != "/v1/backup" && s.read != nil && s.read(r)) {
+		bearerOnly := r.URL.Path == "/v1/backup" || r.URL.Path == "/metrics"
+		if !s.auth || (r.Method == http.MethodGet && !bearerOnly && s.read != nil && s.read(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}
