@@ -12,10 +12,10 @@ import (
 // point, only when the lease has run out before its value arrived.
 //
 // Leases live in the store, timed by the store's clock: a lease taken
-// through one server is honoured by every server sharing the store, and
-// survives their restarts. A lease the store loses (a crash before its
-// write was durable) costs an evaluation twice, never a value: the values
-// are persisted by the partial tells.
+// through one server is honoured by every server sharing the store. A
+// lease write waits for no disk sync (bbolt holds them in memory while
+// open): a lease the store loses (a crash) costs an evaluation twice,
+// never a value, since the values are persisted by the partial tells.
 
 // Lease bounds, and the longest worker id. The default lease is short, so
 // that the candidate of a worker that died is soon handed out again;
