@@ -94,13 +94,14 @@ type countedBody struct {
 	free  bool
 	read  int64 // bytes charged
 	err   error // the first failure, returned again
-	slow  bool  // the deadline passed
+	eof   bool  // read to its end
 }
 
-// done ends the body's deadline, unless it passed: the server sets the
-// next request's.
+// done ends the body's deadline once the body was read to its end (the
+// server sets the next request's). Else the deadline stays: what the
+// server then reads of the body to discard it is bounded by the rate too.
 func (b *countedBody) done() {
-	if !b.slow {
+	if b.eof {
 		b.rc.SetReadDeadline(time.Time{})
 	}
 }
@@ -112,8 +113,8 @@ func (b *countedBody) Read(p []byte) (int, error) {
 	d := b.start.Add(b.s.grace + time.Duration(float64(b.read)/float64(b.s.minRate)*float64(time.Second)))
 	b.rc.SetReadDeadline(d)
 	n, err := b.in.Read(p)
+	b.eof = b.eof || err == io.EOF
 	if b.free {
-		b.slow = b.slow || errors.Is(err, os.ErrDeadlineExceeded)
 		return n, err
 	}
 	if n > 0 {
@@ -128,7 +129,6 @@ func (b *countedBody) Read(p []byte) (int, error) {
 		// The connection closes after the answer: what is left of the
 		// body is not read (the deadline, left in the past, ends any
 		// read the server would make of it).
-		b.slow = true
 		b.h.Set("Connection", "close")
 		b.err = &bodyError{err, &apiError{code: codeSlowBody, msg: fmt.Sprintf(
 			"the request body came too slowly (%d bytes in %.0f s; the server takes at least %d bytes a second after the first %.0f s)",
