@@ -239,7 +239,8 @@ class Session:
 
         number: as pycma's ``es.ask(number)``, that many points; here they
             are points of the pending batch claimed under a lease (``claim``,
-            for ``lease`` seconds; None: the server's hour), so that no other
+            for ``lease`` seconds; None: the server's minute, so give a
+            lease longer than the evaluations take), so that no other
             ask(number), worker or trial evaluates them meanwhile. Fewer
             come when fewer are left without a value and a lease; tell them
             with ``tell(X, values)`` as they are (the generation advances
