@@ -27,8 +27,9 @@ import (
 // out. Put of a told generation and Delete drop a session's leases here
 // as in the file.
 type leaseTable struct {
-	mu sync.Mutex
-	m  map[string]leaseSet
+	mu    sync.Mutex
+	m     map[string]leaseSet // nil: read-only, the file's leases
+	dirty bool                // UpdateLeases changed m since Open
 }
 
 // leaseSet is the leases of one session, all of generation g.
@@ -47,26 +48,37 @@ func (t *leaseTable) dropTo(id string, g *uint64) {
 	t.mu.Unlock()
 }
 
-// loadLeases reads the file's leases into the table (a value that does
-// not read is left out: Check reports it, and Close replaces it).
-func (s *Store) loadLeases() error {
-	s.leases.m = make(map[string]leaseSet)
-	return s.db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
-			if g, ls, err := splitLeases(v); err == nil {
-				s.leases.m[string(k)] = leaseSet{g: g, ls: ls}
+// loadLeases reads the file's leases into the table. A value that does
+// not read is left out (Check reports it); if the bucket cannot be read at
+// all (bbolt panics on some damage), the table starts empty.
+func (s *Store) loadLeases() {
+	m := make(map[string]leaseSet)
+	func() {
+		defer func() {
+			if recover() != nil {
+				m = make(map[string]leaseSet)
 			}
-			return nil
+		}()
+		s.db.View(func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+				if g, ls, err := splitLeases(v); err == nil {
+					m[string(k)] = leaseSet{g: g, ls: ls}
+				}
+				return nil
+			})
 		})
-	})
+	}()
+	s.leases.m = m
 }
 
 // saveLeases writes the table to the file, in place of what it holds, in
-// one transaction (Close).
+// one transaction (Close), if a lease changed since Open: a file whose
+// leases nobody touched is left as it is (a server that refuses a damaged
+// file must not change it).
 func (s *Store) saveLeases() error {
 	s.leases.mu.Lock()
 	defer s.leases.mu.Unlock()
-	if s.leases.m == nil {
+	if !s.leases.dirty {
 		return nil
 	}
 	return s.db.Update(func(tx *bbolt.Tx) error {
@@ -142,6 +154,10 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(n
 			return fmt.Errorf("store: leases %s: lease of candidate %d to a worker of %d bytes", id, l.Index, len(l.Worker))
 		}
 	}
+	if ok && cur.g == g && session.SameLeases(cur.ls, next) {
+		return nil
+	}
+	t.dirty = true
 	if len(next) == 0 {
 		delete(t.m, id)
 		return nil

@@ -160,10 +160,7 @@ func Open(path string, opt *Options) (*Store, error) {
 	}
 	s.idle = sync.NewCond(&s.mu)
 	if !bo.ReadOnly {
-		if err := s.loadLeases(); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("store: open %s: leases: %w", path, err)
-		}
+		s.loadLeases()
 	}
 	return s, nil
 }
