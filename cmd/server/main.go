@@ -249,7 +249,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		srv.TLSConfig = certs.tlsConfig()
 		go func() { served <- srv.ServeTLS(ln, "", "") }()
 	} else {
-		go func() { served <- srv.Serve(ln) }()
+		go func() { served <- srv.Serve(httpapi.JSONErrors(ln)) }() // net/http's own 400s in JSON too
 	}
 	select {
 	case err = <-served:

@@ -22,7 +22,7 @@ func newMetrics() (*prometheus.Registry, func(writes int, took time.Duration)) {
 	})
 	writes := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "selfcma_store_writes_total",
-		Help: "Writes committed (each create, tell, stop, claim and delete is one); over the commits, how many shared a commit.",
+		Help: "Writes committed (each create, tell, stop and delete is one; claims are held in memory); over the commits, how many shared a commit.",
 	})
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector(), commit, writes)

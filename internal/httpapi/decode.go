@@ -83,13 +83,9 @@ var errTooLarge = errors.New("request body too large")
 // (duplicate keys, names in another case, unknown fields, NaN, values of
 // the wrong type, trailing data, each with its path), then encoding/json's.
 func decodeJSON(r io.Reader, v any) error {
-	body, err := io.ReadAll(r)
+	body, err := readBody(r)
 	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return errTooLarge
-		}
-		return invalid("reading the body: %v", err)
+		return err
 	}
 	if err := checkJSON(body, reflect.TypeOf(v)); err != nil {
 		return err
@@ -251,13 +247,9 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 // encoding/json, which also words every error.
 // FuzzDecodeTell holds the two to the same values.
 func decodeTell(r io.Reader) (session.TellParams, error) {
-	body, err := io.ReadAll(r)
+	body, err := readBody(r)
 	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return session.TellParams{}, errTooLarge
-		}
-		return session.TellParams{}, invalid("reading the body: %v", err)
+		return session.TellParams{}, err
 	}
 	if p, ok := tellFast(body); ok {
 		return p, nil

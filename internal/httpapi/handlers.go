@@ -152,15 +152,51 @@ func intParam(v, name string, def, lo, hi int) (int, error) {
 }
 
 func (s *server) get(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.m.Get(r.Context(), chi.URLParam(r, "id"))
+	id := chi.URLParam(r, "id")
+	sess, err := s.m.Get(r.Context(), id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeSession(w, http.StatusOK, sess)
+	j := toSessionJSON(sess)
+	body := appendSession(make([]byte, 0, 1024), &j)
+	if sess.Status == session.StatusRunning {
+		// The claims' leases of the pending generation, if any runs:
+		// while no candidate is free, claims wait for the first to end.
+		v, err := s.m.Leases(r.Context(), id)
+		switch {
+		case err != nil:
+			s.log.WarnContext(r.Context(), "leases not read", "request_id", requestID(r.Context()), "session_id", id, "error", err)
+		case v.Held > 0:
+			body = appendLeases(body[:len(body)-1], v)
+		}
+	}
+	s.writeBody(w, http.StatusOK, append(body, '\n'))
+}
+
+// appendLeases appends ,"leases":{...}} to the session object b without
+// its closing brace.
+func appendLeases(b []byte, v session.LeaseView) []byte {
+	b = append(b, `,"leases":{"generation":`...)
+	b = strconv.AppendInt(b, int64(v.Generation), 10)
+	b = append(b, `,"held":`...)
+	b = strconv.AppendInt(b, int64(v.Held), 10)
+	b = append(b, `,"free":`...)
+	b = strconv.AppendInt(b, int64(v.Free), 10)
+	b = append(b, `,"next_expiry":`...)
+	if v.NextExpiry.IsZero() {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendQuote(b, v.NextExpiry.UTC().Format(time.RFC3339Nano))
+	}
+	return append(b, "}}"...)
 }
 
 func (s *server) stop(w http.ResponseWriter, r *http.Request) {
+	if err := emptyOrJSON(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	sess, err := s.m.Stop(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -170,10 +206,12 @@ func (s *server) stop(w http.ResponseWriter, r *http.Request) {
 }
 
 // claim leases one candidate of the pending generation to a worker, for
-// lease seconds (default an hour): {"generation", "index", "x",
+// lease seconds (default a minute): {"generation", "index", "x",
 // "expires_at"}, with index and x null when every candidate without a
 // value is leased (expires_at is then when the first lease runs out). A
-// worker that names itself (?worker=) gets its running lease again.
+// worker that names itself (?worker=) gets its running lease again; so
+// does a claim without a worker that repeats an Idempotency-Key, which
+// names its lease's worker.
 func (s *server) claim(w http.ResponseWriter, r *http.Request) {
 	lease, err := intParam(r.URL.Query().Get("lease"), "lease", int(session.DefaultLease/time.Second), 1, int(session.MaxLease/time.Second))
 	if err != nil {
@@ -181,18 +219,24 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q, id, d := r.URL.Query(), chi.URLParam(r, "id"), time.Duration(lease)*time.Second
+	worker := q.Get("worker")
+	if key := idempotencyKey(r.Header.Get("Idempotency-Key")); key != "" && worker == "" {
+		if len(key) > session.MaxWorkerID {
+			s.writeError(w, r, invalid("Idempotency-Key of %d bytes: a claim's key names its lease's worker, at most %d bytes", len(key), session.MaxWorkerID))
+			return
+		}
+		worker = key
+	}
 	var c session.Claim
 	switch gs, is := q.Get("generation"), q.Get("index"); {
 	case gs == "" && is == "":
-		c, err = s.m.Claim(r.Context(), id, d, q.Get("worker"))
+		c, err = s.m.Claim(r.Context(), id, d, worker)
 	case gs == "" || is == "":
 		err = invalid("generation and index go together (the candidate whose lease to renew)")
 	default:
 		var g, i int
-		if g, err = intParam(gs, "generation", 0, 0, math.MaxInt32); err == nil {
-			if i, err = intParam(is, "index", 0, 0, math.MaxInt32); err == nil {
-				c, err = s.m.Renew(r.Context(), id, g, i, d, q.Get("worker"))
-			}
+		if g, i, err = candidateParams(gs, is); err == nil {
+			c, err = s.m.Renew(r.Context(), id, g, i, d, worker)
 		}
 	}
 	if err != nil {
@@ -202,8 +246,73 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request) {
 	out := claimJSON{Generation: c.Generation, X: nums(c.X), ExpiresAt: c.Expires.UTC()}
 	if c.Index >= 0 {
 		out.Index = &c.Index
+	} else if s.waits.first(id, c.Generation) {
+		s.log.InfoContext(r.Context(), "claims wait: every candidate without a value is leased",
+			"request_id", requestID(r.Context()), "session_id", id, "generation", c.Generation, "first_lease_ends", c.Expires.UTC())
 	}
 	s.writeJSON(w, r, http.StatusOK, out)
+}
+
+// candidateParams reads ?generation= and ?index=.
+func candidateParams(gs, is string) (g, i int, err error) {
+	if g, err = intParam(gs, "generation", 0, 0, math.MaxInt32); err == nil {
+		i, err = intParam(is, "index", 0, 0, math.MaxInt32)
+	}
+	return g, i, err
+}
+
+// release ends a worker's lease of a candidate (?generation=, ?index=,
+// ?worker=): {"generation", "index", "released"}, released false when the
+// worker held no running lease of it (a release sent again).
+func (s *server) releaseLease(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("generation") == "" || q.Get("index") == "" {
+		s.writeError(w, r, invalid("generation and index are required (the candidate whose lease to release)"))
+		return
+	}
+	g, i, err := candidateParams(q.Get("generation"), q.Get("index"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	worker := q.Get("worker")
+	if worker == "" {
+		worker = idempotencyKey(r.Header.Get("Idempotency-Key")) // the key its claim was made with
+	}
+	ok, err := s.m.Release(r.Context(), chi.URLParam(r, "id"), g, i, worker)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, http.StatusOK, releaseJSON{Generation: g, Index: i, Released: ok})
+}
+
+// releaseJSON answers a release.
+type releaseJSON struct {
+	Generation int  `json:"generation"`
+	Index      int  `json:"index"`
+	Released   bool `json:"released"`
+}
+
+// waitLog remembers, per session, the last generation whose wait for a
+// free candidate was logged: a wait is logged once, not at every poll.
+type waitLog struct {
+	mu   sync.Mutex
+	last map[string]int
+}
+
+// first reports whether the wait of generation g of session id is new.
+func (l *waitLog) first(id string, g int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil || len(l.last) > 10000 {
+		l.last = make(map[string]int)
+	}
+	if prev, ok := l.last[id]; ok && prev == g {
+		return false
+	}
+	l.last[id] = g
+	return true
 }
 
 func (s *server) delete(w http.ResponseWriter, r *http.Request) {
@@ -215,12 +324,34 @@ func (s *server) delete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) ask(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		if err := emptyOrJSON(r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	b, err := s.m.Ask(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	s.writeBody(w, http.StatusOK, EncodeBatch(b), newline)
+}
+
+// emptyOrJSON checks the body of a request that takes none (POST ask and
+// stop): empty, or one JSON value (a client's {} or null), nothing else.
+func emptyOrJSON(r *http.Request) error {
+	body, err := readBody(r.Body)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if !json.Valid(body) {
+		return invalid("the body must be empty or JSON (this request takes no parameters); got %d bytes that are not JSON", len(body))
+	}
+	return nil
 }
 
 var newline = []byte{'\n'}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -65,8 +66,11 @@ type serverOpts struct {
 	maxBody int64
 	// maxInflight is Config.MaxInflightBytes.
 	maxInflight int64
-	limits      session.Limits
-	sync        bool // fsync every commit (as the server does)
+	// minRate and grace are Config.MinBodyRate and Config.BodyGrace.
+	minRate int64
+	grace   time.Duration
+	limits  session.Limits
+	sync    bool // fsync every commit (as the server does)
 
 	noMetrics bool // no Config.Metrics (as cmd/server, the test servers keep metrics)
 
@@ -93,7 +97,7 @@ func newTestServer(tb testing.TB, o serverOpts) *testServer {
 	if o.log != nil {
 		log = slog.New(slog.NewTextHandler(o.log, nil))
 	}
-	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, Backup: st.Snapshot, Metrics: reg, Logger: log})
+	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MinBodyRate: o.minRate, BodyGrace: o.grace, Backup: st.Snapshot, Metrics: reg, Logger: log})
 	ts := &testServer{Server: httptest.NewServer(mux), mux: mux, m: m, token: o.token}
 	tb.Cleanup(func() {
 		ts.Close()

@@ -88,10 +88,13 @@ func (s *server) inject(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	in, err := s.m.Inject(r.Context(), chi.URLParam(r, "id"), points, clip)
+	in, queued, err := s.m.InjectIdempotent(r.Context(), chi.URLParam(r, "id"), points, clip, idempotencyKey(r.Header.Get("Idempotency-Key")))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if !queued {
+		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	s.writeJSON(w, r, http.StatusOK, injectJSON{Queued: in.Queued, Generation: in.Generation, Waiting: in.Waiting})
 }

@@ -6,12 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store/bolt"
 )
 
 // ReadAccess admits a GET without the bearer token when it says so, and
-// never a request that changes anything.
+// never a request that changes anything, the backup or the metrics.
 func TestReadAccess(t *testing.T) {
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "r.db"), &bolt.Options{NoSync: true})
 	if err != nil {
@@ -19,7 +20,7 @@ func TestReadAccess(t *testing.T) {
 	}
 	defer st.Close()
 	m := session.NewManager(st, session.Options{})
-	mux := New(Config{Manager: m, Token: "secret", Backup: st.Snapshot, ReadAccess: func(r *http.Request) bool {
+	mux := New(Config{Manager: m, Token: "secret", Backup: st.Snapshot, Metrics: prometheus.NewRegistry(), ReadAccess: func(r *http.Request) bool {
 		c, err := r.Cookie("pass")
 		return err == nil && c.Value == "yes"
 	}})
@@ -34,6 +35,7 @@ func TestReadAccess(t *testing.T) {
 		{"POST", "yes", http.StatusUnauthorized, ""},
 		{"DELETE", "yes", http.StatusUnauthorized, ""},
 		{"GET", "yes", http.StatusUnauthorized, "/v1/backup"}, // the whole database takes the token
+		{"GET", "yes", http.StatusUnauthorized, "/metrics"},   // as README says: bearer only
 	}
 	for _, tt := range tests {
 		if tt.path == "" {

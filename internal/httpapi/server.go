@@ -19,7 +19,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -42,14 +41,22 @@ type Config struct {
 	Token        string // when not empty, every /v1 request needs "Authorization: Bearer <Token>"
 	MaxBodyBytes int64  // 0 = DefaultMaxBodyBytes
 	// MaxInflightBytes bounds the bodies of all requests under way
-	// together, each counted by its Content-Length (or MaxBodyBytes when
-	// it has none) before it is read; beyond, 503 with Retry-After.
+	// together, each counted by the bytes read of it so far: a request
+	// whose declared Content-Length does not fit, or whose body passes the
+	// limit as it is read, is 503 with Retry-After.
 	// 0 = DefaultMaxInflightBytes. Four times as much bounds the state the
 	// creates under way build (about 80·n² bytes each, a create of a
 	// larger state alone): a create waits up to 10 s for its share, then
 	// is 503 too.
 	MaxInflightBytes int64
-	Logger           *slog.Logger
+	// MinBodyRate is the slowest a request body may come, in bytes a
+	// second, after BodyGrace: a slower one is cut with 408
+	// body_too_slow, so that a few clients sending a byte at a time hold
+	// neither connections nor the in-flight budget for long.
+	// 0 = DefaultMinBodyRate; BodyGrace 0 = DefaultBodyGrace.
+	MinBodyRate int64
+	BodyGrace   time.Duration
+	Logger      *slog.Logger
 	// ReadAccess, when not nil, admits a GET without the bearer token if it
 	// returns true: cmd/server passes the web pages' login check, so that
 	// a logged-in browser can open the pages' links to the JSON and CSV.
@@ -59,8 +66,9 @@ type Config struct {
 	// read and closed; without it that route answers not_found.
 	Backup func() (io.ReadCloser, int64, error)
 	// Metrics, when not nil, gets the request metrics of the service and
-	// is served at GET /metrics, with the /v1 routes' authentication
-	// (cmd/server adds the store's, Go's and the process's metrics).
+	// is served at GET /metrics, with the bearer token only (not the
+	// pages' login; cmd/server adds the store's, Go's and the process's
+	// metrics).
 	Metrics *prometheus.Registry
 	// Throttle counts wrong bearer tokens by address and refuses an
 	// address that sent too many (429); cmd/server shares it with the
@@ -80,6 +88,9 @@ type server struct {
 	metricsPage http.Handler  // GET /metrics; nil: none
 	backups     chan struct{} // a token per backup under way
 	inflight    inflight
+	minRate     int64
+	grace       time.Duration
+	waits       waitLog
 	creates     *budget
 	throttle    *throttle.Throttle
 }
@@ -100,6 +111,12 @@ func New(cfg Config) *chi.Mux {
 		s.inflight.max = DefaultMaxInflightBytes
 	}
 	s.creates = newBudget(4 * s.inflight.max)
+	if s.minRate = cfg.MinBodyRate; s.minRate <= 0 {
+		s.minRate = DefaultMinBodyRate
+	}
+	if s.grace = cfg.BodyGrace; s.grace <= 0 {
+		s.grace = DefaultBodyGrace
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -133,6 +150,7 @@ func New(cfg Config) *chi.Mux {
 		r.Post("/sessions/{id}/tell", s.tell)
 		r.Post("/sessions/{id}/stop", s.stop)
 		r.Post("/sessions/{id}/claim", s.claim)
+		r.Post("/sessions/{id}/release", s.releaseLease)
 		r.Post("/sessions/{id}/inject", s.inject)
 		r.Get("/sessions/{id}/history", s.history)
 		r.Get("/sessions/{id}/covariance", s.covariance)
@@ -149,6 +167,7 @@ const (
 	codeMediaType        = "unsupported_media_type"
 	codeTooManyRequests  = "too_many_requests"
 	codeOverloaded       = "overloaded"
+	codeSlowBody         = "body_too_slow"
 	codeNoBackup         = "backup_unsupported"
 )
 
@@ -170,6 +189,7 @@ var statuses = map[string]int{
 	codeMediaType:                  http.StatusUnsupportedMediaType,
 	codeTooManyRequests:            http.StatusTooManyRequests,
 	codeOverloaded:                 http.StatusServiceUnavailable,
+	codeSlowBody:                   http.StatusRequestTimeout,
 	codeNoBackup:                   http.StatusNotImplemented,
 	string(session.CodeInternal):   http.StatusInternalServerError,
 
@@ -224,6 +244,9 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="selfcma"`)
+	}
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", "1")
 	}
 	if status == http.StatusInsufficientStorage {
 		// Nothing was written: the same request, sent again once there is
@@ -362,59 +385,14 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// inflight counts the body bytes of the requests under way.
-type inflight struct {
-	max int64
-	n   atomic.Int64
-}
-
-// take counts n more bytes, if they fit.
-func (f *inflight) take(n int64) bool {
-	if f.n.Add(n) > f.max {
-		f.n.Add(-n)
-		return false
-	}
-	return true
-}
-
-// limitInflight answers 503 to a request whose body would take the bytes
-// under way over the limit, before reading it (then discards it). A body without a
-// Content-Length counts as the largest body allowed. The memory the
-// server takes for bodies is so bounded by its configuration, whatever
-// many clients send at once.
-func (s *server) limitInflight(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := r.ContentLength
-		if n < 0 {
-			n = s.maxBody
-		}
-		if n == 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if !s.inflight.take(n) {
-			// Answer at once, then drain the body into nothing, so that
-			// the client, still sending, reads the 503 rather than a reset
-			// connection; none of it is kept.
-			rc := http.NewResponseController(w)
-			rc.EnableFullDuplex()
-			w.Header().Set("Retry-After", "1")
-			s.writeError(w, r, &apiError{code: codeOverloaded, msg: fmt.Sprintf("the server is reading %d bytes of requests already (its limit is %d): try again shortly", s.inflight.n.Load(), s.inflight.max)})
-			rc.Flush()
-			io.Copy(io.Discard, r.Body)
-			return
-		}
-		defer s.inflight.n.Add(-n)
-		next.ServeHTTP(w, r)
-	})
-}
-
 // authenticate compares the bearer token in constant time (of hashes, so
 // that not even the length leaks). A GET with the pages' login (read) is
-// admitted too, except for the backup: the whole database takes the token.
+// admitted too, except for the backup (the whole database) and /metrics
+// (for scrapers, which have the token): these take the token.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.auth || (r.Method == http.MethodGet && r.URL.Path != "/v1/backup" && s.read != nil && s.read(r)) {
+		bearerOnly := r.URL.Path == "/v1/backup" || r.URL.Path == "/metrics"
+		if !s.auth || (r.Method == http.MethodGet && !bearerOnly && s.read != nil && s.read(r)) {
 			next.ServeHTTP(w, r)
 			return
 		}

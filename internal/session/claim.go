@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -11,14 +12,16 @@ import (
 // point, only when the lease has run out before its value arrived.
 //
 // Leases live in the store, timed by the store's clock: a lease taken
-// through one server is honoured by every server sharing the store, and
-// survives their restarts. A lease the store loses (a crash before its
-// write was durable) costs an evaluation twice, never a value: the values
-// are persisted by the partial tells.
+// through one server is honoured by every server sharing the store. A
+// lease write waits for no disk sync (bbolt holds them in memory while
+// open): a lease the store loses (a crash) costs an evaluation twice,
+// never a value, since the values are persisted by the partial tells.
 
-// Lease bounds, and the longest worker id.
+// Lease bounds, and the longest worker id. The default lease is short, so
+// that the candidate of a worker that died is soon handed out again;
+// workers that evaluate longer renew their lease every half lease.
 const (
-	DefaultLease = time.Hour
+	DefaultLease = time.Minute
 	MaxLease     = 30 * 24 * time.Hour
 	MaxWorkerID  = 128
 )
@@ -122,4 +125,90 @@ func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, wor
 		c.X = pending(l).Candidates[c.Index]
 	}
 	return c, nil
+}
+
+// Release ends worker's lease of candidate index of generation, so that
+// the candidate is handed out again at once (a worker that stops, or
+// whose evaluation cannot finish). It reports whether the worker held a
+// running lease of it; releasing a lease that ran out, was released, or
+// whose generation was told since is no error (a release sent again after
+// a lost answer answers false).
+func (m *Manager) Release(ctx context.Context, id string, generation, index int, worker string) (bool, error) {
+	if worker == "" {
+		return false, errorf(CodeInvalid, "releasing the lease of candidate %d needs the worker's id", index)
+	}
+	if index < 0 {
+		return false, errorf(CodeOutOfRange, "index %d, want at least 0", index)
+	}
+	if err := checkToken("worker id", worker, MaxWorkerID); err != nil {
+		return false, err
+	}
+	e := m.acquire(id)
+	defer m.release(e)
+	released := false
+	_, err := m.update(ctx, e, id, "release", func(l *loaded) (*write, error) {
+		released = false
+		if g := l.opt.Generation(); g != generation || len(l.opt.Stopped()) > 0 {
+			return nil, nil // its generation is told: the lease is gone
+		}
+		return &write{leaseGen: generation, leases: func(now time.Time, cur []Lease) ([]Lease, error) {
+			next, ok := releaseLease(now, cur, index, worker)
+			released = ok
+			return next, nil
+		}}, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return released, nil
+}
+
+// LeaseView is what a session's page shows of its claims: the running
+// leases of the pending generation, and when the first runs out.
+type LeaseView struct {
+	Generation int
+	Held       int       // running leases
+	Free       int       // candidates with neither a value nor a running lease
+	NextExpiry time.Time // the end of the first lease to run out; zero if none
+}
+
+// Leases returns the leases of session id's pending generation.
+func (m *Manager) Leases(ctx context.Context, id string) (LeaseView, error) {
+	e := m.acquire(id)
+	l, err := m.load(ctx, e, id)
+	var g, lambda int
+	var told []bool
+	if err == nil {
+		g, lambda = l.opt.Generation(), l.opt.Params().Lambda
+		told = toldIndices(l.meta.Partial, g, lambda)
+	}
+	m.release(e)
+	if err != nil {
+		return LeaseView{}, err
+	}
+	ls, now, err := m.store.Leases(ctx, id, uint64(g))
+	if err != nil {
+		if errors.Is(err, ErrNoRecord) {
+			return LeaseView{}, errorf(CodeNotFound, "no session %q", id)
+		}
+		return LeaseView{}, internal("read leases", err)
+	}
+	v := LeaseView{Generation: g}
+	leasedIdx := make(map[int]bool, len(ls))
+	for _, x := range ls {
+		if x.Index < 0 || x.Index >= lambda || told[x.Index] || !x.Expires.After(now) {
+			continue
+		}
+		leasedIdx[x.Index] = true
+		v.Held++
+		if v.NextExpiry.IsZero() || x.Expires.Before(v.NextExpiry) {
+			v.NextExpiry = x.Expires
+		}
+	}
+	for i, t := range told {
+		if !t && !leasedIdx[i] {
+			v.Free++
+		}
+	}
+	return v, nil
 }

@@ -1,8 +1,12 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"math"
 	"slices"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
@@ -28,11 +32,49 @@ type Injection struct {
 // or outside the bounds, or more than may wait, are out_of_range, and a
 // stopped session is stopped; then nothing is queued.
 func (m *Manager) Inject(ctx context.Context, id string, points [][]float64, clip bool) (Injection, error) {
+	in, _, err := m.InjectIdempotent(ctx, id, points, clip, "")
+	return in, err
+}
+
+// maxInjectKeys is how many injections' idempotency keys a session keeps:
+// a retry comes within seconds, a few injections later at most.
+const maxInjectKeys = 16
+
+// InjectIdempotent is Inject, made safe to send again by key (an
+// Idempotency-Key; "" = none): an injection whose key is among the last
+// maxInjectKeys of the session's keyed injections is answered as it was
+// then, and queued false, if its points and clip equal that one's; it is
+// out_of_range if they do not. The key is written with the points, in the
+// same write: a retry after a lost answer never queues them twice.
+func (m *Manager) InjectIdempotent(ctx context.Context, id string, points [][]float64, clip bool, key string) (Injection, bool, error) {
+	var sum []byte
+	if key != "" {
+		if err := checkIdempotencyKey(key); err != nil {
+			return Injection{}, false, err
+		}
+		sum = injectFingerprint(points, clip)
+	}
 	e := m.acquire(id)
 	defer m.release(e)
-	var in Injection
+	var (
+		in     Injection
+		queued bool
+	)
 	_, err := m.update(ctx, e, id, "inject", func(l *loaded) (*write, error) {
+		queued = false
 		o := l.opt
+		if key != "" {
+			for _, k := range l.meta.InjectKeys {
+				if k.Key != key {
+					continue
+				}
+				if !bytes.Equal(k.Fingerprint, sum) {
+					return nil, errorf(CodeOutOfRange, "Idempotency-Key %q belongs to an injection of other points", key)
+				}
+				in = k.Answer
+				return nil, nil
+			}
+		}
 		if err := stoppedError(o); err != nil {
 			return nil, err
 		}
@@ -48,13 +90,39 @@ func (m *Manager) Inject(ctx context.Context, id string, points [][]float64, cli
 			}
 			return nil, err
 		}
-		in = Injection{Queued: len(points), Generation: o.Generation() + 1, Waiting: o.Injected()}
-		return &write{meta: nextMeta(l), state: true}, nil
+		in, queued = Injection{Queued: len(points), Generation: o.Generation() + 1, Waiting: o.Injected()}, true
+		md := nextMeta(l)
+		if key != "" {
+			keys := md.InjectKeys[max(0, len(md.InjectKeys)-maxInjectKeys+1):]
+			md.InjectKeys = append(slices.Clip(keys), injectKey{Key: key, Fingerprint: sum, Answer: in})
+		}
+		return &write{meta: md, state: true}, nil
 	})
 	if err != nil {
-		return Injection{}, err
+		return Injection{}, false, err
 	}
-	return in, nil
+	return in, queued, nil
+}
+
+// injectFingerprint is the SHA-256 of an injection's points (their bits)
+// and clip.
+func injectFingerprint(points [][]float64, clip bool) []byte {
+	h := sha256.New()
+	var b [8]byte
+	for _, x := range points {
+		binary.LittleEndian.PutUint64(b[:], uint64(len(x)))
+		h.Write(b[:])
+		for _, v := range x {
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+			h.Write(b[:])
+		}
+	}
+	if clip {
+		h.Write([]byte{1})
+	} else {
+		h.Write([]byte{0})
+	}
+	return h.Sum(nil)
 }
 
 // warmStart resolves p.WarmStart: p.X0 becomes the mean of that session

@@ -189,3 +189,56 @@ func TestInjectKeepsPendingGeneration(t *testing.T) {
 		t.Fatalf("generation 1 starts with %v", b1.Candidates[0])
 	}
 }
+
+// TestInjectIdempotent: an injection sent again with its Idempotency-Key
+// (its answer lost after the commit) queues nothing more and is answered as
+// the first was, after a restart too; the same key with other points is
+// out_of_range; without a key every injection queues.
+func TestInjectIdempotent(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	st := openStore(t, path)
+	m := session.NewManager(st, session.Options{})
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2}, Sigma0: 0.5, Algorithm: session.AlgorithmCMAES, PopulationSize: 6, Seed: seed(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := [][]float64{{0.5, 0.5}}
+	want := session.Injection{Queued: 1, Generation: 1, Waiting: 1}
+	in, queued, err := m.InjectIdempotent(ctx, s.ID, pts, true, "k1")
+	if err != nil || !queued || in != want {
+		t.Fatalf("first injection: %+v %v %v, want %+v queued", in, queued, err, want)
+	}
+	st.Close()
+	st = openStore(t, path)
+	defer st.Close()
+	m = session.NewManager(st, session.Options{})
+	for range 2 {
+		in, queued, err = m.InjectIdempotent(ctx, s.ID, pts, true, "k1")
+		if err != nil || queued || in != want {
+			t.Fatalf("the retry: %+v %v %v, want %+v not queued", in, queued, err, want)
+		}
+	}
+	_, _, err = m.InjectIdempotent(ctx, s.ID, [][]float64{{0.5, 0.25}}, true, "k1")
+	wantCode(t, err, session.CodeOutOfRange)
+	_, _, err = m.InjectIdempotent(ctx, s.ID, pts, false, "k1")
+	wantCode(t, err, session.CodeOutOfRange)
+	_, _, err = m.InjectIdempotent(ctx, s.ID, pts, true, "bad\x01key")
+	wantCode(t, err, session.CodeInvalid)
+	if in, err := m.Inject(ctx, s.ID, pts, true); err != nil || in.Waiting != 2 {
+		t.Fatalf("an injection without a key: %+v %v, want 2 waiting", in, err)
+	}
+	// The batch of generation 1 holds the two points queued, not three.
+	b, _ := m.Ask(ctx, s.ID)
+	if _, err := m.Tell(ctx, s.ID, session.TellParams{Generation: 0, Fitness: fitness(b)}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.Get(ctx, s.ID)
+	if got.Injected.InBatch != 2 || got.Injected.Waiting != 0 {
+		t.Fatalf("after the tell: %+v, want 2 injected in the batch, none waiting", got.Injected)
+	}
+	// The key is still known after the generation: a late retry queues nothing.
+	if in, queued, err := m.InjectIdempotent(ctx, s.ID, pts, true, "k1"); err != nil || queued || in != want {
+		t.Fatalf("a late retry: %+v %v %v", in, queued, err)
+	}
+}

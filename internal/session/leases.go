@@ -95,3 +95,16 @@ func renewLease(now time.Time, cur []Lease, told []bool, g, generation, index in
 	})
 	return append(next, Lease{Index: index, Worker: worker, Expires: until}), leased{Index: index, Expires: until}, nil
 }
+
+// releaseLease is Release's: worker's running lease of candidate index
+// goes; ok reports whether there was one.
+func releaseLease(now time.Time, cur []Lease, index int, worker string) (next []Lease, ok bool) {
+	next = slices.DeleteFunc(slices.Clone(cur), func(l Lease) bool {
+		if l.Index == index && l.Worker == worker && l.Expires.After(now) {
+			ok = true
+			return true
+		}
+		return false
+	})
+	return next, ok
+}

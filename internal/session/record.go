@@ -23,8 +23,10 @@ import (
 // Stds, Mean); entries of schema 2 still read. History schema 4 added the
 // number of injected candidates (HistoryRecord.Injected), written only by a
 // generation that had some (every other entry as before, in schema 3).
+// Record schema 5 added the idempotency keys of injections (InjectKeys),
+// written only by a session that had an injection with a key.
 const (
-	recordSchema  = 4
+	recordSchema  = 5
 	historySchema = 4
 	metaMagic     = "selfcma.session"
 	historyMagic  = "selfcma.history"
@@ -66,6 +68,19 @@ type meta struct {
 	// loading applies the stop to it (as ES.StopNow, the generations told
 	// as its value, exactly what a stored stopped state holds).
 	StopRequested bool `json:"-"`
+
+	// InjectKeys are the idempotency keys of the last injections that
+	// had one (at most maxInjectKeys, oldest first), with what they were
+	// answered: a retried injection is answered again, not queued twice.
+	InjectKeys []injectKey `json:"-"`
+}
+
+// injectKey is an injection's Idempotency-Key, the fingerprint of its
+// points and clip, and its answer.
+type injectKey struct {
+	Key         string
+	Fingerprint []byte
+	Answer      Injection
 }
 
 // partialTell is meta.Partial: Indices ascending, Fitness[k] the value of
@@ -123,6 +138,8 @@ func (m *meta) summarize(o optimizer) {
 func encodeMeta(m *meta) ([]byte, error) {
 	schema := uint32(2)
 	switch {
+	case len(m.InjectKeys) > 0:
+		schema = 5
 	case m.StopRequested:
 		schema = 4
 	case m.Partial != nil:
@@ -163,6 +180,16 @@ func encodeMeta(m *meta) ([]byte, error) {
 	}
 	if schema >= 4 {
 		w.Bool(m.StopRequested)
+	}
+	if schema >= 5 {
+		w.Int(len(m.InjectKeys))
+		for _, k := range m.InjectKeys {
+			w.String(k.Key)
+			w.Bytes(k.Fingerprint)
+			w.Int(k.Answer.Queued)
+			w.Int(k.Answer.Generation)
+			w.Int(k.Answer.Waiting)
+		}
 	}
 	return w.Finish(), nil
 }
@@ -222,6 +249,18 @@ func decodeMeta(b []byte) (*meta, error) {
 	}
 	if schema >= 4 {
 		m.StopRequested = r.Bool()
+	}
+	if schema >= 5 {
+		n := r.Int()
+		if n < 0 || n > maxInjectKeys {
+			r.Fail("%d injection keys", n)
+			n = 0
+		}
+		for range n {
+			k := injectKey{Key: r.String(), Fingerprint: append([]byte(nil), r.Bytes()...)}
+			k.Answer = Injection{Queued: r.Int(), Generation: r.Int(), Waiting: r.Int()}
+			m.InjectKeys = append(m.InjectKeys, k)
+		}
 	}
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("decode session record: %w", err)

@@ -62,6 +62,11 @@ func TestMetaRoundTrip(t *testing.T) {
 			Partial: &partialTell{Generation: 4, Indices: []int{1}, Fitness: []float64{2}}},
 		"stop requested, none held": {ID: "s", Algorithm: AlgorithmCMAES, CreatedAt: created, UpdatedAt: created, Dimension: 2,
 			PopulationSize: 6, Status: StatusStopped, StopRequested: true},
+		"inject keys": {ID: "k", Algorithm: AlgorithmCMAES, CreatedAt: created, UpdatedAt: created, Dimension: 2, PopulationSize: 6,
+			Status: StatusRunning, Generation: 4, Evaluations: 24, StopRequested: true,
+			Partial: &partialTell{Generation: 4, Indices: []int{1}, Fitness: []float64{2}},
+			InjectKeys: []injectKey{{Key: "a", Fingerprint: []byte{1, 2, 3}, Answer: Injection{Queued: 2, Generation: 5, Waiting: 3}},
+				{Key: "b-2", Fingerprint: bytes.Repeat([]byte{9}, 32), Answer: Injection{Queued: 1, Generation: 7, Waiting: 1}}}},
 		"empty metadata": {ID: "y", Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(0, 0).UTC(), UpdatedAt: time.Unix(-1, 5).UTC()},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -80,6 +85,9 @@ func TestMetaRoundTrip(t *testing.T) {
 			}
 			if m.StopRequested {
 				want.Schema = 4
+			}
+			if len(m.InjectKeys) > 0 {
+				want.Schema = 5
 			}
 			if !sameMeta(got, &want) {
 				t.Fatalf("decoded %+v\nwant    %+v", got, &want)
@@ -338,4 +346,45 @@ func (s *memStore) History(_ context.Context, id string, from uint64, _ int) ([]
 		}
 	}
 	return out, nil
+}
+
+// schema5Meta is the record of testdata/meta-schema5.hex: one with the
+// idempotency keys of two injections.
+func schema5Meta() *meta {
+	best := 2.5
+	return &meta{ID: "v5", Name: "keys", Algorithm: AlgorithmCMAES, CreatedAt: time.Unix(5, 7).UTC(), UpdatedAt: time.Unix(6, 0).UTC(),
+		Dimension: 2, PopulationSize: 6, Status: StatusRunning, Generation: 1, Evaluations: 6, BestF: &best,
+		LastTell: &lastTell{Generation: 0, Fitness: []nullNum{1, 2, nullNum(math.NaN()), 4, 5, 6}},
+		InjectKeys: []injectKey{{Key: "inject-1", Fingerprint: []byte{0xde, 0xad}, Answer: Injection{Queued: 1, Generation: 2, Waiting: 1}},
+			{Key: "inject-2", Fingerprint: []byte{0xbe, 0xef}, Answer: Injection{Queued: 2, Generation: 2, Waiting: 3}}}}
+}
+
+// TestMetaSchema5: a record with injections' idempotency keys is written
+// in schema 5, byte for byte as testdata/meta-schema5.hex holds it (the
+// guard against a silent change of the format), and reads back.
+func TestMetaSchema5(t *testing.T) {
+	golden, err := os.ReadFile("testdata/meta-schema5.hex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := hex.DecodeString(strings.TrimSpace(string(golden)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := schema5Meta()
+	b, err := encodeMeta(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("schema 5 is written\n%x\nnot as the fixture holds it\n%x", b, want)
+	}
+	got, err := decodeMeta(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Schema = 5
+	if !sameMeta(got, m) {
+		t.Fatalf("decoded %+v\nwant    %+v", got, m)
+	}
 }

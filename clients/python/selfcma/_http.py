@@ -21,11 +21,16 @@ log = logging.getLogger("selfcma")
 
 # Statuses a proxy or a restarting server answers; retried like a timeout,
 # when the request is safe to send again (a 504's may have been processed).
-RETRY_STATUSES = (429, 502, 503, 504, 507)
+RETRY_STATUSES = (408, 429, 502, 503, 504, 507)
 
 # Statuses of a request the server did not apply (throttled, a full disk):
 # retried whatever the request, honouring Retry-After.
 NOT_APPLIED_STATUSES = (429, 507)
+
+# Error codes of answers that say the request was not applied (the server
+# was reading too many bodies, or this one came too slowly): retried
+# whatever the request, as NOT_APPLIED_STATUSES.
+NOT_APPLIED_CODES = ("overloaded", "body_too_slow")
 
 # The longest Retry-After the client waits for; a longer one is waited this
 # long before the retry.
@@ -187,12 +192,13 @@ class Transport:
         ``raw``, the bytes of the answer as they came. ``headers`` are sent
         besides the client's own.
 
-        Connection failures, timeouts and 502/503/504 are retried up to
+        Connection failures, timeouts and 408/502/503/504 are retried up to
         ``retries`` times with backoff when the request is idempotent;
         otherwise only a refused connection is retried (the request was not
-        sent). 429 (throttled) and 507 (storage_full: the server's disk is
-        full) are retried whatever the request, since the server applied
-        nothing. An answer's Retry-After (seconds or a date, at most
+        sent). 429 (throttled), 507 (storage_full: the server's disk is
+        full) and the server's 503 ``overloaded`` and 408
+        ``body_too_slow`` are retried whatever the request, since the
+        server applied nothing. An answer's Retry-After (seconds or a date, at most
         MAX_RETRY_AFTER) replaces the backoff before the retry. Raises the
         SelfCMAError subclass of an error answer, or ServerUnavailable
         (StorageFull, Throttled for 507 and 429) when the tries are used up.
@@ -240,7 +246,8 @@ class Transport:
                     raise error_from_answer(e.code, answer, method=method, url=url, reason=e.reason) from None
                 failure = e
                 problem = error_from_answer(e.code, answer, method=method, url=url, reason=e.reason)
-                retryable = idempotent or e.code in NOT_APPLIED_STATUSES
+                not_applied = e.code in NOT_APPLIED_STATUSES or getattr(problem, "code", None) in NOT_APPLIED_CODES
+                retryable = idempotent or not_applied
                 what = f"{e.code} {problem.message}"
                 status = e.code
                 wait = retry_after(e.headers.get("Retry-After") if e.headers is not None else None)

@@ -327,8 +327,9 @@ class Client:
         a point (``Session.claim``), evaluates f on it in this thread and
         tells the value, again and again. Start as many workers as you
         like, anywhere (one per node of a cluster, say): each point is
-        evaluated by one of them, and a worker that dies leaves its point
-        to another once its lease runs out.
+        evaluated by one of them. A worker that stops (KeyboardInterrupt,
+        SystemExit) releases its point to the others at once; one that dies
+        leaves it to another once its lease runs out (a minute by default).
 
         An evaluation that raises, or returns None, NaN or something that
         is not a number, is told as a failed evaluation (None) with a
@@ -336,7 +337,7 @@ class Client:
         ``worker`` names it to the server (default: a random id), which
         makes its claims safe to send again. While f runs, the worker renews
         its lease every half lease (``lease`` seconds, None = the server's
-        default of an hour), so an evaluation may take longer than the
+        default of a minute), so an evaluation may take longer than the
         lease: the point goes to another worker only when this one has
         stopped renewing. Returns the number of evaluations it made (at
         most ``max_evaluations``, None = no limit).

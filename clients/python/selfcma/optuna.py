@@ -37,7 +37,8 @@ How it maps a study onto a session:
   resumed in another process) drives the same session. Workers that start
   it at the same moment create it with the same Idempotency-Key, so the
   server makes one.
-- Each trial claims one candidate under a lease (``lease`` seconds) and
+- Each trial claims one candidate under a lease (``lease`` seconds,
+  renewed every half lease while the trial runs) and
   tells its value as a partial tell when the trial ends (``after_trial``):
   a completed trial its value (negated for a maximized study), a failed or
   pruned trial None (a failed evaluation, ranked worst). When every
@@ -172,8 +173,10 @@ class SelfCmaSampler(BaseSampler):
             the server's, 2); needs restarts or bipop.
             The last three are sent only when given, so that a server
             without them sees the requests it saw before.
-        lease: seconds a trial holds its candidate (default an hour): a
-            trial running longer may see it handed to another trial.
+        lease: seconds a trial's candidate is leased for (default a
+            minute); a running trial renews its lease every half lease, so
+            that a trial may run longer, while the candidate of a trial
+            whose process died goes to another trial within a lease.
         poll: seconds between claims while every candidate is taken.
         independent_sampler: for the other parameters (default
             RandomSampler(seed)).
@@ -191,7 +194,7 @@ class SelfCmaSampler(BaseSampler):
         cafile=None,
         restarts=None,
         termination=None,
-        lease=3600,
+        lease=60,
         poll=0.1,
         independent_sampler=None,
         CMA_active=None,
@@ -222,6 +225,7 @@ class SelfCmaSampler(BaseSampler):
         self._lock = threading.Lock()
         self._sessions = {}  # session id -> Session
         self._warned = set()
+        self._renewals = {}  # trial id -> threading.Event that stops its renewals
 
     @property
     def client(self):
@@ -271,13 +275,37 @@ class SelfCmaSampler(BaseSampler):
         study._storage.set_trial_system_attr(
             trial._trial_id, CLAIM_ATTR, {"session": es.id, "generation": c.generation, "index": c.index}
         )
+        self._keep_lease(study, trial._trial_id, es, c, worker)
         return space.params(c.x)
+
+    def _keep_lease(self, study, trial_id, es, claim, worker):
+        """Renews the trial's lease every half lease while the trial runs
+        (until after_trial, or until Optuna no longer holds it running: a
+        trial its heartbeat failed)."""
+        stop = threading.Event()
+        with self._lock:
+            self._renewals[trial_id] = stop
+
+        def renew():
+            while not stop.wait(self._lease / 2):
+                try:
+                    if study._storage.get_trial(trial_id).state != TrialState.RUNNING:
+                        return
+                    es.renew(claim, self._lease, worker)
+                except Exception:  # the trial's tell will say what is wrong
+                    return
+
+        threading.Thread(target=renew, name="selfcma-lease", daemon=True).start()
 
     def sample_independent(self, study, trial, param_name, param_distribution):
         self._raise_error_if_multi_objective(study)
         return self._independent.sample_independent(study, trial, param_name, param_distribution)
 
     def after_trial(self, study, trial, state, values):
+        with self._lock:
+            stop = self._renewals.pop(trial._trial_id, None)
+        if stop is not None:
+            stop.set()
         claim = trial.system_attrs.get(CLAIM_ATTR)
         if claim is not None:
             self._tell(study, trial, claim, state, values)

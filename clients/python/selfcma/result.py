@@ -97,12 +97,16 @@ class Claim(NamedTuple):
         x: the point, a list of floats.
         expires_at: when the lease ends (RFC 3339); told later, the value
             is still taken unless another worker told the point first.
+        worker: the id the lease is held under (the worker's, or the
+            claim's Idempotency-Key for a claim without one): what
+            ``Session.release`` names.
     """
 
     generation: int
     index: int
     x: List[float]
     expires_at: str
+    worker: Optional[str] = None
 
 
 class BestSolution(NamedTuple):

@@ -19,6 +19,10 @@ __all__ = ["optimize", "work", "fmin2", "MAX_FAILED_GENERATIONS"]
 
 log = logging.getLogger("selfcma")
 
+# The server's default lease, in seconds: a worker renews its lease every
+# half lease while it evaluates.
+DEFAULT_LEASE = 60
+
 # Generations in a row in which every evaluation failed before optimize
 # gives up and raises the objective's exception (issue: an objective that
 # fails on every point would otherwise be told None for ever).
@@ -145,7 +149,7 @@ def _renewing(es, claim, lease, worker, evaluate):
     done = threading.Event()
 
     def renew():
-        while not done.wait((lease or 3600) / 2):
+        while not done.wait((lease or DEFAULT_LEASE) / 2):
             try:
                 es.renew(claim, lease, worker)
             except Exception:  # the tell that follows will say what is wrong
@@ -279,6 +283,14 @@ def _urls_repr(client):
     return repr(urls[0] if len(urls) == 1 else urls)
 
 
+def _release_quietly(es, claim, worker):
+    """Releases the worker's lease of claim, if the server answers."""
+    try:
+        es.release(claim, worker)
+    except Exception as e:  # the lease runs out by itself
+        log.warning("selfcma: session %s: the lease of candidate %d was not released: %s", es.id, claim.index, e)
+
+
 def work(client, f, session_id, *, lease, poll, max_evaluations, worker):
     """The loop of Client.work (see there)."""
     if not callable(f):
@@ -292,7 +304,14 @@ def work(client, f, session_id, *, lease, poll, max_evaluations, worker):
             if c is None:
                 time.sleep(poll)
                 continue
-            v, why = _told_value(*_renewing(es, c, lease, worker, lambda: call(es._out(c.x))), "f(x)")
+            try:
+                v, why = _told_value(*_renewing(es, c, lease, worker, lambda: call(es._out(c.x))), "f(x)")
+            except BaseException:
+                # The worker stops (KeyboardInterrupt, SystemExit, a fault
+                # of the pool): the point goes back at once, not when its
+                # lease runs out.
+                _release_quietly(es, c, worker)
+                raise
             done += 1
             if why is not None:
                 log.warning("selfcma: generation %d: the evaluation of candidate %d failed: %s; told as None",

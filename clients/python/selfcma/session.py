@@ -240,7 +240,8 @@ class Session:
 
         number: as pycma's ``es.ask(number)``, that many points; here they
             are points of the pending batch claimed under a lease (``claim``,
-            for ``lease`` seconds; None: the server's hour), so that no other
+            for ``lease`` seconds; None: the server's minute, so give a
+            lease longer than the evaluations take), so that no other
             ask(number), worker or trial evaluates them meanwhile. Fewer
             come when fewer are left without a value and a lease; tell them
             with ``tell(X, values)`` as they are (the generation advances
@@ -513,20 +514,23 @@ class Session:
     def claim(self, lease=None, worker=None):
         """Leases one point of the pending generation to this worker: one
         that has no value and that no other worker holds, for ``lease``
-        seconds (None: the server's default, an hour). Returns a Claim, or
+        seconds (None: the server's default, a minute). Returns a Claim, or
         None when every point without a value is leased (try again later:
         a point whose lease runs out is handed out again, and when the
         generation completes the next one's points are free). Tell the
-        value with ``tell_claim``. Raises Stopped when the session has
-        stopped.
+        value with ``tell_claim``; a worker that will not tell it (it
+        stops) gives the point back with ``release``. A worker evaluating
+        longer than the lease renews it (``renew``) every half lease.
+        Raises Stopped when the session has stopped.
 
         worker: an id of this worker (visible ASCII, at most 128
             characters). While its lease runs and its point has no value,
             its claims answer that lease again, renewed for ``lease``
-            seconds from now: a claim the client sends again after a lost
-            answer leases nothing more, and a worker keeps its point while
-            it evaluates by claiming again. Without an id, every claim
-            leases another point."""
+            seconds from now: a worker keeps its point while it evaluates
+            by claiming again. Without an id, the claim carries an
+            Idempotency-Key of its own, so that a claim sent again after a
+            lost answer leases nothing more; every call leases another
+            point."""
         return self._claim(lease, worker, None)
 
     def renew(self, claim, lease=None, worker=None):
@@ -534,29 +538,46 @@ class Session:
         seconds from now, if that is later) and returns the Claim with its
         new end. If the lease has run out meanwhile, it leases the point to
         this worker again, unless another worker has claimed it. Needs the
-        worker's id (as given to ``claim``). Raises
+        worker's id (as given to ``claim``; None: the claim's own). Raises
         Conflict when the point's generation has passed, the point has a
         value, or another worker holds it."""
+        worker = worker if worker is not None else claim.worker
         if worker is None:
             raise ValueError("renew needs the worker id given to claim")
         return self._claim(lease, worker, claim)
 
+    def release(self, claim, worker=None):
+        """Gives the claimed point back: this worker's lease of it ends, and
+        the next claim hands it out again (for a worker that stops without
+        its value). Returns whether a lease was released (False when it had
+        run out, was released already, or its generation was told)."""
+        worker = worker if worker is not None else claim.worker
+        if worker is None:
+            raise ValueError("release needs the worker id given to claim")
+        q = {"generation": claim.generation, "index": claim.index, "worker": str(worker)}
+        return bool(self._req("POST", "/release", query=q)["released"])
+
     def _claim(self, lease, worker, claim):
-        q = {}
+        q, headers = {}, None
         if lease is not None:
             q["lease"] = conv.integer(lease, "lease")
         if worker is not None:
             q["worker"] = str(worker)
+        else:
+            # The key names the lease: the same claim sent again answers it.
+            worker = "claim-" + uuid.uuid4().hex
+            headers = {"Idempotency-Key": worker}
         if claim is not None:
             q["generation"], q["index"] = claim.generation, claim.index
         try:
-            c = self._req("POST", "/claim", query=q)
+            c = self._req("POST", "/claim", query=q, headers=headers)
         except Stopped:
             self._refresh_quietly()
             raise
         if c.get("index") is None:
             return None
-        return Claim(generation=c["generation"], index=c["index"], x=list(c["x"]), expires_at=c["expires_at"])
+        return Claim(generation=c["generation"], index=c["index"], x=list(c["x"]), expires_at=c["expires_at"],
+                     worker=str(worker))
 
     def tell_claim(self, claim, value):
         """Tells the value of a claimed point (None for a failed evaluation);
@@ -740,10 +761,9 @@ class Session:
         the update. None entries are skipped, as pycma does. Returns the
         generation whose batch takes the first point. Raises OutOfRange for
         points of the wrong dimension, outside the bounds or too many,
-        Stopped when the session has stopped. An injection sent twice queues
-        its points twice, so a request that may have reached the server is
-        not retried (ServerUnavailable: see ``info["injected"]`` after a
-        ``refresh()``)."""
+        Stopped when the session has stopped. The injection carries an
+        Idempotency-Key, so that when its answer is lost it is sent again
+        and the points are queued once."""
         points = [p for p in conv.plain(points) if p is not None]
         if not points:
             raise ValueError("points is empty: inject at least one point")
@@ -752,7 +772,8 @@ class Session:
             if len(x) != self.dimension:
                 raise ValueError(f"points[{i}] has {len(x)} values, want {self.dimension}")
         try:
-            ans = self._req("POST", "/inject", {"points": P, "clip": bool(clip)}, idempotent=False)
+            ans = self._req("POST", "/inject", {"points": P, "clip": bool(clip)},
+                            headers={"Idempotency-Key": "inject-" + uuid.uuid4().hex})
         except Stopped:
             self._refresh_quietly()
             raise

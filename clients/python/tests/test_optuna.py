@@ -40,6 +40,23 @@ def mixed_objective(trial):
     return x * x + (math.log10(lr) + 3) ** 2 + n + (c == "b")
 
 
+class RetryTest(unittest.TestCase):
+    def test_sampler_retries_503_honouring_retry_after(self):
+        from test_unit import CLAIM, OVERLOADED, SESSION, UNAVAILABLE, Stub
+
+        s = Stub([OVERLOADED, (200, SESSION), UNAVAILABLE + ({"Retry-After": "2"},), (200, CLAIM)])
+        self.addCleanup(s.close)
+        sampler = sampler_mod.SelfCmaSampler(s.url)
+        sleeps = []
+        sampler.client._t._sleep = sleeps.append
+        with quiet_logs():
+            c = sampler._attach("abc").claim(sampler._lease, "optuna-trial-1")
+        self.assertEqual((c.generation, c.index), (0, 1))
+        self.assertEqual(sleeps, [0.5, 2.0])  # each Retry-After
+        self.assertEqual(len(s.requests), 4)
+        self.assertIn("lease=60", s.requests[-1][1])
+
+
 class FakeTransportTest(unittest.TestCase):
     def test_trials_claim_and_tell(self):
         t = FakeTransport()
@@ -61,7 +78,7 @@ class FakeTransportTest(unittest.TestCase):
         tells = t.of("POST", "/tell")
         self.assertEqual(len(claims), 4)
         self.assertEqual([c[3]["worker"] for c in claims], [f"optuna-trial-{tr._trial_id}" for tr in trials[1:]])
-        self.assertEqual(claims[0][3]["lease"], 3600)
+        self.assertEqual(claims[0][3]["lease"], 60)
         for k, tr in enumerate(trials[1:]):
             claim = tr.system_attrs[sampler_mod.CLAIM_ATTR]
             self.assertEqual(claim, {"session": "s1", "generation": 0, "index": k})
@@ -247,7 +264,7 @@ class LiveTest(unittest.TestCase):
 
     def test_a_trial_failed_without_the_sampler(self):
         # Optuna's heartbeat fails a stale trial without calling the
-        # sampler: its candidate stays leased (an hour here). The trials
+        # sampler: its candidate stays leased (a minute here). The trials
         # waiting for the generation tell its failure themselves.
         sampler = sampler_mod.SelfCmaSampler(self.server.url, seed=8, poll=0.05)
         study = optuna.create_study(sampler=sampler, study_name="stale")

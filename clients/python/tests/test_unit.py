@@ -450,5 +450,69 @@ class InjectTest(unittest.TestCase):
             c.create([0.0], 0.5, warm_start=3)
 
 
+OVERLOADED = (503, {"error": {"code": "overloaded", "message": "reading too many bodies"}}, {"Retry-After": "0.5"})
+CLAIM = {"generation": 0, "index": 1, "x": [0.5, 0.5], "expires_at": "2026-01-01T00:00:00Z"}
+
+
+class RetryAndLeaseTest(StubTest):
+    """Retries of a 503 honouring Retry-After, with the same
+    Idempotency-Key: an injection and a claim sent again after a lost
+    answer apply once; leases released when a worker stops."""
+
+    def test_inject_retried_with_its_key(self):
+        s = self.stub((200, SESSION), UNAVAILABLE, "drop", (200, {"queued": 1, "generation": 1, "waiting": 1}))
+        es = self.client(s, retries=3).session("abc")
+        with self.assertLogs("selfcma", "WARNING"):
+            self.assertEqual(es.inject([[1, 2]]), 1)
+        injects = [r for r in s.requests if r[1].endswith("/inject")]
+        self.assertEqual(len(injects), 3)
+        keys = {r[2].get("Idempotency-Key") for r in injects}
+        self.assertEqual(len(keys), 1, keys)
+        self.assertTrue(next(iter(keys)).startswith("inject-"))
+        # Another injection has another key.
+        s.script = [(200, {"queued": 1, "generation": 1, "waiting": 2})]
+        es.inject([[1, 2]])
+        self.assertNotIn(s.requests[-1][2]["Idempotency-Key"], keys)
+
+    def test_claim_without_worker_retried_with_its_key(self):
+        s = self.stub((200, SESSION), OVERLOADED, UNAVAILABLE, (200, CLAIM))
+        es = self.client(s, retries=3, backoff=1).session("abc")
+        with self.assertLogs("selfcma", "WARNING"):
+            c = es.claim()
+        claims = [r for r in s.requests if "/claim" in r[1]]
+        self.assertEqual(len(claims), 3)
+        keys = {r[2].get("Idempotency-Key") for r in claims}
+        self.assertEqual(len(keys), 1, keys)
+        self.assertEqual(c.worker, next(iter(keys)))
+        self.assertEqual(self.sleeps[0], 0.5)  # Retry-After, not the backoff
+        # Its release names the key as the worker.
+        s.script = [(200, {"generation": 0, "index": 1, "released": True})]
+        self.assertTrue(es.release(c))
+        self.assertIn("/release?", s.requests[-1][1])
+        self.assertIn("worker=" + c.worker, s.requests[-1][1])
+        self.assertIn("index=1", s.requests[-1][1])
+
+    def test_overloaded_retried_even_when_not_idempotent(self):
+        s = self.stub(OVERLOADED, (200, {"ok": True}))
+        with self.assertLogs("selfcma", "WARNING"):
+            self.assertEqual(self.client(s).request("POST", "/v1/x", {}, idempotent=False), {"ok": True})
+        self.assertEqual(len(s.requests), 2)
+        self.assertEqual(self.sleeps, [0.5])
+
+    def test_work_releases_its_lease_when_it_stops(self):
+        s = self.stub((200, SESSION), (200, CLAIM), (200, {"generation": 0, "index": 1, "released": True}))
+
+        def f(x):
+            raise KeyboardInterrupt
+
+        with self.assertRaises(KeyboardInterrupt):
+            self.client(s).work(f, "abc", worker="w1")
+        paths = [r[1] for r in s.requests]
+        self.assertIn("/claim", paths[1])
+        self.assertIn("/release?", paths[2])
+        self.assertIn("worker=w1", paths[2])
+        self.assertNotIn("/tell", " ".join(paths))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -137,6 +137,5 @@ func (s *Store) commit(batch []*op) {
 // expected reports whether err is the failure of a write that wrote
 // nothing and lets the transaction go on.
 func expected(err error) bool {
-	var fe *leaseFnError
-	return errors.As(err, &fe) || errors.Is(err, errLeasesUnchanged) || errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion) || errors.Is(err, session.ErrKeyTaken)
+	return errors.Is(err, session.ErrNoRecord) || errors.Is(err, session.ErrVersion) || errors.Is(err, session.ErrKeyTaken)
 }

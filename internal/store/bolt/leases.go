@@ -1,11 +1,12 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/selfcma/selfcma/internal/session"
@@ -18,67 +19,151 @@ import (
 // replaces them, one of an earlier generation's fails, and Put of a told
 // generation's history drops them.
 
-// errLeasesUnchanged ends an UpdateLeases whose fn returned the leases it
-// was given: nothing is written, and a transaction of such writes only is
-// not committed (a claim with no candidate free, a renewal that moves no
-// expiry).
-var errLeasesUnchanged = errors.New("leases unchanged")
+// leaseTable holds the leases while the file is open: a lease write
+// changes memory only and waits for no commit, let alone an fsync (DESIGN:
+// a lost lease costs an evaluation twice, never a value). Open reads the
+// leases the file holds, Close writes them back; a crash loses those
+// taken since Open, and the file's, older, stand again until they run
+// out. Put of a told generation and Delete drop a session's leases here
+// as in the file.
+type leaseTable struct {
+	mu    sync.Mutex
+	m     map[string]leaseSet // nil: read-only, the file's leases
+	dirty bool                // UpdateLeases changed m since Open
+}
 
-// leaseFnError carries the error of an UpdateLeases fn through the commit,
-// which takes it for an expected one (nothing written yet): the other
-// writes of the transaction go on.
-type leaseFnError struct{ err error }
+// leaseSet is the leases of one session, all of generation g.
+type leaseSet struct {
+	g  uint64
+	ls []session.Lease
+}
 
-func (e *leaseFnError) Error() string { return e.err.Error() }
+// dropTo drops id's leases if they are of a generation ≤ g; all of them
+// if g is nil.
+func (t *leaseTable) dropTo(id string, g *uint64) {
+	t.mu.Lock()
+	if cur, ok := t.m[id]; ok && (g == nil || cur.g <= *g) {
+		delete(t.m, id)
+	}
+	t.mu.Unlock()
+}
+
+// loadLeases reads the file's leases into the table. A value that does
+// not read is left out (Check reports it); if the bucket cannot be read at
+// all (bbolt panics on some damage), the table starts empty.
+func (s *Store) loadLeases() {
+	m := make(map[string]leaseSet)
+	func() {
+		defer func() {
+			if recover() != nil {
+				m = make(map[string]leaseSet)
+			}
+		}()
+		s.db.View(func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketLeases).ForEach(func(k, v []byte) error {
+				if g, ls, err := splitLeases(v); err == nil {
+					m[string(k)] = leaseSet{g: g, ls: ls}
+				}
+				return nil
+			})
+		})
+	}()
+	s.leases.m = m
+}
+
+// saveLeases writes the table to the file, in place of what it holds, in
+// one transaction (Close), if a lease changed since Open: a file whose
+// leases nobody touched is left as it is (a server that refuses a damaged
+// file must not change it).
+func (s *Store) saveLeases() error {
+	s.leases.mu.Lock()
+	defer s.leases.mu.Unlock()
+	if !s.leases.dirty {
+		return nil
+	}
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketLeases)
+		var stale [][]byte
+		b.ForEach(func(k, _ []byte) error {
+			stale = append(stale, bytes.Clone(k))
+			return nil
+		})
+		for _, k := range stale {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		now := s.now()
+		for id, set := range s.leases.m {
+			live := slices.DeleteFunc(slices.Clone(set.ls), func(l session.Lease) bool { return !l.Expires.After(now) })
+			if len(live) == 0 || storedVersion(tx, []byte(id)) == 0 {
+				continue
+			}
+			v, err := appendLeases(nil, set.g, live)
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(id), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
 
 // UpdateLeases implements session.Store. The leases are timed by the
-// store's clock (Options.Now); the write is group committed with the
-// others. Leases of a generation above g stay: the write fails with
-// session.ErrVersion (g was told meanwhile). If fn returns the leases it
-// was given (in any order), nothing is written.
+// store's clock (Options.Now) and held in memory (leaseTable): the write
+// takes no transaction. Leases of a generation above g stay: the write
+// fails with session.ErrVersion (g was told meanwhile).
 func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(now time.Time, cur []session.Lease) ([]session.Lease, error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	key := []byte(id)
-	err := s.write(func(tx *bbolt.Tx) error {
-		if storedVersion(tx, key) == 0 {
-			return fmt.Errorf("store: leases %s: %w", id, session.ErrNoRecord)
-		}
-		if v := tx.Bucket(bucketLeases).Get(key); len(v) >= 8 && binary.BigEndian.Uint64(v) > g {
-			return fmt.Errorf("store: leases %s of generation %d: generation %d has leases: %w", id, g, binary.BigEndian.Uint64(v), session.ErrVersion)
-		}
-		now := s.now()
-		cur, err := leasesOf(tx, key, g, now)
-		if err != nil {
-			return err
-		}
-		next, err := fn(now, slices.Clone(cur))
-		if err != nil {
-			return &leaseFnError{err}
-		}
-		if session.SameLeases(cur, next) {
-			return errLeasesUnchanged
-		}
-		if len(next) == 0 {
-			return tx.Bucket(bucketLeases).Delete(key)
-		}
-		v, err := appendLeases(nil, g, next)
-		if err != nil {
-			return err
-		}
-		return tx.Bucket(bucketLeases).Put(key, v)
-	})
-	if fe := (*leaseFnError)(nil); errors.As(err, &fe) {
-		return fe.err
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return ErrClosed
 	}
-	if errors.Is(err, errLeasesUnchanged) {
+	t := &s.leases
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// Under t.mu: a Delete drops the leases after its commit, so that a
+	// session deleted meanwhile either is seen gone here or loses what
+	// this writes.
+	if v, err := s.Version(ctx, id); err != nil {
+		return err
+	} else if v == 0 {
+		return fmt.Errorf("store: leases %s: %w", id, session.ErrNoRecord)
+	}
+	cur, ok := t.m[id]
+	if ok && cur.g > g {
+		return fmt.Errorf("store: leases %s of generation %d: generation %d has leases: %w", id, g, cur.g, session.ErrVersion)
+	}
+	now := s.now()
+	var live []session.Lease
+	if ok && cur.g == g {
+		live = slices.DeleteFunc(slices.Clone(cur.ls), func(l session.Lease) bool { return !l.Expires.After(now) })
+	}
+	next, err := fn(now, slices.Clone(live))
+	if err != nil {
+		return err
+	}
+	for _, l := range next {
+		if l.Index < 0 || l.Index > 1<<31-1 || len(l.Worker) > 255 {
+			return fmt.Errorf("store: leases %s: lease of candidate %d to a worker of %d bytes", id, l.Index, len(l.Worker))
+		}
+	}
+	if ok && cur.g == g && session.SameLeases(cur.ls, next) {
 		return nil
 	}
-	if err != nil && !expected(err) {
-		return fmt.Errorf("store: leases %s: %w", id, err)
+	t.dirty = true
+	if len(next) == 0 {
+		delete(t.m, id)
+		return nil
 	}
-	return err
+	t.m[id] = leaseSet{g: g, ls: slices.Clone(next)}
+	return nil
 }
 
 // Leases implements session.Store.
@@ -86,6 +171,27 @@ func (s *Store) Leases(ctx context.Context, id string, g uint64) ([]session.Leas
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}
+	if s.leases.m == nil { // read-only: the file's
+		return s.fileLeases(id, g)
+	}
+	t := &s.leases
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if v, err := s.Version(ctx, id); err != nil {
+		return nil, time.Time{}, err
+	} else if v == 0 {
+		return nil, time.Time{}, fmt.Errorf("store: leases %s: %w", id, session.ErrNoRecord)
+	}
+	now := s.now()
+	cur, ok := t.m[id]
+	if !ok || cur.g != g {
+		return nil, now, nil
+	}
+	return slices.DeleteFunc(slices.Clone(cur.ls), func(l session.Lease) bool { return !l.Expires.After(now) }), now, nil
+}
+
+// fileLeases is Leases of the file (a store opened read-only).
+func (s *Store) fileLeases(id string, g uint64) ([]session.Lease, time.Time, error) {
 	var (
 		out []session.Lease
 		now time.Time

@@ -326,3 +326,39 @@ func TestImport(t *testing.T) {
 		t.Fatalf("Check after imports: %v", p)
 	}
 }
+
+// TestLeasesInMemory: a lease write makes no commit (it waits for no
+// fsync); a crash (the file closed without Close) loses the leases taken
+// since Open, and those the file held stand again; Close writes them.
+func TestLeasesInMemory(t *testing.T) {
+	ctx := context.Background()
+	clk := &testClock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+	path := filepath.Join(t.TempDir(), "l.db")
+	var commits int
+	s, err := Open(path, &Options{NoSync: true, Now: clk.Now, OnCommit: func(int, time.Duration) { commits++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, session.Record{ID: "a", Meta: []byte("m"), State: []byte("s")}, nil)
+	before := commits
+	if err := s.UpdateLeases(ctx, "a", 0, addLease(0, "w", time.Hour, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if commits != before {
+		t.Fatalf("a lease write made %d commits, want none", commits-before)
+	}
+	s.Close()
+	s = openClock(t, path, clk)
+	if err := s.UpdateLeases(ctx, "a", 0, addLease(1, "v", time.Hour, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if ls, _, _ := s.Leases(ctx, "a", 0); len(ls) != 2 {
+		t.Fatalf("leases before the crash: %v, want 2", ls)
+	}
+	s.db.Close() // a crash: Close never runs
+	s = openClock(t, path, clk)
+	defer s.Close()
+	if ls, _, _ := s.Leases(ctx, "a", 0); len(ls) != 1 || ls[0].Worker != "w" {
+		t.Fatalf("leases after the crash: %v, want w's, which Close wrote", ls)
+	}
+}

@@ -103,6 +103,7 @@ type Store struct {
 	commits  atomic.Int64 // write transactions committed
 	onCommit func(writes int, took time.Duration)
 	now      func() time.Time // the store's clock, which times the leases
+	leases   leaseTable       // the leases while the file is open (not read-only)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -158,6 +159,9 @@ func Open(path string, opt *Options) (*Store, error) {
 		}
 	}
 	s.idle = sync.NewCond(&s.mu)
+	if !bo.ReadOnly {
+		s.loadLeases()
+	}
 	return s, nil
 }
 
@@ -216,7 +220,14 @@ func (s *Store) Close() error {
 		s.idle.Wait()
 	}
 	s.mu.Unlock()
-	return s.db.Close()
+	lerr := s.saveLeases()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	if lerr != nil {
+		return fmt.Errorf("store: close: leases: %w", lerr)
+	}
+	return nil
 }
 
 // record returns the stored record of id, nil if there is none.
@@ -343,6 +354,9 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		}
 		return 0, fmt.Errorf("store: put %s: %w", rec.ID, err)
 	}
+	if hist != nil {
+		s.leases.dropTo(rec.ID, &hist.Generation)
+	}
 	return next, nil
 }
 
@@ -388,6 +402,9 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 		}
 		return nil
 	})
+	if err == nil {
+		s.leases.dropTo(id, nil)
+	}
 	if err != nil && !expected(err) {
 		return fmt.Errorf("store: delete %s: %w", id, err)
 	}
