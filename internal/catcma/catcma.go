@@ -120,6 +120,7 @@ func (o *CatCMA) initGaussian(cfg Config) error {
 		}
 		s.Sigma = cfg.Sigma
 	}
+	s.Sigma0 = s.Sigma
 	if cfg.Cov == nil {
 		s.C = make([]float64, n*n)
 		for i := range n {

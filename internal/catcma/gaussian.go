@@ -40,16 +40,22 @@ func (o *CatCMA) decompose() bool {
 		}
 		s.D[i] = math.Sqrt(d2)
 	}
+	o.rebuildC(s.C)
+	return true
+}
+
+// rebuildC writes B diag(D²) Bᵀ into dst (N_mi × N_mi).
+func (o *CatCMA) rebuildC(dst []float64) {
+	s, n := &o.State, o.Params.NMi
 	for i := range n {
 		for j := i; j < n; j++ {
 			c := 0.0
 			for k := range n {
 				c += s.B[i*n+k] * (s.D[k] * s.D[k]) * s.B[j*n+k]
 			}
-			s.C[i*n+j], s.C[j*n+i] = c, c
+			dst[i*n+j], dst[j*n+i] = c, c
 		}
 	}
-	return true
 }
 
 // updateGaussian is _update_gaussian: sv holds the samples v best first,
