@@ -13,7 +13,7 @@ type State struct {
 	// eigendecomposition after every update, as the reference does).
 	Mean   []float64
 	Sigma  float64
-	Sigma0 float64 // σ⁽⁰⁾, for ShouldStop's tolx
+	Sigma0 float64   // σ⁽⁰⁾, for ShouldStop's tolx
 	B      []float64 // eigenvectors of C, columns
 	D      []float64 // square roots of the eigenvalues of C, ascending
 	C      []float64
