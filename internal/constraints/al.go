@@ -7,10 +7,17 @@ import (
 
 // Parameters of pycma's AugmentedLagrangian with algorithm 0.
 const (
-	k1Atamna     = 3   // k1 (Atamna et al. 2017); used by algorithms 1, 2 only
-	dGamma       = 5   // damping of the λ update
+	k1Atamna     = 3 // k1 (Atamna et al. 2017); used by algorithms 1, 2 only
+	dGamma       = 5 // damping of the λ update
 	muPlusThres  = 0.95
 	muMinusThres = 0.9
+)
+
+// Limits of New, so that a decoded state cannot ask for more memory than
+// a service would hold.
+const (
+	MaxDimension   = 1 << 20
+	MaxConstraints = 1 << 16
 )
 
 // Params are fixed by the dimension n and the number of constraints m.
@@ -30,11 +37,11 @@ type Params struct {
 
 // NewParams returns the parameters for dimension n and m constraints.
 func NewParams(n, m int) (Params, error) {
-	if n < 1 {
-		return Params{}, fmt.Errorf("constraints: dimension %d, want at least 1", n)
+	if n < 1 || n > MaxDimension {
+		return Params{}, fmt.Errorf("constraints: dimension %d, want 1 to %d", n, MaxDimension)
 	}
-	if m < 1 {
-		return Params{}, fmt.Errorf("constraints: count %d, want at least 1", m)
+	if m < 1 || m > MaxConstraints {
+		return Params{}, fmt.Errorf("constraints: count %d, want 1 to %d", m, MaxConstraints)
 	}
 	thr := 2 + m
 	return Params{N: n, M: m, ChiDomega: math.Pow(2, 1./5/float64(n)),
