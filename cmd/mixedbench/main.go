@@ -6,6 +6,11 @@
 // lines; scripts/mixed_table.py sets the two side by side (docs/mixed.md).
 //
 //	go run ./cmd/mixedbench -n 9,30 -seeds 15 > go.jsonl
+//	go run ./cmd/mixedbench -constrained -n 10 -seeds 15 > go-al.jsonl
+//
+// With -constrained it measures internal/constraints (the augmented
+// Lagrangian of pycma's ConstrainedFitnessAL) around cmaes.ES on the
+// constrained problems of mixedfn instead; scripts/al_bench.py runs pycma.
 package main
 
 import (
@@ -31,6 +36,9 @@ type Run struct {
 	Evals   int     `json:"evals"`
 	Reached bool    `json:"reached"`
 	Best    float64 `json:"best"`
+	// Feasible, for a constrained problem: the best feasible point found
+	// is feasible (checked again); Best is then its f − f*.
+	Feasible bool `json:"feasible,omitempty"`
 }
 
 func main() {
@@ -47,17 +55,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.Int("seeds", 15, "runs per problem (seeds 0 … seeds−1)")
 	budget := fs.Int("budget", 0, "evaluations per run; 0: 20000 × n")
 	only := fs.String("problem", "", "run only the problems whose name contains this")
+	constrained := fs.Bool("constrained", false, "measure internal/constraints around cmaes.ES on the constrained problems instead (budget 0: 10000 × n)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
+	var ns []int
 	for _, d := range strings.Split(*dims, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(d))
 		if err != nil || n < 3 {
 			return fmt.Errorf("-n: %q is not a dimension ≥ 3", d)
 		}
+		ns = append(ns, n)
+	}
+	if *constrained {
+		return runConstrained(ns, *seeds, *budget, *only, stdout, stderr)
+	}
+	enc := json.NewEncoder(stdout)
+	for _, n := range ns {
 		for _, p := range mixedfn.Problems(n) {
-			if !strings.Contains(p.Name, *only) {
+			if !containsName(p.Name, *only) {
 				continue
 			}
 			maxEvals := *budget
@@ -85,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+func containsName(name, part string) bool { return strings.Contains(name, part) }
 
 func countBelow(v []int) int {
 	k := 0
