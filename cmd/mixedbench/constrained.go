@@ -16,7 +16,7 @@ import (
 // CMA-ES, as pycma's default; no termination criterion but the budget, as
 // the AL changes the fitness under the ES) on mixedfn.ConstrainedProblems:
 // evaluations until the best feasible f is within 1e-8 of f*.
-func runConstrained(dims []int, seeds, budget int, only string, stdout, stderr io.Writer) error {
+func runConstrained(dims []int, seeds, budget int, only string, active bool, stdout, stderr io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	for _, n := range dims {
 		for _, p := range mixedfn.ConstrainedProblems(n) {
@@ -29,7 +29,7 @@ func runConstrained(dims []int, seeds, budget int, only string, stdout, stderr i
 			}
 			var evals []int
 			for seed := range seeds {
-				r, err := solveConstrained(p, uint64(seed), maxEvals)
+				r, err := solveConstrained(p, uint64(seed), maxEvals, active)
 				if err != nil {
 					return fmt.Errorf("%s seed %d: %w", p.Name, seed, err)
 				}
@@ -49,8 +49,8 @@ func runConstrained(dims []int, seeds, budget int, only string, stdout, stderr i
 	return nil
 }
 
-func solveConstrained(p mixedfn.Constrained, seed uint64, maxEvals int) (Run, error) {
-	es, err := cmaes.New(cmaes.Config{X0: p.X0, Sigma0: 1, Seed: seed, Active: true,
+func solveConstrained(p mixedfn.Constrained, seed uint64, maxEvals int, active bool) (Run, error) {
+	es, err := cmaes.New(cmaes.Config{X0: p.X0, Sigma0: 1, Seed: seed, Active: active,
 		Termination: cmaes.Termination{TolFun: -1, TolX: -1, ConditionCov: -1, TolUpSigma: -1,
 			NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true}})
 	if err != nil {

@@ -56,6 +56,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	budget := fs.Int("budget", 0, "evaluations per run; 0: 20000 × n")
 	only := fs.String("problem", "", "run only the problems whose name contains this")
 	constrained := fs.Bool("constrained", false, "measure internal/constraints around cmaes.ES on the constrained problems instead (budget 0: 10000 × n)")
+	active := fs.Bool("active", true, "with -constrained: active CMA-ES (pycma's default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		ns = append(ns, n)
 	}
 	if *constrained {
-		return runConstrained(ns, *seeds, *budget, *only, stdout, stderr)
+		return runConstrained(ns, *seeds, *budget, *only, *active, stdout, stderr)
 	}
 	enc := json.NewEncoder(stdout)
 	for _, n := range ns {
