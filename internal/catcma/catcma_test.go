@@ -252,5 +252,8 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatal("encoding is not stable")
 		}
 		o2.Ask()
+		// Whatever the values, a decoded optimizer takes a Tell without
+		// panicking.
+		o2.Tell(make([]float64, o2.Params.Lambda))
 	})
 }

@@ -196,6 +196,9 @@ func Unmarshal(blob []byte) (*CatCMA, error) {
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("catcma: decode: %w", err)
 	}
+	if s.Generation < 0 {
+		return nil, fmt.Errorf("catcma: decode: generation %d", s.Generation)
+	}
 	if n > 0 && !writeC {
 		s.C = make([]float64, n*n)
 		o.rebuildC(s.C)
