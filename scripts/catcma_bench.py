@@ -44,6 +44,7 @@ def problems(n):
         (f"SphereIntCOM-{n}", third, third, n - 2 * third, sphere_int_com),
         (f"EllipsoidIntCOM-{n}", third, third, n - 2 * third, ellipsoid_int_com),
         (f"SphereCOM-{n}", half, 0, n - half, sphere_int_com),
+        (f"SphereInt-{n}", half, n - half, 0, sphere_int_com),
     ]
 
 

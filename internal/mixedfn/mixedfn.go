@@ -55,7 +55,8 @@ var (
 
 // Problems returns the measured problems at total dimension n ≥ 3
 // (N_co + N_in + N_ca): SphereIntCOM and EllipsoidIntCOM with N_co = N_in = ⌊n/3⌋,
-// SphereCOM with N_co = ⌊n/2⌋, the rest categorical.
+// SphereCOM with N_co = ⌊n/2⌋, the rest categorical; SphereInt (CMA-ES
+// with margin: no categories) with N_co = ⌊n/2⌋, the rest integer.
 func Problems(n int) []Problem {
 	third, half := n/3, n/2
 	mk := func(name string, nco, nin, nca int, f func(x, z []float64, c []int) float64) Problem {
@@ -66,6 +67,7 @@ func Problems(n int) []Problem {
 		mk("SphereIntCOM", third, third, n-2*third, SphereIntCOM),
 		mk("EllipsoidIntCOM", third, third, n-2*third, EllipsoidIntCOM),
 		mk("SphereCOM", half, 0, n-half, SphereCOM),
+		mk("SphereInt", half, n-half, 0, SphereIntCOM),
 	}
 }
 
