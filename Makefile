@@ -1,4 +1,4 @@
-# The one test command (README.md): formatting, vet, the lint of the HTTP
+# The one test command (README.md, "The two commands"): formatting, vet, the lint of the HTTP
 # contract, the Go tests under the race detector, short fuzzing of the
 # request decoders, the Python client.
 GO ?= go
