@@ -356,29 +356,15 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 	if len(algs) > 0 && !slices.ContainsFunc(runs, func(r runResult) bool { return r.Algorithm == o.ref }) {
 		return fmt.Errorf("-ref %s: no such algorithm in the files (they hold %s)", o.ref, strings.Join(algs[1:], ", "))
 	}
-	cmps := compareRuns(runs)
 	table := writeText
 	if o.md {
 		table = writeMarkdown
 	}
-
-	header := []string{"function", "n"}
-	for _, a := range algs {
-		if o.metric == metricDeltaF {
-			header = append(header, a+" median Δf", a+" runs")
-		} else {
-			header = append(header, a+" ERT", a+" succ")
-		}
-	}
-	for _, a := range algs[1:] {
-		header = append(header, a+" / "+o.ref)
-	}
-	rows := [][]string{header}
-	type total struct{ counts [5]int }
-	totals := map[string]map[int]*total{}
+	rows := [][]string{comparisonHeader(o, algs)}
+	tot := verdictTotals{}
 	var dimsSeen []int
 	var notes noteList
-	for _, c := range cmps {
+	for _, c := range compareRuns(runs) {
 		if len(c.algs) < 2 {
 			names := slices.Collect(maps.Keys(c.algs))
 			notes.add(c.cellKey, "only "+strings.Join(names, ", ")+" ran")
@@ -390,40 +376,7 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 		if !slices.Contains(dimsSeen, c.n) {
 			dimsSeen = append(dimsSeen, c.n)
 		}
-		row := []string{functionName(c.fn), strconv.Itoa(c.n)}
-		for _, a := range algs {
-			s, ok := c.algs[a]
-			switch {
-			case !ok || s.Runs == 0:
-				row = append(row, "", "")
-			case o.metric == metricDeltaF:
-				row = append(row, formatDeltaF(s.medianDeltaF), strconv.Itoa(s.Runs))
-			default:
-				row = append(row, formatCount(math.Round(s.ERT)), fmt.Sprintf("%d/%d", s.Successes, s.Runs))
-			}
-		}
-		ref := c.algs[o.ref]
-		for _, a := range algs[1:] {
-			v := o.judge(c, a)
-			if v == noVerdict {
-				row = append(row, "")
-				continue
-			}
-			if totals[a] == nil {
-				totals[a] = map[int]*total{}
-			}
-			if totals[a][c.n] == nil {
-				totals[a][c.n] = &total{}
-			}
-			totals[a][c.n].counts[v]++
-			s := c.algs[a]
-			ratio := formatERTRatio(s.ERT, ref.ERT)
-			if o.metric == metricDeltaF {
-				ratio = formatRatio(s.medianDeltaF, ref.medianDeltaF)
-			}
-			row = append(row, ratio+" "+v.String())
-		}
-		rows = append(rows, row)
+		rows = append(rows, o.comparisonRow(c, algs, tot))
 	}
 
 	rule := fmt.Sprintf("ERT in evaluations (all evaluations of all runs, a success counted to the end of its generation, divided by the successes); a tie is an ERT within ±%g %% of %s's, or both failing every run", tieERT*100, o.ref)
@@ -434,28 +387,7 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 	if err := table(w, rows); err != nil {
 		return err
 	}
-
-	var trows [][]string
-	if o.metric == metricDeltaF {
-		trows = [][]string{{"algorithm", "n", "within " + strconv.FormatFloat(withinDeltaF, 'g', -1, 64) + "×", "functions"}}
-	} else {
-		trows = [][]string{{"algorithm", "n", "better/tie/worse", "functions"}}
-	}
-	for _, a := range algs[1:] {
-		for _, n := range dimsSeen {
-			t := totals[a][n]
-			if t == nil {
-				continue
-			}
-			sum := t.counts[better] + t.counts[tie] + t.counts[worse] + t.counts[within]
-			cell := fmt.Sprintf("%d/%d/%d", t.counts[better], t.counts[tie], t.counts[worse])
-			if o.metric == metricDeltaF {
-				cell = strconv.Itoa(t.counts[within])
-			}
-			trows = append(trows, []string{a, strconv.Itoa(n), cell, strconv.Itoa(sum)})
-		}
-	}
-	if len(trows) > 1 {
+	if trows := o.totalRows(algs, dimsSeen, tot); len(trows) > 1 {
 		fmt.Fprintln(w)
 		if err := table(w, trows); err != nil {
 			return err
@@ -476,6 +408,89 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 		}
 	}
 	return nil
+}
+
+// verdictTotals counts the verdicts per algorithm and dimension.
+type verdictTotals map[string]map[int]*[5]int
+
+// comparisonHeader is the header row of the comparison of algs (the
+// reference first).
+func comparisonHeader(o options, algs []string) []string {
+	header := []string{"function", "n"}
+	for _, a := range algs {
+		if o.metric == metricDeltaF {
+			header = append(header, a+" median Δf", a+" runs")
+		} else {
+			header = append(header, a+" ERT", a+" succ")
+		}
+	}
+	for _, a := range algs[1:] {
+		header = append(header, a+" / "+o.ref)
+	}
+	return header
+}
+
+// comparisonRow is the row of one function and dimension, whose verdicts
+// it adds to tot.
+func (o options) comparisonRow(c comparison, algs []string, tot verdictTotals) []string {
+	row := []string{functionName(c.fn), strconv.Itoa(c.n)}
+	for _, a := range algs {
+		s, ok := c.algs[a]
+		switch {
+		case !ok || s.Runs == 0:
+			row = append(row, "", "")
+		case o.metric == metricDeltaF:
+			row = append(row, formatDeltaF(s.medianDeltaF), strconv.Itoa(s.Runs))
+		default:
+			row = append(row, formatCount(math.Round(s.ERT)), fmt.Sprintf("%d/%d", s.Successes, s.Runs))
+		}
+	}
+	ref := c.algs[o.ref]
+	for _, a := range algs[1:] {
+		v := o.judge(c, a)
+		if v == noVerdict {
+			row = append(row, "")
+			continue
+		}
+		if tot[a] == nil {
+			tot[a] = map[int]*[5]int{}
+		}
+		if tot[a][c.n] == nil {
+			tot[a][c.n] = &[5]int{}
+		}
+		tot[a][c.n][v]++
+		s := c.algs[a]
+		ratio := formatERTRatio(s.ERT, ref.ERT)
+		if o.metric == metricDeltaF {
+			ratio = formatRatio(s.medianDeltaF, ref.medianDeltaF)
+		}
+		row = append(row, ratio+" "+v.String())
+	}
+	return row
+}
+
+// totalRows is the table of the verdicts' totals per algorithm and
+// dimension, its header first.
+func (o options) totalRows(algs []string, dims []int, tot verdictTotals) [][]string {
+	trows := [][]string{{"algorithm", "n", "better/tie/worse", "functions"}}
+	if o.metric == metricDeltaF {
+		trows = [][]string{{"algorithm", "n", "within " + strconv.FormatFloat(withinDeltaF, 'g', -1, 64) + "×", "functions"}}
+	}
+	for _, a := range algs[1:] {
+		for _, n := range dims {
+			t := tot[a][n]
+			if t == nil {
+				continue
+			}
+			sum := t[better] + t[tie] + t[worse] + t[within]
+			cell := fmt.Sprintf("%d/%d/%d", t[better], t[tie], t[worse])
+			if o.metric == metricDeltaF {
+				cell = strconv.Itoa(t[within])
+			}
+			trows = append(trows, []string{a, strconv.Itoa(n), cell, strconv.Itoa(sum)})
+		}
+	}
+	return trows
 }
 
 // noteList collects notes on cells, each note once with the cells it is

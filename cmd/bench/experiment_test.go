@@ -295,7 +295,7 @@ func TestESConfig(t *testing.T) {
 	}
 }
 
-// TestSharpRidgeStallRecovers documents the one failure of the README's
+// TestSharpRidgeStallRecovers documents the one failure of docs/performance.md's
 // CMA-ES table (f13, n = 20, λ = 100, seed 1, run 12, instance 37): the
 // run stops on tol_x while f − f_opt stalls near 8e-5 and σ falls to about
 // 1e-11, a stall it recovers from when the local termination criteria are
@@ -311,7 +311,7 @@ func TestSharpRidgeStallRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Success() || !slices.Contains(r.Stop, cmaes.StopTolX) {
-		t.Fatalf("with the default criteria: success %v, stop %v; the README's table reports a failure on tol_x", r.Success(), r.Stop)
+		t.Fatalf("with the default criteria: success %v, stop %v; docs/performance.md's table reports a failure on tol_x", r.Success(), r.Stop)
 	}
 
 	p, err := bbob.New(fn, n, instance(run))

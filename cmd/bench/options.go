@@ -163,27 +163,48 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	if o.summary {
-		switch {
-		case len(o.files) == 0:
-			return options{}, fmt.Errorf("-summary: name the files to compare")
-		case o.metric != metricERT && o.metric != metricDeltaF:
-			return options{}, fmt.Errorf("-metric %q: want %s or %s", o.metric, metricERT, metricDeltaF)
-		case !(o.target >= 0) || math.IsInf(o.target, 0):
-			return options{}, fmt.Errorf("-target %v: want a finite value ≥ 0", o.target)
-		}
-		return o, nil
+		return o, o.checkSummary()
 	}
 	if len(o.files) > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q (files are for -summary)", o.files)
 	}
 	o.noLocalStops = !localStops
 	o.workers = runtime.GOMAXPROCS(0)
+	o.restarts = restarts
+	if err := o.setExperiment(algs, funcs, dims, insts, runs, set["instances"], set["runs"]); err != nil {
+		return options{}, err
+	}
+	if err := o.checkValues(); err != nil {
+		return options{}, err
+	}
+	if err := o.checkNames(); err != nil {
+		return options{}, err
+	}
+	return o, nil
+}
 
+// checkSummary checks the options of -summary.
+func (o *options) checkSummary() error {
+	switch {
+	case len(o.files) == 0:
+		return fmt.Errorf("-summary: name the files to compare")
+	case o.metric != metricERT && o.metric != metricDeltaF:
+		return fmt.Errorf("-metric %q: want %s or %s", o.metric, metricERT, metricDeltaF)
+	case !(o.target >= 0) || math.IsInf(o.target, 0):
+		return fmt.Errorf("-target %v: want a finite value ≥ 0", o.target)
+	}
+	return nil
+}
+
+// setExperiment sets the algorithms, functions, dimensions and instances
+// of the runs from their flags' values; hasInsts and hasRuns say whether
+// -instances and -runs were given.
+func (o *options) setExperiment(algs, funcs, dims, insts string, runs int, hasInsts, hasRuns bool) error {
 	var named []string
 	for _, a := range strings.Split(algs, ",") {
 		a = strings.ToLower(strings.TrimSpace(a))
 		if !slices.Contains(algOrder, a) {
-			return options{}, fmt.Errorf("-algorithms: unknown algorithm %q (want %s or %s)", a, algCMA, algSelf)
+			return fmt.Errorf("-algorithms: unknown algorithm %q (want %s or %s)", a, algCMA, algSelf)
 		}
 		named = append(named, a)
 	}
@@ -194,67 +215,69 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	}
 	var err error
 	if o.functions, err = parseInts("-functions", funcs, 1, bbob.NumFunctions); err != nil {
-		return options{}, err
+		return err
 	}
 	if o.dims, err = parseInts("-dims", dims, 2, math.MaxInt32); err != nil {
-		return options{}, err
+		return err
 	}
 	switch {
-	case set["instances"] && set["runs"]:
-		return options{}, fmt.Errorf("-runs and -instances: give one of them")
-	case set["instances"]:
+	case hasInsts && hasRuns:
+		return fmt.Errorf("-runs and -instances: give one of them")
+	case hasInsts:
 		if o.instances, err = parseInts("-instances", insts, 1, math.MaxInt32); err != nil {
-			return options{}, err
+			return err
 		}
 		if _, err := bbob.New(1, 2, slices.Max(o.instances)); err != nil {
-			return options{}, fmt.Errorf("-instances: %w", err)
+			return fmt.Errorf("-instances: %w", err)
 		}
 	case runs < 1:
-		return options{}, fmt.Errorf("-runs %d: want at least 1", runs)
+		return fmt.Errorf("-runs %d: want at least 1", runs)
 	default:
 		for r := 1; r <= runs; r++ {
 			o.instances = append(o.instances, instance(r))
 		}
 	}
+	return nil
+}
+
+// checkValues checks the numeric options and the tag of the runs.
+func (o *options) checkValues() error {
 	switch {
 	case o.lambda != 0 && o.lambda < 2:
-		return options{}, fmt.Errorf("-lambda %d: want 0 or at least 2", o.lambda)
+		return fmt.Errorf("-lambda %d: want 0 or at least 2", o.lambda)
 	case o.numerics < 0 || o.numerics > cmaes.NumericsLatest:
-		return options{}, fmt.Errorf("-numerics %d: want 0 (the latest) to %d", o.numerics, cmaes.NumericsLatest)
+		return fmt.Errorf("-numerics %d: want 0 (the latest) to %d", o.numerics, cmaes.NumericsLatest)
 	case !(o.budget > 0) || math.IsInf(o.budget, 0):
-		return options{}, fmt.Errorf("-budget %v: want a finite value > 0", o.budget)
+		return fmt.Errorf("-budget %v: want a finite value > 0", o.budget)
 	case !(o.target >= 0) || math.IsInf(o.target, 0):
-		return options{}, fmt.Errorf("-target %v: want a finite value ≥ 0", o.target)
-	case o.init != selfcma.InitDefault && o.init != selfcma.InitUniform:
-		return options{}, fmt.Errorf("-init %q: want %s or %s", o.init, selfcma.InitDefault, selfcma.InitUniform)
+		return fmt.Errorf("-target %v: want a finite value ≥ 0", o.target)
 	case o.maxRestarts < 0:
-		return options{}, fmt.Errorf("-max-restarts %d: want at least 1, or 0 for the default (-restarts none for none)", o.maxRestarts)
+		return fmt.Errorf("-max-restarts %d: want at least 1, or 0 for the default (-restarts none for none)", o.maxRestarts)
 	case o.incPopSize != 0 && !(o.incPopSize >= 1) || math.IsInf(o.incPopSize, 0):
-		return options{}, fmt.Errorf("-incpopsize %v: want a finite value ≥ 1, or 0 for the default", o.incPopSize)
+		return fmt.Errorf("-incpopsize %v: want a finite value ≥ 1, or 0 for the default", o.incPopSize)
 	case o.minLambda < 0:
-		return options{}, fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
+		return fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
 	case o.rateScale < 0 || math.IsNaN(o.rateScale) || math.IsInf(o.rateScale, 0):
-		return options{}, fmt.Errorf("-rate-scale %v: want a finite value > 0, or 0 for the defaults", o.rateScale)
+		return fmt.Errorf("-rate-scale %v: want a finite value > 0, or 0 for the defaults", o.rateScale)
 	case strings.ContainsAny(o.tag, " \t\n"):
-		return options{}, fmt.Errorf("-tag %q: want no blanks", o.tag)
+		return fmt.Errorf("-tag %q: want no blanks", o.tag)
 	}
-	switch restarts {
-	case flagDefault, defaults.RestartsNone, defaults.RestartsIPOP, defaults.RestartsBIPOP:
-		o.restarts = restarts
-	default:
-		return options{}, fmt.Errorf("-restarts %q: want none, ipop, bipop or default", restarts)
+	return nil
+}
+
+// checkNames checks the options that name a choice.
+func (o *options) checkNames() error {
+	switch {
+	case o.init != selfcma.InitDefault && o.init != selfcma.InitUniform:
+		return fmt.Errorf("-init %q: want %s or %s", o.init, selfcma.InitDefault, selfcma.InitUniform)
+	case !slices.Contains([]string{flagDefault, defaults.RestartsNone, defaults.RestartsIPOP, defaults.RestartsBIPOP}, o.restarts):
+		return fmt.Errorf("-restarts %q: want none, ipop, bipop or default", o.restarts)
+	case !slices.Contains([]string{flagDefault, "true", "false"}, o.active):
+		return fmt.Errorf("-active %q: want true, false or default", o.active)
+	case !slices.Contains([]string{flagDefault, defaults.PointX0, defaults.PointUniform}, o.restartPoint):
+		return fmt.Errorf("-restart-point %q: want uniform, x0 or default", o.restartPoint)
 	}
-	switch o.active {
-	case flagDefault, "true", "false":
-	default:
-		return options{}, fmt.Errorf("-active %q: want true, false or default", o.active)
-	}
-	switch o.restartPoint {
-	case flagDefault, defaults.PointX0, defaults.PointUniform:
-	default:
-		return options{}, fmt.Errorf("-restart-point %q: want uniform, x0 or default", o.restartPoint)
-	}
-	return o, nil
+	return nil
 }
 
 // parseInts parses a comma-separated list of integers and ranges a-b in

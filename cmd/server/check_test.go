@@ -47,7 +47,7 @@ func TestCheck(t *testing.T) {
 	if out, err := checkRun(db); err == nil || !strings.Contains(err.Error(), "in use by another process (a running server?)") {
 		t.Errorf("checked the file of a running server: %v\n%s", err, out)
 	}
-	// A backup of the running server's file, as the README says.
+	// A backup of the running server's file, as docs/operations.md says.
 	code, backup := request(t, "GET", base+"/v1/backup", "", "")
 	if code != 200 {
 		t.Fatalf("backup: %d", code)

@@ -25,22 +25,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
-	"sync"
 	"syscall"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/selfcma/selfcma/internal/httpapi"
-	"github.com/selfcma/selfcma/internal/httpapi/throttle"
-	"github.com/selfcma/selfcma/internal/session"
-	"github.com/selfcma/selfcma/internal/ui"
-	"github.com/selfcma/selfcma/internal/ui/sessionsource"
 )
 
 func main() {
@@ -54,236 +41,24 @@ func main() {
 	}
 }
 
-// Config is the server's configuration.
-type Config struct {
-	Addr            string
-	DB              string
-	Token           string
-	TLSCert, TLSKey string // PEM files; both empty: plain HTTP
-	Limits          session.Limits
-	MaxBodyBytes    int64
-	MaxInflight     int64 // bytes of the bodies under way together
-	CacheBytes      int64 // bytes of the decoded sessions kept in memory
-	LogLevel        slog.Level
-	IdleAfter       time.Duration // a running session not told for longer counts as idle in /metrics
-	ShutdownTimeout time.Duration
-	PrintVersion    bool // -version: print the build's version and exit
-	Check           bool // -check: check the file or database of -db and exit
-	Salvage         bool // -salvage: write the sound sessions of -db to -out and exit
-	Out             string
-	CopyFrom        string // -copy-from: copy this bbolt file's sessions into the database of -db and exit
-}
-
-// parseConfig reads flags, falling back to the environment, then to the
-// defaults.
-func parseConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
-	c := Config{Limits: session.DefaultLimits}
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	fs.SetOutput(out)
-	str := func(p *string, name, env, def, usage string) {
-		if v := getenv(env); v != "" {
-			def = v
-		}
-		fs.StringVar(p, name, def, usage+" (env "+env+")")
-	}
-	var errs []error
-	num := func(p *int, name, env string, def int, usage string) {
-		if v := getenv(env); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				errs = append(errs, fmt.Errorf("%s=%q: want a positive integer", env, v))
-			} else {
-				def = n
-			}
-		}
-		fs.IntVar(p, name, def, usage+" (env "+env+")")
-	}
-	str(&c.Addr, "addr", "SELFCMA_ADDR", "127.0.0.1:8080", "address to listen on; port 0 picks a free one")
-	str(&c.DB, "db", "SELFCMA_DB", "selfcma.db", "the sessions' store: a bbolt file, or a postgres:// URL of a database that several servers share")
-	str(&c.Token, "token", "SELFCMA_TOKEN", "", "bearer token that every /v1 request and the /ui pages (login form or bearer) require; empty = none")
-	str(&c.TLSCert, "tls-cert", "SELFCMA_TLS_CERT", "", "PEM file of the certificate (chain) to serve HTTPS with, read again when it changes; with -tls-key")
-	str(&c.TLSKey, "tls-key", "SELFCMA_TLS_KEY", "", "PEM file of the certificate's private key; with -tls-cert")
-	num(&c.Limits.MaxDimension, "max-dimension", "SELFCMA_MAX_DIMENSION", c.Limits.MaxDimension, "largest dimension n of a session")
-	num(&c.Limits.MaxPopulation, "max-population", "SELFCMA_MAX_POPULATION", c.Limits.MaxPopulation, "largest population size λ, also after restarts")
-	num(&c.Limits.MaxBatch, "max-batch", "SELFCMA_MAX_BATCH", c.Limits.MaxBatch, "largest λ·n of a batch")
-	body := httpapi.DefaultMaxBodyBytes
-	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
-	inflight := httpapi.DefaultMaxInflightBytes
-	num(&inflight, "max-inflight-bytes", "SELFCMA_MAX_INFLIGHT_BYTES", inflight, "most bytes of request bodies under way together (each counted by its Content-Length, before it is read); beyond, 503 with Retry-After")
-	cache := session.DefaultCacheBytes
-	num(&cache, "cache-bytes", "SELFCMA_CACHE_BYTES", cache, "most bytes of decoded sessions kept in memory between requests (about 72(n² + λn) each), the least recently used forgotten beyond")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
-	var level string
-	str(&level, "log-level", "SELFCMA_LOG_LEVEL", "info", "least level logged: debug (every request), info (sessions created, restarted, stopped, deleted; refused requests with their error code), warn, error")
-	idle := "24h"
-	str(&idle, "idle-after", "SELFCMA_IDLE_AFTER", idle, "a running session not told anything for longer counts in /metrics' selfcma_sessions_idle")
-	fs.BoolVar(&c.PrintVersion, "version", false, "print the version of this build and exit")
-	fs.BoolVar(&c.Check, "check", false, "check the file or database of -db (a backup, say) as a start on it would read it, print what is wrong, and exit; status 1 if anything is")
-	fs.BoolVar(&c.Salvage, "salvage", false, "write every session of the damaged file of -db that reads soundly, byte for byte, to the new file of -out, list those it could not, and exit")
-	fs.StringVar(&c.Out, "out", "", "the new file of -salvage (must not exist)")
-	fs.StringVar(&c.CopyFrom, "copy-from", "", "copy every session of this bbolt file (its server stopped) into the PostgreSQL database of -db, exactly, and exit")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if len(errs) > 0 {
-		return c, errors.Join(errs...)
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
-		return c, fmt.Errorf("-log-level %q: want debug, info, warn or error", level)
-	}
-	if d, err := time.ParseDuration(idle); err != nil || d <= 0 {
-		return c, fmt.Errorf("-idle-after %q: want a positive duration (90m, 24h)", idle)
-	} else {
-		c.IdleAfter = d
-	}
-	if (c.TLSCert == "") != (c.TLSKey == "") {
-		return c, errors.New("-tls-cert and -tls-key go together")
-	}
-	for _, v := range []int{c.Limits.MaxDimension, c.Limits.MaxPopulation, c.Limits.MaxBatch, body, inflight, cache} {
-		if v < 1 {
-			return c, fmt.Errorf("limits must be positive")
-		}
-	}
-	c.MaxBodyBytes, c.MaxInflight, c.CacheBytes = int64(body), int64(inflight), int64(cache)
-	return c, nil
-}
-
-// run serves until ctx is done, then shuts down gracefully. It logs to
-// stdout; its first line is `msg=listening addr=HOST:PORT`.
+// run runs the mode the flags name: -version, -check (check.go),
+// -salvage (salvage.go), -copy-from (copyfrom.go), or else serve
+// (serve.go).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stdout)
 	if err != nil {
 		return err
 	}
-	if cfg.PrintVersion {
+	switch {
+	case cfg.PrintVersion:
 		_, err := fmt.Fprintln(stdout, "selfcma", version())
 		return err
-	}
-	if cfg.Check {
+	case cfg.Check:
 		return check(ctx, cfg.DB, stdout)
-	}
-	if cfg.Salvage {
+	case cfg.Salvage:
 		return salvage(ctx, cfg.DB, cfg.Out, stdout)
-	}
-	if cfg.CopyFrom != "" {
+	case cfg.CopyFrom != "":
 		return copySessions(ctx, cfg.CopyFrom, cfg.DB, stdout)
 	}
-	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
-
-	// The certificate first, then listen, so that a bad certificate or a
-	// bad or taken address fails before anything else; then open the file.
-	var certs *certFiles
-	if cfg.TLSCert != "" {
-		if certs, err = loadCertFiles(cfg.TLSCert, cfg.TLSKey, log); err != nil {
-			return err
-		}
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	reg, onCommit := newMetrics()
-	if certs != nil {
-		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "selfcma_tls_certificate_expiry_timestamp_seconds",
-			Help: "When the certificate served runs out (its NotAfter), in Unix seconds.",
-		}, certs.notAfter))
-	}
-	opened := time.Now()
-	st, closeStore, kind, err := openStore(ctx, cfg.DB, onCommit)
-	if err != nil {
-		ln.Close()
-		return openError(cfg.DB, err)
-	}
-	n, err := startCheck(ctx, st, cfg.DB)
-	if err != nil {
-		closeStore()
-		ln.Close()
-		return err
-	}
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name:        "selfcma_store_info",
-		Help:        "The store this server keeps its sessions in (kind: bbolt or postgres); always 1.",
-		ConstLabels: prometheus.Labels{"kind": kind},
-	}, func() float64 { return 1 }))
-	if kind == kindBolt {
-		reg.MustRegister(fileSize(cfg.DB))
-	}
-	life := httpapi.NewLifecycle(log, reg)
-	m := session.NewManager(st, session.Options{Limits: cfg.Limits, CacheBytes: cfg.CacheBytes, OnEvent: life.OnEvent})
-	var scans sync.WaitGroup
-	scanCtx, stopScans := context.WithCancel(ctx)
-	life.Watch(scanCtx, &scans, m, scanPeriod, cfg.IdleAfter)
-	// The pages' logins and the throttle of wrong tokens are shared by
-	// the API and the pages.
-	logins, guesses := ui.NewLogins(cfg.Token), throttle.New()
-	h := httpapi.New(httpapi.Config{
-		Manager: m, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, MaxInflightBytes: cfg.MaxInflight, Logger: log,
-		ReadAccess: logins.LoggedIn, // the pages' links open in a logged-in browser
-		Throttle:   guesses,
-		Backup:     backupOf(st, cfg.DB),
-		Metrics:    reg,
-	})
-	_, canBackup := st.(session.Snapshotter)
-	h.Mount(ui.Prefix, ui.Handler(sessionsource.New(m), ui.Options{Token: cfg.Token, Logins: logins, Throttle: guesses, Logger: log,
-		BackupAvailable: canBackup}))
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		WriteTimeout:      2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	log.Info("listening", "addr", ln.Addr().String(), "db", redact(cfg.DB), "store", kind, "auth", cfg.Token != "", "tls", certs != nil, "version", version(),
-		"sessions", n.Sessions, "history_entries", n.HistoryEntries, "check_took", time.Since(opened).Round(time.Millisecond).String())
-	if cfg.Token != "" && certs == nil && !loopback(ln.Addr()) {
-		log.Warn("the bearer token crosses the network unencrypted: serve with -tls-cert and -tls-key, or behind a TLS proxy")
-	}
-
-	served := make(chan error, 1)
-	if certs != nil {
-		srv.TLSConfig = certs.tlsConfig()
-		go func() { served <- srv.ServeTLS(ln, "", "") }()
-	} else {
-		go func() { served <- srv.Serve(httpapi.JSONErrors(ln)) }() // net/http's own 400s in JSON too
-	}
-	select {
-	case err = <-served:
-		// Serve failed by itself.
-	case <-ctx.Done():
-		log.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-		err = srv.Shutdown(sctx)
-		cancel()
-		if err != nil {
-			// Past the deadline, cut what is still under way (a slow
-			// backup holds a read transaction that closing the file
-			// would wait for).
-			srv.Close()
-		}
-		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-			err = serr
-		}
-	}
-	// The store last, after every request and scan has finished.
-	stopScans()
-	scans.Wait()
-	if cerr := closeStore(); cerr != nil && err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	log.Info("stopped")
-	return nil
-}
-
-// loopback reports whether a is an address of this machine only.
-func loopback(a net.Addr) bool {
-	t, ok := a.(*net.TCPAddr)
-	return ok && t.IP.IsLoopback()
+	return serve(ctx, cfg, stdout)
 }

@@ -16,48 +16,15 @@ import (
 	"github.com/selfcma/selfcma/internal/pgtest"
 )
 
-// readmeBlocks returns the ```sh blocks of the README's section heading.
-func readmeBlocks(t *testing.T, heading string) []string {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %q", heading)
-	}
-	if i := strings.Index(rest, "\n## "); i >= 0 {
-		rest = rest[:i]
-	}
-	var blocks []string
-	for {
-		_, after, ok := strings.Cut(rest, "```sh\n")
-		if !ok {
-			return blocks
-		}
-		block, tail, ok := strings.Cut(after, "```\n")
-		if !ok {
-			t.Fatal("README.md: an unterminated ```sh block")
-		}
-		blocks = append(blocks, block)
-		rest = tail
-	}
-}
-
-// The README's "Running several servers" runs as written: three servers on
+// docs/operations.md's "Running several servers" runs as written: three servers on
 // one database (the test's throwaway cluster, on free ports), a client
 // taking them in turn, pg_dump and -check, and the servers stopped.
 func TestReadmeSeveralServers(t *testing.T) {
-	blocks := readmeBlocks(t, "## Running several servers")
+	blocks := docBlocks(t, "docs/operations.md", "## Running several servers")
 	if len(blocks) != 4 {
 		t.Fatalf("%d sh blocks in the section, want 4", len(blocks))
 	}
-	for _, tool := range []string{"bash", "curl", "python3"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	needTools(t, "bash", "curl", "python3")
 	bin := serverBinary(t)
 	db := pgtest.DB(t)
 	dir := t.TempDir()
@@ -114,7 +81,7 @@ func TestReadmeSeveralServers(t *testing.T) {
 	for _, pid := range pids() {
 		for syscall.Kill(pid, 0) == nil {
 			if time.Now().After(deadline) {
-				t.Fatalf("server %d still runs 2 minutes after the README's kill", pid)
+				t.Fatalf("server %d still runs 2 minutes after the section's kill", pid)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

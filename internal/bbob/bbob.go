@@ -49,9 +49,9 @@ type Problem struct {
 
 	xs []float64 // the shift used by Eval, usually xopt
 
-	// Row-major n×n matrices. r1 and r2 are the legacy rotations (or
-	// scaled versions of them), m is a composed linear map.
-	r1, r2, m []float64
+	// Row-major n×n matrices. r1 is a legacy rotation (or a scaled
+	// version of it), m is a composed linear map.
+	r1, m []float64
 
 	w, w2 []float64 // per-coordinate constants
 	c     float64   // a function-specific constant

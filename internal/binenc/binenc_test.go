@@ -8,6 +8,9 @@ import (
 	"testing"
 )
 
+// negZero is −0: the literal -0.0 is +0 in Go.
+var negZero = math.Copysign(0, -1)
+
 func TestRoundTrip(t *testing.T) {
 	nan := math.Float64frombits(0x7ff8000000000abc) // a NaN with a payload
 	w := NewWriter("tag", 3)
@@ -18,7 +21,7 @@ func TestRoundTrip(t *testing.T) {
 	w.Bool(true)
 	w.String("héllo")
 	w.Bytes([]byte{0, 1, 2})
-	w.Floats([]float64{1.5, -0.0, math.SmallestNonzeroFloat64})
+	w.Floats([]float64{1.5, negZero, math.SmallestNonzeroFloat64})
 	w.Ints([]int{3, -1})
 	blob := w.Finish()
 
@@ -42,7 +45,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Error("bool, string or bytes differ")
 	}
 	fs := r.Floats()
-	if len(fs) != 3 || fs[0] != 1.5 || math.Float64bits(fs[1]) != math.Float64bits(-0.0) || fs[2] != math.SmallestNonzeroFloat64 {
+	if len(fs) != 3 || fs[0] != 1.5 || math.Float64bits(fs[1]) != math.Float64bits(negZero) || fs[2] != math.SmallestNonzeroFloat64 {
 		t.Errorf("Floats = %v", fs)
 	}
 	if !slices.Equal(r.Ints(), []int{3, -1}) {
@@ -185,11 +188,11 @@ func TestUpperFloatsRejects(t *testing.T) {
 
 // FloatRows writes what Floats writes of the rows' concatenation.
 func TestFloatRows(t *testing.T) {
-	rows := [][]float64{{1, -0.0, math.Inf(1)}, {}, {math.NaN(), 2.5}}
+	rows := [][]float64{{1, negZero, math.Inf(1)}, {}, {math.NaN(), 2.5}}
 	a := NewWriter("t", 1)
 	a.FloatRows(rows...)
 	b := NewWriter("t", 1)
-	b.Floats([]float64{1, -0.0, math.Inf(1), math.NaN(), 2.5})
+	b.Floats([]float64{1, negZero, math.Inf(1), math.NaN(), 2.5})
 	if !bytes.Equal(a.Finish(), b.Finish()) {
 		t.Fatal("FloatRows wrote other bytes than Floats")
 	}

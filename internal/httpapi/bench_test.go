@@ -69,10 +69,9 @@ func (c *benchClient) generation() bool {
 }
 
 type benchCase struct {
-	name        string
-	alg         string
-	n, lambda   int
-	stateSample []byte
+	name      string
+	alg       string
+	n, lambda int
 }
 
 var benchCases = []benchCase{

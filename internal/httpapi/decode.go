@@ -294,97 +294,136 @@ func decodeTellJSON(r io.Reader) (session.TellParams, error) {
 
 // tellFast reads exactly {"generation": <non-negative integer>, "fitness":
 // [<number or null>, ...]} (either order, JSON whitespace anywhere) and
-// reports false for anything else.
+// reports false for anything else, which encoding/json then reads. It is
+// the one hand-written decoder: BenchmarkDecodeTell measures it more than
+// 10× faster than encoding/json (λ = 10 to 1000) on the tell, the request
+// every generation sends.
 func tellFast(b []byte) (session.TellParams, bool) {
 	var (
-		p           session.TellParams
-		gen, fit    bool
-		i           int
-		bad         = session.TellParams{}
-		skip        = func() { i = skipSpace(b, i) }
-		expect      = func(c byte) bool { skip(); ok := i < len(b) && b[i] == c; i++; return ok }
-		genKey      = []byte(`"generation"`)
-		fitnessKey  = []byte(`"fitness"`)
-		nullLiteral = []byte("null")
+		p            session.TellParams
+		gen, fit, ok bool
+		s            = tellScanner{b: b}
 	)
-	if !expect('{') {
-		return bad, false
+	if !s.expect('{') {
+		return session.TellParams{}, false
 	}
 	for {
-		skip()
+		s.skip()
 		switch {
-		case bytes.HasPrefix(b[i:], genKey) && !gen:
-			i += len(genKey)
-			if !expect(':') {
-				return bad, false
+		case !gen && bytes.HasPrefix(b[s.i:], generationKey):
+			s.i += len(generationKey)
+			gen = true
+			if ok = s.expect(':'); ok {
+				p.Generation, ok = s.generation()
 			}
-			skip()
-			j := i
-			for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-				j++
-			}
-			if j == i || j-i > 15 || (b[i] == '0' && j-i > 1) {
-				return bad, false // no digits, a leading zero, or more digits than any generation: encoding/json judges
-			}
-			g, err := strconv.Atoi(string(b[i:j]))
-			if err != nil {
-				return bad, false
-			}
-			p.Generation, gen, i = g, true, j
-		case bytes.HasPrefix(b[i:], fitnessKey) && !fit:
-			i += len(fitnessKey)
-			if !expect(':') || !expect('[') {
-				return bad, false
-			}
-			p.Fitness = make([]float64, 0, 16)
-			skip()
-			if i < len(b) && b[i] == ']' {
-				i++
-			} else {
-				for {
-					skip()
-					if bytes.HasPrefix(b[i:], nullLiteral) {
-						p.Fitness = append(p.Fitness, math.NaN())
-						i += len(nullLiteral)
-					} else {
-						j := jsonNumberEnd(b, i)
-						if j < 0 {
-							return bad, false
-						}
-						v, err := strconv.ParseFloat(string(b[i:j]), 64)
-						if err != nil {
-							return bad, false
-						}
-						p.Fitness, i = append(p.Fitness, v), j
-					}
-					skip()
-					if i < len(b) && b[i] == ',' {
-						i++
-						continue
-					}
-					if !expect(']') {
-						return bad, false
-					}
-					break
-				}
-			}
+		case !fit && bytes.HasPrefix(b[s.i:], fitnessKey):
+			s.i += len(fitnessKey)
 			fit = true
+			if ok = s.expect(':'); ok {
+				p.Fitness, ok = s.fitness()
+			}
 		default:
-			return bad, false
+			ok = false
 		}
-		skip()
-		if i < len(b) && b[i] == ',' {
-			i++
+		if !ok {
+			return session.TellParams{}, false
+		}
+		s.skip()
+		if s.i < len(b) && b[s.i] == ',' {
+			s.i++
 			continue
 		}
-		if !expect('}') || !gen || !fit {
-			return bad, false
+		if !s.expect('}') || !gen || !fit {
+			return session.TellParams{}, false
 		}
-		if skip(); i != len(b) {
-			return bad, false
+		if s.skip(); s.i != len(b) {
+			return session.TellParams{}, false
 		}
 		return p, true
 	}
+}
+
+var (
+	generationKey = []byte(`"generation"`)
+	fitnessKey    = []byte(`"fitness"`)
+	nullLiteral   = []byte("null")
+)
+
+// tellScanner reads a tell's body for tellFast: b[i:] is what is left.
+type tellScanner struct {
+	b []byte
+	i int
+}
+
+func (s *tellScanner) skip() { s.i = skipSpace(s.b, s.i) }
+
+// expect skips space and reports whether c comes next, consuming it.
+func (s *tellScanner) expect(c byte) bool {
+	s.skip()
+	ok := s.i < len(s.b) && s.b[s.i] == c
+	s.i++
+	return ok
+}
+
+// generation reads a non-negative integer.
+func (s *tellScanner) generation() (int, bool) {
+	s.skip()
+	b, i, j := s.b, s.i, s.i
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	if j == i || j-i > 15 || (b[i] == '0' && j-i > 1) {
+		return 0, false // no digits, a leading zero, or more digits than any generation: encoding/json judges
+	}
+	g, err := strconv.Atoi(string(b[i:j]))
+	if err != nil {
+		return 0, false
+	}
+	s.i = j
+	return g, true
+}
+
+// fitness reads [<number or null>, ...], null as NaN.
+func (s *tellScanner) fitness() ([]float64, bool) {
+	if !s.expect('[') {
+		return nil, false
+	}
+	f := make([]float64, 0, 16)
+	if s.skip(); s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return f, true
+	}
+	for {
+		v, ok := s.number()
+		if !ok {
+			return nil, false
+		}
+		f = append(f, v)
+		if s.skip(); s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+			continue
+		}
+		return f, s.expect(']')
+	}
+}
+
+// number reads a JSON number, or null as NaN.
+func (s *tellScanner) number() (float64, bool) {
+	s.skip()
+	if bytes.HasPrefix(s.b[s.i:], nullLiteral) {
+		s.i += len(nullLiteral)
+		return math.NaN(), true
+	}
+	j := jsonNumberEnd(s.b, s.i)
+	if j < 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(string(s.b[s.i:j]), 64)
+	if err != nil {
+		return 0, false
+	}
+	s.i = j
+	return v, true
 }
 
 func skipSpace(b []byte, i int) int {

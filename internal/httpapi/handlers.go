@@ -475,27 +475,28 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 	s.writeBody(w, http.StatusOK, body, EncodeBatch(*batch), []byte("}\n"))
 }
 
-// historyPage is how many records the history reads from the store at a
-// time: the answer is streamed page by page, so that a full history of a
-// long session takes no more memory than one page.
-var historyPage = 500
+// defaultHistoryPage is how many records the history reads from the store
+// at a time: the answer is streamed page by page, so that a full history of
+// a long session takes no more memory than one page.
+const defaultHistoryPage = 500
 
 // historyPager reads the records of a history answer a page at a time.
 type historyPager struct {
 	m           *session.Manager
 	id          string
 	from, limit int // limit 0: all
+	page        int // records read at a time
 	left        int
 	done        bool
 }
 
-func newHistoryPager(m *session.Manager, id string, from, limit int) *historyPager {
-	return &historyPager{m: m, id: id, from: from, limit: limit, left: limit}
+func newHistoryPager(m *session.Manager, id string, from, limit, page int) *historyPager {
+	return &historyPager{m: m, id: id, from: from, limit: limit, page: page, left: limit}
 }
 
 // next returns the next page; done is true once it was the last.
 func (p *historyPager) next(ctx context.Context) ([]session.HistoryRecord, error) {
-	n := historyPage
+	n := p.page
 	if p.limit > 0 {
 		n = min(n, p.left)
 	}
@@ -538,7 +539,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	out := &historyWriter{w: w, csv: format == "csv"}
 	if out.csv {
-		width := newHistoryPager(s.m, id, from, limit)
+		width := newHistoryPager(s.m, id, from, limit, s.historyPage)
 		for !width.done {
 			recs, err := width.next(r.Context())
 			if err != nil {
@@ -550,7 +551,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	pages := newHistoryPager(s.m, id, from, limit)
+	pages := newHistoryPager(s.m, id, from, limit, s.historyPage)
 	recs, err := pages.next(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -18,9 +19,16 @@ func TestHistoryPaged(t *testing.T) {
 	for range gens {
 		ts.tell(t, s.ID, sphereTell(ts.ask(t, s.ID)))
 	}
-	defer func(n int) { historyPage = n }(historyPage)
+	// A server of the same Manager whose history reads page records at a
+	// time.
+	paged := func(page int) *testServer {
+		p := &testServer{Server: httptest.NewServer(New(Config{Manager: ts.m, historyPage: page})), m: ts.m}
+		t.Cleanup(p.Close)
+		return p
+	}
+	srv := paged(1000)
 	get := func(q string) []byte {
-		r := ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history" + q})
+		r := srv.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history" + q})
 		if r.status != 200 {
 			t.Fatalf("%s: %d %s", q, r.status, r.body)
 		}
@@ -36,7 +44,6 @@ func TestHistoryPaged(t *testing.T) {
 			queries = append(queries, q, q+"&format=csv")
 		}
 	}
-	historyPage = 1000
 	want := map[string][]byte{}
 	for _, q := range queries {
 		want[q] = get(q)
@@ -49,7 +56,7 @@ func TestHistoryPaged(t *testing.T) {
 		t.Errorf("csv of 5 records has %d lines, want 6", n)
 	}
 	for _, page := range []int{1, 2, 3, 5} {
-		historyPage = page
+		srv = paged(page)
 		for _, q := range queries {
 			if got := get(q); !bytes.Equal(got, want[q]) {
 				t.Errorf("pages of %d, %s:\n%s\nwant\n%s", page, q, got, want[q])

@@ -184,10 +184,6 @@ func toSummaryJSON(s session.Summary) summaryJSON {
 	return j
 }
 
-type historyJSON struct {
-	Records []historyRecordJSON `json:"records"`
-}
-
 type historyRecordJSON struct {
 	Generation  int   `json:"generation"`
 	Run         int   `json:"run"`

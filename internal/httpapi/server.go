@@ -74,6 +74,8 @@ type Config struct {
 	// address that sent too many (429); cmd/server shares it with the
 	// web pages' login. nil = one of the handler's own.
 	Throttle *throttle.Throttle
+
+	historyPage int // records a history reads at a time; 0 = defaultHistoryPage (the tests set it)
 }
 
 type server struct {
@@ -93,13 +95,17 @@ type server struct {
 	waits       waitLog
 	creates     *budget
 	throttle    *throttle.Throttle
+	historyPage int
 }
 
 // New returns the router of the service. Other packages may mount more
 // routes on it (the web pages under /ui).
 func New(cfg Config) *chi.Mux {
 	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup,
-		backups: make(chan struct{}, maxBackups)}
+		backups: make(chan struct{}, maxBackups), historyPage: cfg.historyPage}
+	if s.historyPage <= 0 {
+		s.historyPage = defaultHistoryPage
+	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}

@@ -456,11 +456,11 @@ func (dw *dcWork) laed2(n, n1 int, d, q []float64, ldq int, indxq []int, rho flo
 			pj = nj
 		}
 	}
-	// The last non-deflated eigenvalue.
+	// The last non-deflated eigenvalue (LAPACK's K = K + 1 after it is
+	// not needed: k is not read again).
 	dlamda[k] = d[pj]
 	w[k] = z[pj]
 	indxp[k] = pj
-	k++
 
 	// Count the columns of each type and pack q into q2 by type: upper,
 	// dense, lower, deflated.

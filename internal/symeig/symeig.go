@@ -68,6 +68,7 @@ type Workspace struct {
 	xbuf, ybuf []float64   // FactorizeBlocked: unit-stride x and y of symvUpper
 	vt, wt     []float64   // FactorizeBlocked: transposed panels of syr2k
 	symvY      []float64   // FactorizeDivideConquer: symvFused's partial products
+	symvGo     bool        // symvFused runs symvRowGo even with AVX (the tests compare the two)
 	dc         dcWork      // FactorizeDivideConquer
 }
 

@@ -38,8 +38,6 @@ func TestSymvRow(t *testing.T) {
 // strided x and y.
 func TestSymvFused(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	defer func(h bool) { haveSymvRow = h }(haveSymvRow)
-	avx := haveSymvRow
 	r := rand.New(rand.NewPCG(31, 32))
 	for _, m := range []int{1, 7, 100, minSymvParallel, 333} {
 		lda := m + 2
@@ -53,14 +51,13 @@ func TestSymvFused(t *testing.T) {
 		}
 		var want []float64
 		for _, kernel := range []bool{true, false} {
-			if kernel && !avx {
+			if kernel && !haveSymvRow {
 				continue
 			}
-			haveSymvRow = kernel
 			for _, procs := range []int{1, 2, 8} {
 				runtime.GOMAXPROCS(procs)
 				t.Run(fmt.Sprintf("m=%d/avx=%v/procs=%d", m, kernel, procs), func(t *testing.T) {
-					var ws Workspace
+					ws := Workspace{symvGo: !kernel}
 					ws.growBlocked(m, 1)
 					y := make([]float64, 2*m)
 					ws.symvFused(m, a, lda, x, 3, y, 2)

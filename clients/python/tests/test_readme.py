@@ -11,17 +11,25 @@ import unittest
 
 from _support import PKG_ROOT, REPO_ROOT, Server, child_env, need
 
-SECTION = "## Python client"
+# The fenced python blocks that run as written: (file, section, how many).
+# The README's loop, and docs/python.md's three examples (which were the
+# README's "Python client" section before they moved to docs/).
+EXAMPLES = [
+    ("README.md", "## A Python loop", 1),
+    ("docs/python.md", "## The ask/tell loop", 1),
+    ("docs/python.md", "## As a pycma user", 1),
+    ("docs/python.md", "## As an Optuna user", 1),
+]
 
 
-def readme_examples():
-    """The fenced python blocks of the README's "Python client" section
-    (up to the next second-level heading)."""
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.find("\n" + SECTION + "\n")
+def section_examples(path, section):
+    """The fenced python blocks of a second-level section of a Markdown file
+    of the repository (up to the next second-level heading)."""
+    text = (REPO_ROOT / path).read_text(encoding="utf-8")
+    start = text.find("\n" + section + "\n")
     if start < 0:
         return []
-    body = text[start + len(SECTION) + 2:]
+    body = text[start + len(section) + 2:]
     nxt = re.search(r"^## ", body, re.M)
     if nxt:
         body = body[: nxt.start()]
@@ -50,10 +58,13 @@ class ReadmeTest(unittest.TestCase):
         return p.stdout
 
     def test_python_examples_run(self):
-        blocks = readme_examples()
-        self.assertGreaterEqual(len(blocks), 3, f'README.md has no section "{SECTION}" with its three examples')
-        for k, code in enumerate(blocks):
-            with self.subTest(block=k, first_line=code.splitlines()[0]):
+        blocks = []
+        for path, section, count in EXAMPLES:
+            found = section_examples(path, section)
+            self.assertEqual(len(found), count, f'{path}, "{section}": {len(found)} python blocks, want {count}')
+            blocks += [(f"{path} {section}", code) for code in found]
+        for where, code in blocks:
+            with self.subTest(where):
                 self.assertIn("SELFCMA_URL", code)
                 needs(code)
                 with Server() as server, tempfile.TemporaryDirectory() as cwd:
