@@ -288,6 +288,9 @@ func runJob(o options, j job) (runResult, error) {
 		if c.RateScale != 0 {
 			tell = scaledTell(e, c.RateScale, c.RateScaleFirst)
 		}
+		if c.RateSNR {
+			tell = snrTell(e)
+		}
 	case algSelf:
 		sc := selfcma.Config{CMA: cfg, Init: c.Init, MinLambda: c.MinLambda, AdaptRestarts: c.AdaptRestarts}
 		if c.Paper {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
 	"io"
 	"math"
 	"testing"
@@ -74,5 +77,70 @@ func TestMinLambda(t *testing.T) {
 	}
 	if _, err := parseOptions([]string{"-min-lambda", "-3"}, io.Discard); err == nil {
 		t.Error("-min-lambda -3 accepted")
+	}
+}
+
+// TestRateSNR: -rate-snr updates the first run with one factor η of both
+// default c_1 and c_μ (c_c unchanged), η moving with the rule, and the
+// restarts with the defaults.
+func TestRateSNR(t *testing.T) {
+	r := knobJob(t, algCMA, "-algorithms", "cma-es", "-rate-snr", "-restarts", "ipop", "-max-restarts", "2", "-functions", "15")
+	if r.Label != "cma-es+ipop+max-restarts=2+rate-snr" {
+		t.Errorf("label %q", r.Label)
+	}
+	if r.Restarts == 0 {
+		t.Fatal("no restart in the budget; the test needs one")
+	}
+	moved := false
+	for g, tp := range r.Trace {
+		if tp.Hyper.Cc != r.Defaults.Cc && g < 10 {
+			t.Fatalf("generation %d: c_c %v, want the default %v", g, tp.Hyper.Cc, r.Defaults.Cc)
+		}
+		if g < 10 && math.Abs(tp.Hyper.C1/r.Defaults.C1-tp.Hyper.CMu/r.Defaults.CMu) > 1e-12 {
+			t.Fatalf("generation %d: c_1 and c_μ scaled apart: %+v against %+v", g, tp.Hyper, r.Defaults)
+		}
+		moved = moved || tp.Hyper.C1 != r.Defaults.C1
+	}
+	if !moved {
+		t.Error("η never left 1")
+	}
+	if _, err := parseOptions([]string{"-rate-snr", "-rate-scale", "2"}, io.Discard); err == nil {
+		t.Error("-rate-snr with -rate-scale accepted")
+	}
+}
+
+// TestSNRRuleNoise: on updates of pure noise (no drift) η falls; on a
+// steady drift it rises to its bound.
+func TestSNRRuleNoise(t *testing.T) {
+	const n = 4
+	id := mat.NewDense(n, n, nil)
+	d := make([]float64, n)
+	for i := range n {
+		id.Set(i, i, 1)
+		d[i] = 1
+	}
+	c0 := mat.NewSymDense(n, nil)
+	for i := range n {
+		c0.SetSym(i, i, 1)
+	}
+	noise, drift := newSNRRule(n), newSNRRule(n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		c1 := mat.NewSymDense(n, nil)
+		c2 := mat.NewSymDense(n, nil)
+		for i := range n {
+			for j := i; j < n; j++ {
+				c1.SetSym(i, j, c0.At(i, j)+0.01*rng.NormFloat64())
+				c2.SetSym(i, j, c0.At(i, j)+0.01*drift.eta*(1+0.1*rng.NormFloat64()))
+			}
+		}
+		noise.observe(c0, c1, id, d)
+		drift.observe(c0, c2, id, d)
+	}
+	if !(noise.eta < 0.5) {
+		t.Errorf("pure noise: η = %v, want it fallen below 0.5", noise.eta)
+	}
+	if drift.eta != snrEtaMax {
+		t.Errorf("steady drift: η = %v, want its bound %v", drift.eta, snrEtaMax)
 	}
 }

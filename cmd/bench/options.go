@@ -81,6 +81,7 @@ type options struct {
 	adaptRestarts  bool
 	rateScale      float64
 	rateScaleFirst bool
+	rateSNR        bool
 	init           string // selfcma.InitDefault or selfcma.InitUniform
 	numerics       int    // cmaes.Config.Numerics: 0 = the latest
 	seed           uint64
@@ -136,6 +137,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.BoolVar(&o.adaptRestarts, "adapt-restarts", false, "self-CMA-ES: restarts self-adapt too when their λ ≥ -min-lambda (the paper's; default: the first run only)")
 	fs.Float64Var(&o.rateScale, "rate-scale", 0, "CMA-ES: use k times the default c_1 and c_μ in every generation (capped at c_1 + c_μ = 0.9); 0 or 1 = the defaults. A measuring knob, not a session setting")
 	fs.BoolVar(&o.rateScaleFirst, "rate-scale-first", false, "with -rate-scale: scale the rates of the first run only, restarts use the defaults")
+	fs.BoolVar(&o.rateSNR, "rate-snr", false, "CMA-ES: in the first run, η times the default c_1 and c_μ, η adapted by LRA-CMA-ES's signal-to-noise rule (docs/algorithm.md §2, table 9). A measuring knob, not a session setting")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
 	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, or 0 = the latest")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
@@ -259,6 +261,8 @@ func (o *options) checkValues() error {
 		return fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
 	case o.rateScale < 0 || math.IsNaN(o.rateScale) || math.IsInf(o.rateScale, 0):
 		return fmt.Errorf("-rate-scale %v: want a finite value > 0, or 0 for the defaults", o.rateScale)
+	case o.rateSNR && o.rateScale != 0:
+		return fmt.Errorf("-rate-snr and -rate-scale: give one of them")
 	case strings.ContainsAny(o.tag, " \t\n"):
 		return fmt.Errorf("-tag %q: want no blanks", o.tag)
 	}
@@ -331,6 +335,7 @@ type algConfig struct {
 	AdaptRestarts  bool    `json:"adapt_restarts,omitempty"`
 	RateScale      float64 `json:"rate_scale,omitempty"`
 	RateScaleFirst bool    `json:"rate_scale_first,omitempty"`
+	RateSNR        bool    `json:"rate_snr,omitempty"`
 	LocalStops     bool    `json:"local_stops"`
 	Numerics       int     `json:"numerics"`
 	Budget         float64 `json:"budget"` // per dimension
@@ -392,6 +397,9 @@ func (o options) config(alg string) algConfig {
 	}
 	if alg == algSelf {
 		c.MinLambda, c.AdaptRestarts = o.minLambda, o.adaptRestarts
+	}
+	if alg == algCMA {
+		c.RateSNR = o.rateSNR
 	}
 	if alg == algCMA && o.rateScale != 0 && o.rateScale != 1 {
 		c.RateScale, c.RateScaleFirst = o.rateScale, o.rateScaleFirst
@@ -456,6 +464,9 @@ func (o options) label(c algConfig) string {
 			k = "rate-scale-first="
 		}
 		parts = append(parts, k+strconv.FormatFloat(c.RateScale, 'g', -1, 64))
+	}
+	if c.RateSNR {
+		parts = append(parts, "rate-snr")
 	}
 	if !c.LocalStops {
 		parts = append(parts, "no-local-stops")
