@@ -99,21 +99,62 @@ func (o *CatCMA) cIsRebuilt() bool {
 // Unmarshal decodes an optimizer encoded by MarshalBinary; it continues
 // exactly as the encoded one would.
 func Unmarshal(blob []byte) (*CatCMA, error) {
-	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	o, err := unmarshal(blob)
 	if err != nil {
 		return nil, fmt.Errorf("catcma: decode: %w", err)
 	}
+	return o, nil
+}
+
+func unmarshal(blob []byte) (*CatCMA, error) {
+	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	if err != nil {
+		return nil, err
+	}
+	sp, lambda, err := decodeSpace(r)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newParams(sp, lambda)
+	if err != nil {
+		return nil, err
+	}
+	o := &CatCMA{Space: sp, Params: p, grid: newGrid(sp.Z)}
+	writeC, err := o.decodeState(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.decodeBatch(r); err != nil {
+		return nil, err
+	}
+	if err := r.Done(); err != nil {
+		return nil, err
+	}
+	s := &o.State
+	if s.Generation < 0 {
+		return nil, fmt.Errorf("generation %d", s.Generation)
+	}
+	if n := p.NMi; n > 0 && !writeC {
+		s.C = make([]float64, n*n)
+		o.rebuildC(s.C)
+	}
+	o.rnd = rand.New(&s.RNG)
+	return o, nil
+}
+
+// decodeSpace reads the search space and λ.
+func decodeSpace(r *binenc.Reader) (Space, int, error) {
 	var sp Space
 	nx := r.Int()
 	if nx < 0 || nx > r.Remaining()/16 {
-		return nil, fmt.Errorf("catcma: decode: %d continuous coordinates exceed the blob", nx)
+		return sp, 0, fmt.Errorf("%d continuous coordinates exceed the blob", nx)
 	}
 	for range nx {
 		sp.X = append(sp.X, [2]float64{r.Float(), r.Float()})
 	}
 	nz := r.Int()
 	if nz < 0 || nz > r.Remaining()/8 {
-		return nil, fmt.Errorf("catcma: decode: %d integer variables exceed the blob", nz)
+		return sp, 0, fmt.Errorf("%d integer variables exceed the blob", nz)
 	}
 	for range nz {
 		sp.Z = append(sp.Z, r.Floats())
@@ -121,26 +162,26 @@ func Unmarshal(blob []byte) (*CatCMA, error) {
 	sp.C = r.Ints()
 	lambda := r.Int()
 	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("catcma: decode: %w", err)
+		return sp, 0, err
 	}
 	if err := sp.validate(); err != nil {
-		return nil, fmt.Errorf("catcma: decode: %w", err)
+		return sp, 0, err
 	}
 	for i, row := range sp.Z {
 		if !slices.IsSorted(row) {
-			return nil, fmt.Errorf("catcma: decode: space.z[%d] is not sorted", i)
+			return sp, 0, fmt.Errorf("space.z[%d] is not sorted", i)
 		}
 	}
 	if lambda < 2 || lambda > r.Remaining() {
-		return nil, fmt.Errorf("catcma: decode: lambda %d", lambda)
+		return sp, 0, fmt.Errorf("lambda %d", lambda)
 	}
-	p, err := newParams(sp, lambda)
-	if err != nil {
-		return nil, fmt.Errorf("catcma: decode: %w", err)
-	}
-	o := &CatCMA{Space: sp, Params: p, grid: newGrid(sp.Z)}
+	return sp, lambda, nil
+}
+
+// decodeState reads the distribution's state; it reports whether C was
+// written (else it is rebuilt from B and D).
+func (o *CatCMA) decodeState(r *binenc.Reader) (bool, error) {
 	s := &o.State
-	n := p.NMi
 	s.Generation = r.Int()
 	s.Mean = r.Floats()
 	s.Sigma = r.Float()
@@ -170,41 +211,35 @@ func Unmarshal(blob []byte) (*CatCMA, error) {
 	s.Delta = r.Float()
 	s.TrustDelta = r.Float()
 	if err := s.RNG.UnmarshalBinary(r.Bytes()); err != nil && r.Err() == nil {
-		return nil, fmt.Errorf("catcma: decode: random stream: %w", err)
+		return false, fmt.Errorf("random stream: %w", err)
 	}
 	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("catcma: decode: %w", err)
+		return false, err
 	}
-	if err := o.checkShapes(writeC, nb, nq); err != nil {
-		return nil, fmt.Errorf("catcma: decode: %w", err)
-	}
+	return writeC, o.checkShapes(writeC, nb, nq)
+}
+
+// decodeBatch reads the pending batch: per candidate its continuous and
+// integer coordinates and its categories.
+func (o *CatCMA) decodeBatch(r *binenc.Reader) error {
+	p, s := o.Params, &o.State
+	n, lambda := p.NMi, p.Lambda
 	s.V, s.Cat = make([][]float64, lambda), make([][]int, lambda)
 	for k := range lambda {
 		if n > 0 {
 			s.V[k] = r.Floats()
 			if r.Err() == nil && len(s.V[k]) != n {
-				return nil, fmt.Errorf("catcma: decode: batch row %d has %d values, want %d", k, len(s.V[k]), n)
+				return fmt.Errorf("batch row %d has %d values, want %d", k, len(s.V[k]), n)
 			}
 		}
 		if p.NCa > 0 {
 			s.Cat[k] = r.Ints()
 			if r.Err() == nil && !validCats(s.Cat[k], p.K) {
-				return nil, fmt.Errorf("catcma: decode: batch row %d: categories %v out of %v", k, s.Cat[k], p.K)
+				return fmt.Errorf("batch row %d: categories %v out of %v", k, s.Cat[k], p.K)
 			}
 		}
 	}
-	if err := r.Done(); err != nil {
-		return nil, fmt.Errorf("catcma: decode: %w", err)
-	}
-	if s.Generation < 0 {
-		return nil, fmt.Errorf("catcma: decode: generation %d", s.Generation)
-	}
-	if n > 0 && !writeC {
-		s.C = make([]float64, n*n)
-		o.rebuildC(s.C)
-	}
-	o.rnd = rand.New(&s.RNG)
-	return o, nil
+	return nil
 }
 
 func validCats(c []int, k []int) bool {
