@@ -1,6 +1,7 @@
 package catcma
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -280,7 +281,7 @@ func (o *CatCMA) checkShapes(writeC bool, nb, nq int) error {
 		want("fun_hist", len(s.FunHist), ft), want("q", nq, p.NCa), want("s", len(s.S), p.ParamSum),
 	}
 	if n == 0 && writeC {
-		checks = append(checks, fmt.Errorf("C written without a Gaussian"))
+		checks = append(checks, errors.New("a C written without a Gaussian"))
 	}
 	if len(s.IQHist) > p.IQHistTerm {
 		checks = append(checks, fmt.Errorf("iq_hist has %d values, at most %d", len(s.IQHist), p.IQHistTerm))
