@@ -174,10 +174,17 @@ var statuses = map[string]int{
 
 	// Nothing was written: the same request, sent after Retry-After, applies once.
 	string(session.CodeStorageFull): http.StatusInsufficientStorage,
+	// The store is unreachable: the same request, sent after Retry-After, applies at most once.
+	string(session.CodeStoreUnavailable): http.StatusServiceUnavailable,
 }
 
 // retryAfterFull is the Retry-After, in seconds, of a 507 storage_full.
 const retryAfterFull = "10"
+
+// retryAfterUnavailable is the Retry-After, in seconds, of a 503
+// store_unavailable: a restart of the database or a failover to its
+// standby takes seconds.
+const retryAfterUnavailable = "2"
 
 // apiError is an error of the transport.
 type apiError struct {
@@ -229,6 +236,10 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// space, applies once.
 		w.Header().Set("Retry-After", retryAfterFull)
 		s.log.WarnContext(r.Context(), "storage full", "request_id", requestID(r.Context()), "error", err)
+	}
+	if body.Code == string(session.CodeStoreUnavailable) {
+		w.Header().Set("Retry-After", retryAfterUnavailable)
+		s.log.WarnContext(r.Context(), "store unavailable", "request_id", requestID(r.Context()), "error", err)
 	}
 	s.writeJSON(w, r, status, errorJSON{Error: body})
 }
