@@ -62,6 +62,10 @@ type Config struct {
 	// is served at GET /metrics, with the /v1 routes' authentication
 	// (cmd/server adds the store's, Go's and the process's metrics).
 	Metrics *prometheus.Registry
+	// Ready, when not nil, pings the store for GET /readyz: nil while it
+	// answers (cmd/server passes the store's Ping). Without it /readyz
+	// answers 200 as /healthz does.
+	Ready func(context.Context) error
 	// Throttle counts wrong bearer tokens by address and refuses an
 	// address that sent too many (429); cmd/server shares it with the
 	// web pages' login. nil = one of the handler's own.
@@ -82,12 +86,13 @@ type server struct {
 	inflight    inflight
 	creates     *budget
 	throttle    *throttle.Throttle
+	ready       func(context.Context) error
 }
 
 // New returns the router of the service. Other packages may mount more
 // routes on it (the web pages under /ui).
 func New(cfg Config) *chi.Mux {
-	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup,
+	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup, ready: cfg.Ready,
 		backups: make(chan struct{}, maxBackups)}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -116,6 +121,7 @@ func New(cfg Config) *chi.Mux {
 		s.writeError(w, r, &apiError{code: codeMethodNotAllowed, msg: r.Method + " is not allowed on " + r.URL.Path})
 	})
 	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
 	r.Get("/openapi.yaml", s.openAPI)
 	if cfg.Metrics != nil {
 		s.metrics = newHTTPMetrics(cfg.Metrics)
