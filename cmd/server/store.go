@@ -25,9 +25,10 @@ const (
 // postgresql://) URL is a PostgreSQL database, which several servers may
 // share; anything else is the path of a bbolt file, which one server holds.
 // It returns the store, its closer and its kind.
-func openStore(ctx context.Context, db string, onCommit func(int, time.Duration)) (session.Store, func() error, string, error) {
+// A call of a PostgreSQL store fails past timeout (0: none).
+func openStore(ctx context.Context, db string, onCommit func(int, time.Duration), timeout time.Duration) (session.Store, func() error, string, error) {
 	if postgres.IsURL(db) {
-		st, err := postgres.Open(ctx, db, &postgres.Options{OnCommit: onCommit})
+		st, err := postgres.Open(ctx, db, &postgres.Options{OnCommit: onCommit, CallTimeout: timeout})
 		if err != nil {
 			return nil, nil, "", err
 		}
