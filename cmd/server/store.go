@@ -72,12 +72,19 @@ func checkPostgres(ctx context.Context, db string, out io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	// One snapshot for all that follows: a database in use shows no false
+	// damage.
+	snap, end, err := st.ReadSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
 	probs := 0
-	for _, err := range st.Check(ctx) {
+	for _, err := range snap.Check(ctx) {
 		probs++
 		fmt.Fprintln(out, "database:", err)
 	}
-	n, err := session.Check(ctx, st, func(id string, err error) {
+	n, err := session.Check(ctx, snap, func(id string, err error) {
 		probs++
 		fmt.Fprintf(out, "session %s: %v\n", id, err)
 	})

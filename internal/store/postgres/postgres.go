@@ -57,12 +57,14 @@ import (
 // concurrent use, by any number of processes sharing the database.
 type Store struct {
 	pool     *pgxpool.Pool
+	db       reader // the reads' pool, or a snapshot's transaction (ReadSnapshot)
 	onCommit func(writes int, took time.Duration)
 	group    *grouper // the Puts of stored sessions (group.go)
 	// The statements of Get and GetNewer (readSQL): of a schema before 4,
 	// without chunks, for a database opened with NoMigrate.
 	getSQL, newerSQL string
 	timeout          time.Duration // Options.CallTimeout
+	readOnly         bool          // a ReadSnapshot's: every write fails
 }
 
 var (
@@ -179,6 +181,7 @@ func Open(ctx context.Context, url string, opt *Options) (*Store, error) {
 	}
 	st := &Store{
 		pool:     pool,
+		db:       pool,
 		onCommit: opt.OnCommit,
 		timeout:  opt.CallTimeout,
 		group:    &grouper{pool: pool, writers: writers, onCommit: opt.OnCommit, timeout: opt.CallTimeout},
@@ -206,7 +209,7 @@ func (s *Store) get(ctx context.Context, id, sql string, args ...any) (session.R
 	var want int32
 	var chunks [][]byte
 	var last *int32
-	err := s.pool.QueryRow(ctx, sql, args...).Scan(&r.Version, &r.Meta, &r.State, &want, &chunks, &last)
+	err := s.db.QueryRow(ctx, sql, args...).Scan(&r.Version, &r.Meta, &r.State, &want, &chunks, &last)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.Record{ID: id}, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
 	}
@@ -224,7 +227,7 @@ func (s *Store) Version(ctx context.Context, id string) (_ uint64, err error) {
 	ctx, done := s.call(ctx)
 	defer func() { err = done(err) }()
 	var v uint64
-	err = s.pool.QueryRow(ctx, "SELECT version FROM sessions WHERE id = $1", []byte(id)).Scan(&v)
+	err = s.db.QueryRow(ctx, "SELECT version FROM sessions WHERE id = $1", []byte(id)).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("postgres: version of %s: %w", id, session.ErrNoRecord)
 	}
@@ -255,7 +258,7 @@ func (s *Store) List(ctx context.Context, after string, limit int) (_ []session.
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := s.pool.Query(ctx, "SELECT id, version, meta FROM sessions WHERE id > $1 ORDER BY id LIMIT $2", []byte(after), lim)
+	rows, err := s.db.Query(ctx, "SELECT id, version, meta FROM sessions WHERE id > $1 ORDER BY id LIMIT $2", []byte(after), lim)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list: %w", err)
 	}
@@ -347,6 +350,9 @@ func tellParts(gen, data string) string {
 func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.HistoryEntry) (_ uint64, err error) {
 	ctx, done := s.call(ctx)
 	defer func() { err = done(err) }()
+	if s.readOnly {
+		return 0, errSnapshotWrite
+	}
 	if rec.ID == "" {
 		return 0, errors.New("postgres: put: an empty id")
 	}
@@ -445,7 +451,7 @@ func (s *Store) Key(ctx context.Context, key string) (_ string, _ []byte, err er
 	ctx, done := s.call(ctx)
 	defer func() { err = done(err) }()
 	var id, data []byte
-	err = s.pool.QueryRow(ctx, "SELECT session, data FROM idempotency_keys WHERE key = $1", []byte(key)).Scan(&id, &data)
+	err = s.db.QueryRow(ctx, "SELECT session, data FROM idempotency_keys WHERE key = $1", []byte(key)).Scan(&id, &data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil, fmt.Errorf("postgres: key %q: %w", key, session.ErrNoRecord)
 	}
@@ -463,6 +469,9 @@ func (s *Store) Key(ctx context.Context, key string) (_ string, _ []byte, err er
 func (s *Store) Delete(ctx context.Context, id string, version uint64) (err error) {
 	ctx, done := s.call(ctx)
 	defer func() { err = done(err) }()
+	if s.readOnly {
+		return errSnapshotWrite
+	}
 	start := time.Now()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1 AND version = $2", []byte(id), int64(version))
@@ -504,7 +513,7 @@ func (s *Store) History(ctx context.Context, id string, from uint64, limit int) 
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := s.pool.Query(ctx, "SELECT generation, data FROM history WHERE session = $1 AND generation >= $2 ORDER BY generation LIMIT $3", []byte(id), int64(from), lim)
+	rows, err := s.db.Query(ctx, "SELECT generation, data FROM history WHERE session = $1 AND generation >= $2 ORDER BY generation LIMIT $3", []byte(id), int64(from), lim)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: history of %s: %w", id, err)
 	}
@@ -563,6 +572,9 @@ func idHash(id string) int32 {
 func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(time.Time, []session.Lease) ([]session.Lease, error)) (err error) {
 	ctx, done := s.call(ctx)
 	defer func() { err = done(err) }()
+	if s.readOnly {
+		return errSnapshotWrite
+	}
 	if g > math.MaxInt64 {
 		return fmt.Errorf("postgres: leases of %s: generation %d", id, g)
 	}
@@ -647,7 +659,7 @@ func (s *Store) Leases(ctx context.Context, id string, g uint64) (_ []session.Le
 	if g > math.MaxInt64 {
 		return nil, time.Time{}, fmt.Errorf("postgres: leases of %s: generation %d", id, g)
 	}
-	rows, err := s.pool.Query(ctx, readLeases, []byte(id), int64(g))
+	rows, err := s.db.Query(ctx, readLeases, []byte(id), int64(g))
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("postgres: leases of %s: %w", id, err)
 	}
@@ -666,6 +678,9 @@ func (s *Store) Leases(ctx context.Context, id string, g uint64) (_ []session.Le
 func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.HistoryEntry) (err error) {
 	ctx, done := s.call(ctx)
 	defer func() { err = done(err) }()
+	if s.readOnly {
+		return errSnapshotWrite
+	}
 	if rec.ID == "" || rec.State == nil {
 		return fmt.Errorf("postgres: import %q: a record needs an id and a state", rec.ID)
 	}
