@@ -182,6 +182,8 @@ var statuses = map[string]int{
 	string(session.CodeStorageFull): http.StatusInsufficientStorage,
 	// The store is unreachable: the same request, sent after Retry-After, applies at most once.
 	string(session.CodeStoreUnavailable): http.StatusServiceUnavailable,
+	// The server's fault, not the client's, and not passing: named, not hidden.
+	string(session.CodeDamaged): http.StatusInternalServerError,
 }
 
 // retryAfterFull is the Retry-After, in seconds, of a 507 storage_full.
@@ -242,6 +244,9 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// space, applies once.
 		w.Header().Set("Retry-After", retryAfterFull)
 		s.log.WarnContext(r.Context(), "storage full", "request_id", requestID(r.Context()), "error", err)
+	}
+	if body.Code == string(session.CodeDamaged) {
+		s.log.ErrorContext(r.Context(), "session damaged", "request_id", requestID(r.Context()), "error", err)
 	}
 	if body.Code == string(session.CodeStoreUnavailable) {
 		w.Header().Set("Retry-After", retryAfterUnavailable)

@@ -214,7 +214,9 @@ func (s *Store) get(ctx context.Context, id, sql string, args ...any) (session.R
 		return session.Record{ID: id}, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
 	}
 	if err == nil {
-		r.State, err = chunked(r.State, want, chunks, last)
+		if r.State, err = chunked(r.State, want, chunks, last); err != nil {
+			err = &session.DamagedError{ID: id, What: err.Error()}
+		}
 	}
 	if err != nil {
 		return session.Record{ID: id}, fmt.Errorf("postgres: get %s: %w", id, err)
@@ -366,6 +368,10 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		if data == nil {
 			data = []byte{}
 		}
+	}
+	if rec.Version >= math.MaxInt64 {
+		return 0, fmt.Errorf("postgres: put %s: %w", rec.ID, &session.DamagedError{ID: rec.ID,
+			What: fmt.Sprintf("version %d, the largest a bigint holds: it cannot be written again", rec.Version)})
 	}
 	meta := rec.Meta
 	if meta == nil {
