@@ -11,6 +11,9 @@ import "fmt"
 type DamagedError struct {
 	ID   string
 	What string // what is wrong, for the operator
+	Err  error  // the cause, if any
 }
 
 func (e *DamagedError) Error() string { return fmt.Sprintf("session %s is damaged: %s", e.ID, e.What) }
+
+func (e *DamagedError) Unwrap() error { return e.Err }

@@ -215,7 +215,7 @@ func (s *Store) get(ctx context.Context, id, sql string, args ...any) (session.R
 	}
 	if err == nil {
 		if r.State, err = chunked(r.State, want, chunks, last); err != nil {
-			err = &session.DamagedError{ID: id, What: err.Error()}
+			err = &session.DamagedError{ID: id, What: err.Error(), Err: err}
 		}
 	}
 	if err != nil {
