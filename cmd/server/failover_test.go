@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/selfcma/selfcma/internal/pgtest"
 )
 
@@ -100,6 +102,10 @@ func (l *failoverLoad) must(t *testing.T, method, path string, body any, want ..
 // every session is bit for bit the run of a server on a bbolt file, the
 // outage answers 503 store_unavailable (or nothing), never 500, and writes
 // come back after the promotion: the log line gives the figures.
+//
+// The switchover: the same, but the primary is stopped on purpose (pg_ctl
+// stop -m fast), and once the standby is promoted it comes back as the
+// new primary's standby, reachable under the servers' URL still.
 func TestFailover(t *testing.T) {
 	bin := serverBinary(t)
 	algs := []string{"cma-es", "self-cma-es", "cma-es", "self-cma-es"}
@@ -107,6 +113,11 @@ func TestFailover(t *testing.T) {
 	for _, alg := range algs[:2] {
 		refs[alg] = reference(t, bin, alg)
 	}
+	t.Run("crash", func(t *testing.T) { testFailover(t, bin, algs, refs, false) })
+	t.Run("switchover", func(t *testing.T) { testFailover(t, bin, algs, refs, true) })
+}
+
+func testFailover(t *testing.T, bin string, algs []string, refs map[string]trace, switchover bool) {
 	primary := pgtest.NewCluster(t, "synchronous_standby_names=standby1")
 	standby := primary.Standby(t, "standby1")
 	primary.CreateDB(t, "selfcma")
@@ -144,7 +155,11 @@ func TestFailover(t *testing.T) {
 		l.outage = true
 		l.mu.Unlock()
 		killed = time.Now()
-		primary.Kill(t)
+		if switchover {
+			primary.Stop(t, "fast")
+		} else {
+			primary.Kill(t)
+		}
 		// Promote once the servers have answered the outage a few times
 		// (a condition, not a clock).
 		for deadline := time.Now().Add(2 * time.Minute); ; {
@@ -160,6 +175,9 @@ func TestFailover(t *testing.T) {
 		l.mu.Lock()
 		l.promoted = time.Now()
 		l.mu.Unlock()
+		if switchover {
+			primary.Follow(t, standby, "old")
+		}
 	}()
 
 	var wg sync.WaitGroup
@@ -215,8 +233,12 @@ func TestFailover(t *testing.T) {
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s: %d", k, l.answers[k]))
 	}
-	t.Logf("failover: outage answers {%s}; promoted %.2f s after the kill; writes back %.2f s after the promotion (%.2f s after the kill)",
-		strings.Join(parts, ", "), l.promoted.Sub(killed).Seconds(), l.back.Sub(l.promoted).Seconds(), l.back.Sub(killed).Seconds())
+	what := "failover"
+	if switchover {
+		what = "switchover"
+	}
+	t.Logf("%s: outage answers {%s}; promoted %.2f s after the stop; writes back %.2f s after the promotion (%.2f s after the stop)",
+		what, strings.Join(parts, ", "), l.promoted.Sub(killed).Seconds(), l.back.Sub(l.promoted).Seconds(), l.back.Sub(killed).Seconds())
 	if d := l.back.Sub(l.promoted); d > 2*time.Minute {
 		t.Errorf("writes back %v after the promotion", d)
 	}
@@ -230,4 +252,25 @@ func TestFailover(t *testing.T) {
 		entries += len(refs[alg].batches)
 	}
 	checkDB(t, bin, standby.URL("selfcma"), len(algs), entries)
+	if switchover {
+		// The old primary follows the new one: in recovery, with every
+		// history entry.
+		ctx := context.Background()
+		for deadline := time.Now().Add(2 * time.Minute); ; {
+			var standby bool
+			var n int
+			conn, err := pgx.Connect(ctx, primary.URL("selfcma"))
+			if err == nil {
+				err = conn.QueryRow(ctx, "SELECT pg_is_in_recovery(), (SELECT count(*) FROM history)").Scan(&standby, &n)
+				conn.Close(ctx)
+			}
+			if err == nil && standby && n == entries {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the old primary: in recovery %v, %d history entries of %d, %v", standby, n, entries, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 }

@@ -306,3 +306,32 @@ func (c *Cluster) Promote(tb testing.TB) {
 		tb.Fatalf("pg_ctl promote: %v\n%s", err, out)
 	}
 }
+
+// Follow makes the stopped cluster c, a former primary shut down cleanly,
+// a standby of primary (standby.signal, primary_conninfo with application
+// name name) and starts it: the second half of a switchover.
+func (c *Cluster) Follow(tb testing.TB, primary *Cluster, name string) {
+	tb.Helper()
+	conninfo := fmt.Sprintf("\nprimary_conninfo = 'host=127.0.0.1 port=%d user=%s application_name=%s'\n", primary.port, primary.user, name)
+	for _, f := range []struct{ name, text string }{{"standby.signal", ""}, {"postgresql.auto.conf", conninfo}} {
+		p := filepath.Join(c.data, f.name)
+		fh, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err == nil {
+			_, err = fh.WriteString(f.text)
+			if cerr := fh.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(c.as) > 0 {
+			if out, err := exec.Command("chown", "postgres:", p).CombinedOutput(); err != nil {
+				tb.Fatalf("chown %s: %v\n%s", p, err, out)
+			}
+		}
+	}
+	if err := c.start(); err != nil {
+		tb.Fatal(err)
+	}
+}
