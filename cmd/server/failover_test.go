@@ -5,8 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -133,44 +134,24 @@ func testFailover(t *testing.T, bin string, algs []string, refs map[string]trace
 		l.bases = append(l.bases, p.base)
 	}
 
-	// The failover, once every session has told a few generations.
+	// The failover, once every session has told 5 generations; the
+	// promotion once the servers have answered the outage 8 times
+	// (conditions, not clocks).
 	failover := make(chan struct{})
-	var killed time.Time
+	var stopped time.Time
 	go func() {
 		defer close(failover)
-		for {
-			l.mu.Lock()
-			n := len(l.acked)
-			least := 1 << 30
-			for _, g := range l.acked {
-				least = min(least, g)
-			}
-			l.mu.Unlock()
-			if n == len(algs) && least >= 5 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		l.waitAcked(len(algs), 5)
 		l.mu.Lock()
 		l.outage = true
 		l.mu.Unlock()
-		killed = time.Now()
+		stopped = time.Now()
 		if switchover {
 			primary.Stop(t, "fast")
 		} else {
 			primary.Kill(t)
 		}
-		// Promote once the servers have answered the outage a few times
-		// (a condition, not a clock).
-		for deadline := time.Now().Add(2 * time.Minute); ; {
-			l.mu.Lock()
-			n := l.answers["503"] + l.answers["no answer"]
-			l.mu.Unlock()
-			if n >= 8 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		l.waitOutage(8)
 		standby.Promote(t)
 		l.mu.Lock()
 		l.promoted = time.Now()
@@ -179,98 +160,131 @@ func testFailover(t *testing.T, bin string, algs []string, refs map[string]trace
 			primary.Follow(t, standby, "old")
 		}
 	}()
-
 	var wg sync.WaitGroup
 	for w, alg := range algs {
-		wg.Go(func() {
-			ref := refs[alg]
-			var sess e2eSession
-			json.Unmarshal(l.must(t, "POST", "/v1/sessions", withKey{createBody(alg), fmt.Sprintf("failover-%d", w)}, 201, 200), &sess)
-			sp := "/v1/sessions/" + sess.ID
-			for g := 0; sess.Status == "running"; g++ {
-				var bt e2eBatch
-				json.Unmarshal(l.must(t, "GET", sp+"/ask", nil, 200), &bt)
-				if bt.Generation != g || g >= len(ref.batches) || !sameBits(bt.Candidates, ref.batches[g]) {
-					t.Errorf("session %d (%s) generation %d: asked generation %d, the batch differs from the bbolt run's (a value lost?)", w, alg, g, bt.Generation)
-					return
-				}
-				json.Unmarshal(l.must(t, "POST", sp+"/tell", tellOf(bt), 200), &sess)
-				if sess.Generation != g+1 {
-					t.Errorf("session %d: after the tell of generation %d answered 200 the session is at %d", w, g, sess.Generation)
-					return
-				}
-				l.mu.Lock()
-				l.acked[sess.ID] = sess.Generation
-				l.mu.Unlock()
-			}
-			if hist := l.must(t, "GET", sp+"/history", nil, 200); !bytes.Equal(hist, ref.history) {
-				t.Errorf("session %d (%s): the history differs from the bbolt run's", w, alg)
-			}
-			if final := finalOf(t, l.must(t, "GET", sp, nil, 200)); fmt.Sprint(final) != fmt.Sprint(ref.final) {
-				t.Errorf("session %d (%s): final session differs:\n%v\n%v", w, alg, final, ref.final)
-			}
-		})
+		wg.Go(func() { l.run(t, w, alg, refs[alg]) })
 	}
 	wg.Wait()
 	<-failover
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.fivehundr) > 0 {
-		t.Errorf("%d answers 5xx other than 503 store_unavailable, the first: %s", len(l.fivehundr), l.fivehundr[0])
-	}
-	if l.promoted.IsZero() || l.back.IsZero() {
-		t.Fatalf("the failover did not happen during the run (promoted %v, writes back %v): the sessions ended first", l.promoted, l.back)
-	}
-	if l.answers["503"] == 0 {
-		t.Errorf("no 503 during the outage: %v", l.answers)
-	}
-	var keys []string
-	for k := range l.answers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s: %d", k, l.answers[k]))
-	}
-	what := "failover"
-	if switchover {
-		what = "switchover"
-	}
-	t.Logf("%s: outage answers {%s}; promoted %.2f s after the stop; writes back %.2f s after the promotion (%.2f s after the stop)",
-		what, strings.Join(parts, ", "), l.promoted.Sub(killed).Seconds(), l.back.Sub(l.promoted).Seconds(), l.back.Sub(killed).Seconds())
-	if d := l.back.Sub(l.promoted); d > 2*time.Minute {
-		t.Errorf("writes back %v after the promotion", d)
-	}
-	for _, st := range []string{"500", "502", "504"} {
-		if l.answers[st] > 0 {
-			t.Errorf("%d answers %s during the outage", l.answers[st], st)
-		}
-	}
+
+	what := map[bool]string{false: "failover", true: "switchover"}[switchover]
+	l.report(t, what, stopped)
 	entries := 0
 	for _, alg := range algs {
 		entries += len(refs[alg].batches)
 	}
 	checkDB(t, bin, standby.URL("selfcma"), len(algs), entries)
 	if switchover {
-		// The old primary follows the new one: in recovery, with every
-		// history entry.
-		ctx := context.Background()
-		for deadline := time.Now().Add(2 * time.Minute); ; {
-			var standby bool
-			var n int
-			conn, err := pgx.Connect(ctx, primary.URL("selfcma"))
-			if err == nil {
-				err = conn.QueryRow(ctx, "SELECT pg_is_in_recovery(), (SELECT count(*) FROM history)").Scan(&standby, &n)
-				conn.Close(ctx)
-			}
-			if err == nil && standby && n == entries {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the old primary: in recovery %v, %d history entries of %d, %v", standby, n, entries, err)
-			}
-			time.Sleep(50 * time.Millisecond)
+		waitFollows(t, primary, entries)
+	}
+}
+
+// waitAcked waits until n sessions have told g generations each.
+func (l *failoverLoad) waitAcked(n, g int) {
+	for {
+		l.mu.Lock()
+		least := 1 << 30
+		for _, a := range l.acked {
+			least = min(least, a)
 		}
+		done := len(l.acked) == n && least >= g
+		l.mu.Unlock()
+		if done {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitOutage waits (2 minutes at most) until the servers have answered n
+// requests 503 or not at all since the outage began.
+func (l *failoverLoad) waitOutage(n int) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
+		l.mu.Lock()
+		got := l.answers["503"] + l.answers["no answer"]
+		l.mu.Unlock()
+		if got >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// run drives session w of algorithm alg to its end, checking each batch,
+// and then its history and final state, against ref.
+func (l *failoverLoad) run(t *testing.T, w int, alg string, ref trace) {
+	var sess e2eSession
+	json.Unmarshal(l.must(t, "POST", "/v1/sessions", withKey{createBody(alg), fmt.Sprintf("failover-%d", w)}, 201, 200), &sess)
+	sp := "/v1/sessions/" + sess.ID
+	for g := 0; sess.Status == "running"; g++ {
+		var bt e2eBatch
+		json.Unmarshal(l.must(t, "GET", sp+"/ask", nil, 200), &bt)
+		if bt.Generation != g || g >= len(ref.batches) || !sameBits(bt.Candidates, ref.batches[g]) {
+			t.Errorf("session %d (%s) generation %d: asked generation %d, the batch differs from the bbolt run's (a value lost?)", w, alg, g, bt.Generation)
+			return
+		}
+		json.Unmarshal(l.must(t, "POST", sp+"/tell", tellOf(bt), 200), &sess)
+		if sess.Generation != g+1 {
+			t.Errorf("session %d: after the tell of generation %d answered 200 the session is at %d", w, g, sess.Generation)
+			return
+		}
+		l.mu.Lock()
+		l.acked[sess.ID] = sess.Generation
+		l.mu.Unlock()
+	}
+	if hist := l.must(t, "GET", sp+"/history", nil, 200); !bytes.Equal(hist, ref.history) {
+		t.Errorf("session %d (%s): the history differs from the bbolt run's", w, alg)
+	}
+	if final := finalOf(t, l.must(t, "GET", sp, nil, 200)); fmt.Sprint(final) != fmt.Sprint(ref.final) {
+		t.Errorf("session %d (%s): final session differs:\n%v\n%v", w, alg, final, ref.final)
+	}
+}
+
+// report checks and logs what the outage answered and when writes came
+// back.
+func (l *failoverLoad) report(t *testing.T, what string, stopped time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.fivehundr) > 0 {
+		t.Errorf("%d answers 5xx other than 503 store_unavailable, the first: %s", len(l.fivehundr), l.fivehundr[0])
+	}
+	if l.promoted.IsZero() || l.back.IsZero() {
+		t.Fatalf("the %s did not happen during the run (promoted %v, writes back %v): the sessions ended first", what, l.promoted, l.back)
+	}
+	if l.answers["503"] == 0 {
+		t.Errorf("no 503 during the outage: %v", l.answers)
+	}
+	keys := slices.Sorted(maps.Keys(l.answers))
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, l.answers[k]))
+	}
+	t.Logf("%s: outage answers {%s}; promoted %.2f s after the stop; writes back %.2f s after the promotion (%.2f s after the stop)",
+		what, strings.Join(parts, ", "), l.promoted.Sub(stopped).Seconds(), l.back.Sub(l.promoted).Seconds(), l.back.Sub(stopped).Seconds())
+	if d := l.back.Sub(l.promoted); d > 2*time.Minute {
+		t.Errorf("writes back %v after the promotion", d)
+	}
+}
+
+// waitFollows waits (minutes) until c, the old primary, is in recovery
+// with entries history entries: it follows the new one.
+func waitFollows(t *testing.T, c *pgtest.Cluster, entries int) {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		var standby bool
+		var n int
+		conn, err := pgx.Connect(ctx, c.URL("selfcma"))
+		if err == nil {
+			err = conn.QueryRow(ctx, "SELECT pg_is_in_recovery(), (SELECT count(*) FROM history)").Scan(&standby, &n)
+			conn.Close(ctx)
+		}
+		if err == nil && standby && n == entries {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the old primary: in recovery %v, %d history entries of %d, %v", standby, n, entries, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
