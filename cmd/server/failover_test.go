@@ -259,7 +259,7 @@ func (l *failoverLoad) report(t *testing.T, what string, stopped time.Time) {
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s: %d", k, l.answers[k]))
 	}
-	t.Logf("%s: outage answers {%s}; promoted %.2f s after the stop; writes back %.2f s after the promotion (%.2f s after the stop)",
+	t.Logf("%s: outage answers {%s}; database back (promoted, started) %.2f s after the stop; writes back %.2f s after that (%.2f s after the stop)",
 		what, strings.Join(parts, ", "), l.promoted.Sub(stopped).Seconds(), l.back.Sub(l.promoted).Seconds(), l.back.Sub(stopped).Seconds())
 	if d := l.back.Sub(l.promoted); d > 2*time.Minute {
 		t.Errorf("writes back %v after the promotion", d)
