@@ -96,7 +96,7 @@ GOTEST_PKGS ?= ./...
 # they can only skip, and under CI a skip fails the run.
 GOTEST_NOT_TESTS = ^(TestWriteFixtures|TestWriteUpgradeFixtures)$$
 E2E_PKG = github.com/selfcma/selfcma/cmd/server
-E2E_TESTS = ^(TestDamagedCopies|TestEndToEnd.*|TestFullDisk|TestMemoryBounded|TestPostgres.*|TestReadmeSeveralServers)$$
+E2E_TESTS = ^(TestDamagedCopies|TestEndToEnd.*|TestFullDisk|TestMemoryBounded|TestPostgres.*|TestReadmeSeveralServers|TestDatabase.*|TestStartBeforeDatabase|TestMaxConnections|TestFailover|TestDocsFailover|TestCheckPostgresInUse)$$
 GOTEST = $(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) -json
 
 gotest:

@@ -31,6 +31,9 @@ type Config struct {
 	Salvage         bool // -salvage: write the sound sessions of -db to -out and exit
 	Out             string
 	CopyFrom        string // -copy-from: copy this bbolt file's sessions into the database of -db and exit
+
+	StoreTimeout time.Duration // -store-timeout: the deadline of each call of a PostgreSQL store
+	StoreWait    time.Duration // -store-wait: how long a start waits for an unreachable database
 }
 
 // parseConfig reads flags, falling back to the environment, then to the
@@ -76,6 +79,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	str(&level, "log-level", "SELFCMA_LOG_LEVEL", "info", "least level logged: debug (every request), info (sessions created, restarted, stopped, deleted; refused requests with their error code), warn, error")
 	idle := "24h"
 	str(&idle, "idle-after", "SELFCMA_IDLE_AFTER", idle, "a running session not told anything for longer counts in /metrics' selfcma_sessions_idle")
+	storeTimeout, storeWait := "10s", "5m"
+	str(&storeTimeout, "store-timeout", "SELFCMA_STORE_TIMEOUT", storeTimeout, "deadline of every call of a PostgreSQL store (connecting included): a database that answers nothing within it (frozen, cut off) gets the request a 503 store_unavailable with Retry-After")
+	str(&storeWait, "store-wait", "SELFCMA_STORE_WAIT", storeWait, "how long a start waits for a PostgreSQL database that is unreachable (down, restarting, out of connections), trying again with backoff up to 10 s and logging each try; 0: exit at once")
 	fs.BoolVar(&c.PrintVersion, "version", false, "print the version of this build and exit")
 	fs.BoolVar(&c.Check, "check", false, "check the file or database of -db (a backup, say) as a start on it would read it, print what is wrong, and exit; status 1 if anything is")
 	fs.BoolVar(&c.Salvage, "salvage", false, "write every session of the damaged file of -db that reads soundly, byte for byte, to the new file of -out, list those it could not, and exit")
@@ -97,6 +103,13 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		return c, fmt.Errorf("-idle-after %q: want a positive duration (90m, 24h)", idle)
 	} else {
 		c.IdleAfter = d
+	}
+	var err error
+	if c.StoreTimeout, err = time.ParseDuration(storeTimeout); err != nil || c.StoreTimeout <= 0 {
+		return c, fmt.Errorf("-store-timeout %q: want a positive duration (10s, 1m)", storeTimeout)
+	}
+	if c.StoreWait, err = time.ParseDuration(storeWait); err != nil || c.StoreWait < 0 {
+		return c, fmt.Errorf("-store-wait %q: want a duration (0, 30s, 5m)", storeWait)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("-tls-cert and -tls-key go together")

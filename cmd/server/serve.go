@@ -45,7 +45,7 @@ func serve(ctx context.Context, cfg Config, stdout io.Writer) error {
 		}, certs.notAfter))
 	}
 	opened := time.Now()
-	st, closeStore, kind, n, err := openChecked(ctx, cfg.DB, onCommit)
+	st, closeStore, kind, n, err := openChecked(ctx, cfg, log, onCommit)
 	if err != nil {
 		ln.Close()
 		return err
@@ -84,11 +84,12 @@ func serve(ctx context.Context, cfg Config, stdout io.Writer) error {
 	return nil
 }
 
-// openChecked opens the store of db and reads it whole as -check does
-// (startcheck.go), refusing a damaged one. It returns the store, its
-// closer, its kind and what it read.
-func openChecked(ctx context.Context, db string, onCommit func(int, time.Duration)) (session.Store, func() error, string, session.CheckCounts, error) {
-	st, closeStore, kind, err := openStore(ctx, db, onCommit)
+// openChecked opens the store of -db, waiting for an unreachable database
+// (wait.go), and reads it whole as -check does (startcheck.go), refusing a
+// damaged one. It returns the store, its closer, its kind and what it read.
+func openChecked(ctx context.Context, cfg Config, log *slog.Logger, onCommit func(int, time.Duration)) (session.Store, func() error, string, session.CheckCounts, error) {
+	db := cfg.DB
+	st, closeStore, kind, err := waitStore(ctx, cfg, log, onCommit)
 	if err != nil {
 		return nil, nil, "", session.CheckCounts{}, openError(db, err)
 	}
@@ -110,6 +111,7 @@ func newHTTPServer(cfg Config, m *session.Manager, st session.Store, reg *promet
 		ReadAccess: logins.LoggedIn, // the pages' links open in a logged-in browser
 		Throttle:   guesses,
 		Backup:     backupOf(st, cfg.DB),
+		Ready:      readyOf(st),
 		Metrics:    reg,
 	})
 	_, canBackup := st.(session.Snapshotter)

@@ -23,9 +23,10 @@ const (
 // postgresql://) URL is a PostgreSQL database, which several servers may
 // share; anything else is the path of a bbolt file, which one server holds.
 // It returns the store, its closer and its kind.
-func openStore(ctx context.Context, db string, onCommit func(int, time.Duration)) (session.Store, func() error, string, error) {
+// A call of a PostgreSQL store fails past timeout (0: none).
+func openStore(ctx context.Context, db string, onCommit func(int, time.Duration), timeout time.Duration) (session.Store, func() error, string, error) {
 	if postgres.IsURL(db) {
-		st, err := postgres.Open(ctx, db, &postgres.Options{OnCommit: onCommit})
+		st, err := postgres.Open(ctx, db, &postgres.Options{OnCommit: onCommit, CallTimeout: timeout})
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -69,12 +70,19 @@ func checkPostgres(ctx context.Context, db string, out io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	// One snapshot for all that follows: a database in use shows no false
+	// damage.
+	snap, end, err := st.ReadSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
 	probs := 0
-	for _, err := range st.Check(ctx) {
+	for _, err := range snap.Check(ctx) {
 		probs++
 		fmt.Fprintln(out, "database:", err)
 	}
-	n, err := session.Check(ctx, st, func(id string, err error) {
+	n, err := session.Check(ctx, snap, func(id string, err error) {
 		probs++
 		fmt.Fprintf(out, "session %s: %v\n", id, err)
 	})

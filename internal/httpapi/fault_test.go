@@ -17,8 +17,9 @@ import (
 // nil), writing nothing, as a failing disk would.
 type failingStore struct {
 	session.Store
-	fail atomic.Int32 // Puts left to fail
-	err  error
+	fail  atomic.Int32 // Puts (and Deletes) left to fail
+	err   error
+	reads atomic.Bool // the reads fail too (unavailable_test.go)
 }
 
 var errDiskFault = errors.New("write /data/selfcma.db: input/output error")

@@ -21,7 +21,7 @@ import (
 
 // specPrefixes are the parts of the URL space that api/openapi.yaml
 // describes; the web pages (/ui) are another package's.
-var specPrefixes = []string{"/v1/", "/healthz", "/metrics", "/openapi.yaml"}
+var specPrefixes = []string{"/v1/", "/healthz", "/readyz", "/metrics", "/openapi.yaml"}
 
 // Every route of the router is in the spec and every operation of the spec
 // is a route.

@@ -36,9 +36,9 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	}
 	m.writeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "selfcma_write_errors_total",
-		Help: "Requests that would change a session and failed on the server's side (5xx), by kind: no_space (the disk is full), io, read_only, timeout, other.",
+		Help: "Requests that would change a session and failed on the server's side (5xx), by kind: no_space (the disk is full), io, read_only, timeout, unavailable (the store could not be reached), other.",
 	}, []string{"kind"})
-	for _, k := range []string{"no_space", "io", "read_only", "timeout", "other"} {
+	for _, k := range []string{"no_space", "io", "read_only", "timeout", "unavailable", "other"} {
 		m.writeErrors.WithLabelValues(k)
 	}
 	reg.MustRegister(m.requests, m.duration, m.writeErrors)
@@ -50,6 +50,8 @@ func writeErrorKind(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return "no_space"
+	case errors.Is(err, session.ErrUnavailable):
+		return "unavailable"
 	case errors.Is(err, syscall.EIO):
 		return "io"
 	case errors.Is(err, syscall.EROFS):

@@ -70,6 +70,10 @@ type Config struct {
 	// pages' login; cmd/server adds the store's, Go's and the process's
 	// metrics).
 	Metrics *prometheus.Registry
+	// Ready, when not nil, pings the store for GET /readyz: nil while it
+	// answers (cmd/server passes the store's Ping). Without it /readyz
+	// answers 200 as /healthz does.
+	Ready func(context.Context) error
 	// Throttle counts wrong bearer tokens by address and refuses an
 	// address that sent too many (429); cmd/server shares it with the
 	// web pages' login. nil = one of the handler's own.
@@ -96,12 +100,13 @@ type server struct {
 	creates     *budget
 	throttle    *throttle.Throttle
 	historyPage int
+	ready       func(context.Context) error
 }
 
 // New returns the router of the service. Other packages may mount more
 // routes on it (the web pages under /ui).
 func New(cfg Config) *chi.Mux {
-	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup,
+	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup, ready: cfg.Ready,
 		backups: make(chan struct{}, maxBackups), historyPage: cfg.historyPage}
 	if s.historyPage <= 0 {
 		s.historyPage = defaultHistoryPage
@@ -139,6 +144,7 @@ func New(cfg Config) *chi.Mux {
 		s.writeError(w, r, &apiError{code: codeMethodNotAllowed, msg: r.Method + " is not allowed on " + r.URL.Path})
 	})
 	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
 	r.Get("/openapi.yaml", s.openAPI)
 	if cfg.Metrics != nil {
 		s.metrics = newHTTPMetrics(cfg.Metrics)
@@ -201,10 +207,19 @@ var statuses = map[string]int{
 
 	// Nothing was written: the same request, sent after Retry-After, applies once.
 	string(session.CodeStorageFull): http.StatusInsufficientStorage,
+	// The store is unreachable: the same request, sent after Retry-After, applies at most once.
+	string(session.CodeStoreUnavailable): http.StatusServiceUnavailable,
+	// The server's fault, not the client's, and not passing: named, not hidden.
+	string(session.CodeDamaged): http.StatusInternalServerError,
 }
 
 // retryAfterFull is the Retry-After, in seconds, of a 507 storage_full.
 const retryAfterFull = "10"
+
+// retryAfterUnavailable is the Retry-After, in seconds, of a 503
+// store_unavailable: a restart of the database or a failover to its
+// standby takes seconds.
+const retryAfterUnavailable = "2"
 
 // apiError is an error of the transport.
 type apiError struct {
@@ -259,6 +274,13 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// space, applies once.
 		w.Header().Set("Retry-After", retryAfterFull)
 		s.log.WarnContext(r.Context(), "storage full", "request_id", requestID(r.Context()), "error", err)
+	}
+	if body.Code == string(session.CodeDamaged) {
+		s.log.ErrorContext(r.Context(), "session damaged", "request_id", requestID(r.Context()), "error", err)
+	}
+	if body.Code == string(session.CodeStoreUnavailable) {
+		w.Header().Set("Retry-After", retryAfterUnavailable)
+		s.log.WarnContext(r.Context(), "store unavailable", "request_id", requestID(r.Context()), "error", err)
 	}
 	s.writeJSON(w, r, status, errorJSON{Error: body})
 }

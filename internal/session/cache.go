@@ -157,7 +157,7 @@ func (m *Manager) load(ctx context.Context, e *entry, id string) (*loaded, error
 func (m *Manager) decode(e *entry, rec Record) (*loaded, error) {
 	l, err := decodeLoaded(rec)
 	if err != nil {
-		return nil, internal("load session", err)
+		return nil, internal("load session", &DamagedError{ID: rec.ID, What: "the record does not decode: " + err.Error()})
 	}
 	e.l = l
 	return l, nil

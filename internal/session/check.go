@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -59,6 +60,11 @@ func Check(ctx context.Context, st Store, problem func(id string, err error)) (C
 // told, -1 when the record does not tell it.
 func checkRecord(ctx context.Context, st Store, id string, report func(string, ...any)) (int, error) {
 	rec, err := st.Get(ctx, id)
+	var de *DamagedError
+	if errors.As(err, &de) { // a record the store cannot give whole: that session's problem only
+		report("%s", de.What)
+		return -1, nil
+	}
 	if err != nil {
 		return -1, err
 	}

@@ -20,6 +20,15 @@ const (
 	// The store's disk is full (or a quota, or a file size limit, is
 	// reached): nothing was written; the same request, later, applies once.
 	CodeStorageFull Code = "storage_full"
+
+	// The store could not be reached or did not answer in time (the
+	// database is down, restarting, failing over, or out of
+	// connections): the same request, later, applies at most once.
+	CodeStoreUnavailable Code = "store_unavailable"
+
+	// The session's stored record is damaged (DamagedError): no request
+	// to it can succeed until an operator restores or deletes it.
+	CodeDamaged Code = "damaged"
 )
 
 // Error is the one error type of the service's domain.
@@ -58,9 +67,17 @@ func errorf(code Code, format string, args ...any) *Error {
 }
 
 // internal is the error of a step that failed for a reason not the
-// client's: CodeStorageFull when the store's disk is full, CodeInternal
+// client's: CodeStorageFull when the store's disk is full,
+// CodeStoreUnavailable when the store cannot be reached, CodeInternal
 // otherwise.
 func internal(step string, err error) *Error {
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return &Error{Code: CodeDamaged, Message: fmt.Sprintf("session %s is damaged in the store (%s): the server's -check lists what is wrong; restore the session from a backup, or remove it", de.ID, de.What), Err: fmt.Errorf("%s: %w", step, err)}
+	}
+	if errors.Is(err, ErrUnavailable) {
+		return &Error{Code: CodeStoreUnavailable, Message: "the sessions' store is unavailable (its database is unreachable, restarting or out of connections); send the request again after Retry-After", Err: fmt.Errorf("%s: %w", step, err)}
+	}
 	if storageFull(err) {
 		return &Error{Code: CodeStorageFull, Message: "the server's storage is full: nothing was written; retry later", Err: fmt.Errorf("%s: %w", step, err)}
 	}

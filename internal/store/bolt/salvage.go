@@ -57,87 +57,114 @@ var _ session.Store = (*Damaged)(nil)
 // reader does (another process writing it: ErrInUse). It fails only when
 // nothing of the file can be read (no valid meta page, say).
 func OpenDamaged(path string) (*Damaged, error) {
+	f, size, err := openShared(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &Damaged{f: f, metas: map[string]valueAt{}, hist: map[string][]histAt{}, keys: map[string]valueAt{}, keyOf: map[string]string{}, keyOwners: map[string][]string{}, seenIDs: map[string]bool{}, pages: map[string][]uint64{}, keyPages: map[string][]uint64{}}
+	if err := d.readPageFile(size); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("store: open %s: nothing can be read: %w", path, err)
+	}
+	records := map[string]valueAt{}
+	d.problems = append(d.problems, walkFile(d.pf, func(path []string, key []byte, at valueAt, pages []uint64) {
+		if id := d.visit(records, path, key, at, pages); id != "" {
+			d.addPages(id, pages)
+		}
+	})...)
+	d.index(records)
+	return d, nil
+}
+
+// openShared opens the file at path and takes its shared lock, as a
+// reader; it returns the file and its size.
+func openShared(path string) (*os.File, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, 0, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	if err := lockFile(f, false, time.Second); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, 0, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, 0, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	d := &Damaged{f: f, metas: map[string]valueAt{}, hist: map[string][]histAt{}, keys: map[string]valueAt{}, keyOf: map[string]string{}, keyOwners: map[string][]string{}, seenIDs: map[string]bool{}, pages: map[string][]uint64{}, keyPages: map[string][]uint64{}}
-	pf, err := readPageFile(f, fi.Size())
+	return f, fi.Size(), nil
+}
+
+// readPageFile reads the meta pages of d's file of size bytes. A file cut
+// short with a sound meta page is read as far as it goes (a problem), so
+// long as its root page is there.
+func (d *Damaged) readPageFile(size int64) error {
+	pf, err := readPageFile(d.f, size)
 	d.pf = pf
 	d.notes = pf.notes
-	if errors.Is(err, errCutShort) {
-		// The meta page is sound but the file is cut short: read the
-		// pages there are.
-		d.problems = append(d.problems, err)
-		pf.meta.hwm = uint64(fi.Size()) / uint64(pf.pageSize)
-		if pf.meta.freelist >= pf.meta.hwm {
-			pf.meta.freelist = noFreelist
+	if !errors.Is(err, errCutShort) {
+		return err
+	}
+	d.problems = append(d.problems, err)
+	pf.meta.hwm = uint64(size) / uint64(pf.pageSize)
+	if pf.meta.freelist >= pf.meta.hwm {
+		pf.meta.freelist = noFreelist
+	}
+	if pf.meta.root >= pf.meta.hwm {
+		return fmt.Errorf("%w, and its root page with it", err)
+	}
+	return nil
+}
+
+// visit takes in one value (or bucket: at.n < 0) of the walk, at path,
+// key: a record goes to records; the rest to d. It returns the id of the
+// session the value belongs to, "" for none.
+func (d *Damaged) visit(records map[string]valueAt, path []string, key []byte, at valueAt, pages []uint64) (id string) {
+	if len(path) == 2 && path[0] == string(bucketSessions) && bytes.Equal(key, keyRecord) && at.n >= 0 {
+		records[path[1]] = at
+		return path[1]
+	}
+	if len(path) != 1 {
+		return ""
+	}
+	switch bucket := path[0]; {
+	case bucket == string(bucketMeta) && bytes.Equal(key, keySchema) && at.n >= 0 && at.n < 16:
+		b, _ := d.read(at)
+		d.schema = string(b)
+	case bucket == string(bucketSessions):
+		d.seenIDs[string(key)] = true
+		if at.n >= 0 {
+			d.problems = append(d.problems, fmt.Errorf("sessions: %s is a value, not a session's bucket", key))
 		}
-		if pf.meta.root >= pf.meta.hwm {
-			err = fmt.Errorf("%w, and its root page with it", err)
-		} else {
-			err = nil
+	case at.n < 0:
+	case bucket == string(bucketHist):
+		if len(key) < 2 || len(key) != 2+int(binary.BigEndian.Uint16(key))+8 {
+			d.problems = append(d.problems, fmt.Errorf("history: key %x of %d bytes", key, len(key)))
+			return ""
+		}
+		id = string(key[2 : len(key)-8])
+		d.seenIDs[id] = true
+		d.hist[id] = append(d.hist[id], histAt{g: binary.BigEndian.Uint64(key[len(key)-8:]), at: at})
+	case bucket == string(bucketMetas):
+		id = string(key)
+		d.seenIDs[id] = true
+		d.metas[id] = at
+	case bucket == string(bucketKeys):
+		d.keys[string(key)] = at
+		d.keyPages[string(key)] = slices.Clone(pages)
+	case bucket == string(bucketKeyOf):
+		id = string(key)
+		d.seenIDs[id] = true
+		if b, err := d.read(at); err == nil {
+			d.keyOf[string(key)] = string(b)
 		}
 	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("store: open %s: nothing can be read: %w", path, err)
-	}
-	var records map[string]valueAt
-	d.problems = append(d.problems, walkFile(pf, func(path []string, key []byte, at valueAt, pages []uint64) {
-		var id string
-		defer func() {
-			if id != "" {
-				d.addPages(id, pages)
-			}
-		}()
-		switch {
-		case len(path) == 1 && path[0] == string(bucketMeta) && bytes.Equal(key, keySchema) && at.n >= 0 && at.n < 16:
-			b, _ := d.read(at)
-			d.schema = string(b)
-		case len(path) == 1 && path[0] == string(bucketSessions):
-			d.seenIDs[string(key)] = true
-			if at.n >= 0 {
-				d.problems = append(d.problems, fmt.Errorf("sessions: %s is a value, not a session's bucket", key))
-			}
-		case len(path) == 2 && path[0] == string(bucketSessions) && bytes.Equal(key, keyRecord) && at.n >= 0:
-			if records == nil {
-				records = map[string]valueAt{}
-			}
-			records[path[1]] = at
-			id = path[1]
-		case len(path) == 1 && path[0] == string(bucketHist) && at.n >= 0:
-			if len(key) < 2 || len(key) != 2+int(binary.BigEndian.Uint16(key))+8 {
-				d.problems = append(d.problems, fmt.Errorf("history: key %x of %d bytes", key, len(key)))
-				return
-			}
-			id = string(key[2 : len(key)-8])
-			d.seenIDs[id] = true
-			d.hist[id] = append(d.hist[id], histAt{g: binary.BigEndian.Uint64(key[len(key)-8:]), at: at})
-		case len(path) == 1 && path[0] == string(bucketMetas) && at.n >= 0:
-			id = string(key)
-			d.seenIDs[id] = true
-			d.metas[id] = at
-		case len(path) == 1 && path[0] == string(bucketKeys) && at.n >= 0:
-			d.keys[string(key)] = at
-			d.keyPages[string(key)] = slices.Clone(pages)
-		case len(path) == 1 && path[0] == string(bucketKeyOf) && at.n >= 0:
-			id = string(key)
-			d.seenIDs[id] = true
-			if b, err := d.read(at); err == nil {
-				d.keyOf[string(key)] = string(b)
-			}
-		}
-	})...)
+	return id
+}
+
+// index sorts what the walk found: the records by id, the keys by the
+// session they name, each history by generation.
+func (d *Damaged) index(records map[string]valueAt) {
 	for id, at := range records {
 		d.recs = append(d.recs, damagedRec{id: id, at: at})
 	}
@@ -153,7 +180,6 @@ func OpenDamaged(path string) (*Damaged, error) {
 		slices.SortStableFunc(h, func(a, b histAt) int { return cmp.Compare(a.g, b.g) })
 		d.hist[id] = slices.CompactFunc(h, func(a, b histAt) bool { return a.g == b.g && a.at == b.at })
 	}
-	return d, nil
 }
 
 // addPages adds pages to those of session id.

@@ -45,7 +45,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -83,8 +82,10 @@ var (
 // maxBatch is the most writes one transaction takes.
 const maxBatch = 256
 
-// ErrClosed is returned by writes after Close.
-var ErrClosed = errors.New("store: closed")
+// ErrClosed is returned by writes after Close. It wraps
+// session.ErrUnavailable: a request that raced the server's shutdown is
+// answered 503, to be sent again (to the server that takes over).
+var ErrClosed = fmt.Errorf("store: closed: %w", session.ErrUnavailable)
 
 // ErrEarlierLayout is the error of a read-only Open of a file of an earlier
 // layout, which only a writable Open migrates.

@@ -489,7 +489,7 @@ func TestCommitPanic(t *testing.T) {
 func TestClosed(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
 	s.Close()
-	if _, err := s.Put(context.Background(), session.Record{ID: "a", State: []byte{}}, nil); !errors.Is(err, ErrClosed) {
+	if _, err := s.Put(context.Background(), session.Record{ID: "a", State: []byte{}}, nil); !errors.Is(err, ErrClosed) || !errors.Is(err, session.ErrUnavailable) {
 		t.Errorf("Put after Close: %v, want ErrClosed", err)
 	}
 }

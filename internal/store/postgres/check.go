@@ -14,19 +14,26 @@ import (
 //   - every session has the chunks its row counts, of seq 0 to chunks−1,
 //     and an empty state column if it has any;
 //   - every chunk, history entry, idempotency key and lease belongs to a
-//     stored session.
+//     stored session;
+//   - every version is from 1 to below 2^63−1 (a bigint: a session at
+//     the largest could not be written again);
+//   - the leases are sound: generation and index not negative, one lease
+//     a candidate, of one generation a session (a claim replaces the
+//     leases of its generation and those before). A lease of a generation
+//     told is no damage: a claim racing the tell may write one, which the
+//     next tell drops.
 //
-// What the values say is session.Check's to read. Check changes nothing;
-// it reads each table in a statement of its own, so on a database in use
-// a session deleted meanwhile may show as an orphan: check a quiet
-// database, or read such a report again.
+// What the values say is session.Check's to read. Check changes nothing.
+// On a Store of ReadSnapshot its statements see one snapshot, so that a
+// database in use shows no false damage (a history ahead of its session);
+// otherwise each sees its own: check a quiet database.
 func (s *Store) Check(ctx context.Context) []error {
 	var probs []error
 	report := func(format string, args ...any) {
 		probs = append(probs, fmt.Errorf(format, args...))
 	}
 	var v int
-	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v); err != nil {
+	if err := s.db.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v); err != nil {
 		report("schema: %v", err)
 		return probs
 	}
@@ -37,7 +44,7 @@ func (s *Store) Check(ctx context.Context) []error {
 		}
 	}
 	var storage string
-	err := s.pool.QueryRow(ctx, `SELECT attstorage::text FROM pg_attribute
+	err := s.db.QueryRow(ctx, `SELECT attstorage::text FROM pg_attribute
 		WHERE attrelid = 'sessions'::regclass AND attname = 'state'`).Scan(&storage)
 	switch {
 	case err != nil:
@@ -47,7 +54,7 @@ func (s *Store) Check(ctx context.Context) []error {
 	}
 
 	if v >= 4 {
-		err := s.pool.QueryRow(ctx, `SELECT attstorage::text FROM pg_attribute
+		err := s.db.QueryRow(ctx, `SELECT attstorage::text FROM pg_attribute
 			WHERE attrelid = 'state_chunks'::regclass AND attname = 'data'`).Scan(&storage)
 		switch {
 		case err != nil:
@@ -69,7 +76,7 @@ func (s *Store) Check(ctx context.Context) []error {
 			continue
 		}
 		var n int
-		if err := s.pool.QueryRow(ctx, q.sql).Scan(&n); err != nil {
+		if err := s.db.QueryRow(ctx, q.sql).Scan(&n); err != nil {
 			report("%s: reading every row: %v", q.what, err)
 		} else if n != 0 {
 			report("%s: %d rows without data", q.what, n)
@@ -85,7 +92,7 @@ func (s *Store) Check(ctx context.Context) []error {
 		if q.table == "state_chunks" && v < 4 {
 			continue
 		}
-		rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT t.session, %s FROM %s t
+		rows, err := s.db.Query(ctx, fmt.Sprintf(`SELECT t.session, %s FROM %s t
 			WHERE NOT EXISTS (SELECT FROM sessions s WHERE s.id = t.session)
 			ORDER BY 1, 2 LIMIT 100`, q.col, q.table))
 		if err != nil {
@@ -105,13 +112,73 @@ func (s *Store) Check(ctx context.Context) []error {
 		}
 		rows.Close()
 	}
+	s.checkVersions(ctx, report)
+	s.checkLeases(ctx, report)
 	return probs
+}
+
+// checkVersions reports the sessions whose version is out of range.
+func (s *Store) checkVersions(ctx context.Context, report func(string, ...any)) {
+	rows, err := s.db.Query(ctx, `SELECT id, version FROM sessions
+		WHERE version < 1 OR version = 9223372036854775807 ORDER BY 1 LIMIT 100`)
+	if err != nil {
+		report("sessions: versions: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id []byte
+		var v int64
+		if err := rows.Scan(&id, &v); err != nil {
+			report("sessions: versions: %v", err)
+			return
+		}
+		if v < 1 {
+			report("session %s: version %d, want 1 or more", id, v)
+		} else {
+			report("session %s: version %d, the largest a bigint holds: it cannot be written again", id, v)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		report("sessions: versions: %v", err)
+	}
+}
+
+// checkLeases reports lease rows that no claim writes.
+func (s *Store) checkLeases(ctx context.Context, report func(string, ...any)) {
+	for _, q := range []struct{ what, sql string }{
+		{"a negative generation or index", `SELECT session, format('generation %s, index %s', generation, index)
+			FROM leases WHERE generation < 0 OR index < 0`},
+		{"two leases of one candidate", `SELECT session, format('generation %s, index %s, %s rows', generation, index, count(*))
+			FROM leases GROUP BY session, generation, index HAVING count(*) > 1`},
+		{"leases of several generations", `SELECT session, format('generations %s', string_agg(DISTINCT generation::text, ', '))
+			FROM leases GROUP BY session HAVING count(DISTINCT generation) > 1`},
+	} {
+		rows, err := s.db.Query(ctx, q.sql+" ORDER BY 1, 2 LIMIT 100")
+		if err != nil {
+			report("leases: %v", err)
+			continue
+		}
+		for rows.Next() {
+			var id []byte
+			var what string
+			if err := rows.Scan(&id, &what); err != nil {
+				report("leases: %v", err)
+				break
+			}
+			report("session %s: %s (%s)", id, q.what, what)
+		}
+		if err := rows.Err(); err != nil {
+			report("leases: %v", err)
+		}
+		rows.Close()
+	}
 }
 
 // checkChunks reports the sessions whose chunks are not the ones their
 // row counts.
 func (s *Store) checkChunks(ctx context.Context, report func(string, ...any)) {
-	rows, err := s.pool.Query(ctx, `SELECT s.id, s.chunks, coalesce(c.n, 0), c.first, c.last, length(s.state)
+	rows, err := s.db.Query(ctx, `SELECT s.id, s.chunks, coalesce(c.n, 0), c.first, c.last, length(s.state)
 		FROM sessions s LEFT JOIN (
 			SELECT session, count(*) AS n, min(seq) AS first, max(seq) AS last FROM state_chunks GROUP BY session
 		) c ON c.session = s.id

@@ -55,6 +55,7 @@ type grouper struct {
 	pool     dbPool
 	writers  int
 	onCommit func(writes int, took time.Duration)
+	timeout  time.Duration // of a group's write, when positive and under groupTimeout
 
 	mu      sync.Mutex
 	active  int
@@ -88,8 +89,14 @@ func (g *grouper) put(ctx context.Context, p *groupPut) (int, error) {
 		go g.lead()
 	}
 	g.mu.Unlock()
-	<-p.done
-	return p.n, p.err
+	select {
+	case <-p.done:
+		return p.n, p.err
+	case <-ctx.Done():
+		// The call's deadline: the Put stays queued, and may still be
+		// written (as a Put whose connection breaks may have been).
+		return 0, ctx.Err()
+	}
 }
 
 // release gives up a writer's slot, or hands it to a new lead if Puts
@@ -128,7 +135,11 @@ func (g *grouper) lead() {
 // write writes a group in one transaction, or, if one of its statements
 // failed, each Put alone.
 func (g *grouper) write(group []*groupPut) {
-	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	d := groupTimeout
+	if g.timeout > 0 {
+		d = min(d, g.timeout)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
 	if len(group) == 1 {

@@ -57,11 +57,14 @@ import (
 // concurrent use, by any number of processes sharing the database.
 type Store struct {
 	pool     *pgxpool.Pool
+	db       reader // the reads' pool, or a snapshot's transaction (ReadSnapshot)
 	onCommit func(writes int, took time.Duration)
 	group    *grouper // the Puts of stored sessions (group.go)
 	// The statements of Get and GetNewer (readSQL): of a schema before 4,
 	// without chunks, for a database opened with NoMigrate.
 	getSQL, newerSQL string
+	timeout          time.Duration // Options.CallTimeout
+	readOnly         bool          // a ReadSnapshot's: every write fails
 }
 
 var (
@@ -86,6 +89,12 @@ type Options struct {
 	// a store work on a database of schema 1 to 3 too; its writes need
 	// SchemaVersion.
 	NoMigrate bool
+	// CallTimeout, when positive, is the deadline of every call of the
+	// Store (Get, Put, ...), connecting included: past it the call fails
+	// with an error wrapping session.ErrUnavailable, so that a database
+	// that answers nothing (frozen, or a network that drops packets)
+	// holds no request for longer. 0: the caller's context only.
+	CallTimeout time.Duration
 }
 
 // DefaultMaxConns is the size of the pool unless the URL says otherwise
@@ -94,6 +103,12 @@ type Options struct {
 // PostgreSQL's default max_connections (100) with room for pg_dump and
 // -check.
 const DefaultMaxConns = 16
+
+// DefaultMaxConnLifetime is how long a connection of the pool lives unless
+// the URL says otherwise (pool_max_conn_lifetime=5m): a connection
+// outlives no switchover for long, even one the store's errors did not
+// reveal (pgx's default is an hour).
+const DefaultMaxConnLifetime = 5 * time.Minute
 
 // DefaultGroupWriters is the most groups of Puts a Store writes at once,
 // unless Options.GroupWriters says otherwise. One: the fewer groups, the
@@ -129,6 +144,9 @@ func Open(ctx context.Context, url string, opt *Options) (*Store, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns
 	}
+	if !strings.Contains(url, "pool_max_conn_lifetime") {
+		cfg.MaxConnLifetime = DefaultMaxConnLifetime
+	}
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "selfcma"
 	}
@@ -136,15 +154,21 @@ func Open(ctx context.Context, url string, opt *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	if err := pool.Ping(ctx); err != nil {
+	pctx, cancel := ctx, context.CancelFunc(func() {})
+	if opt.CallTimeout > 0 {
+		pctx, cancel = context.WithTimeout(ctx, opt.CallTimeout)
+	}
+	err = pool.Ping(pctx)
+	cancel()
+	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres: connect: %w", err)
+		return nil, fmt.Errorf("postgres: connect: %w", markUnavailable(ctx, err))
 	}
 	chunked := true
 	if !opt.NoMigrate {
 		if err := migrate(ctx, pool); err != nil {
 			pool.Close()
-			return nil, fmt.Errorf("postgres: migrate: %w", err)
+			return nil, fmt.Errorf("postgres: migrate: %w", markUnavailable(ctx, err))
 		}
 	} else {
 		var v int
@@ -157,8 +181,10 @@ func Open(ctx context.Context, url string, opt *Options) (*Store, error) {
 	}
 	st := &Store{
 		pool:     pool,
+		db:       pool,
 		onCommit: opt.OnCommit,
-		group:    &grouper{pool: pool, writers: writers, onCommit: opt.OnCommit},
+		timeout:  opt.CallTimeout,
+		group:    &grouper{pool: pool, writers: writers, onCommit: opt.OnCommit, timeout: opt.CallTimeout},
 	}
 	st.getSQL, st.newerSQL = readSQL(chunked)
 	return st, nil
@@ -171,7 +197,9 @@ func (s *Store) Close() error {
 }
 
 // Get implements session.Store.
-func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
+func (s *Store) Get(ctx context.Context, id string) (_ session.Record, err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
 	return s.get(ctx, id, s.getSQL, []byte(id))
 }
 
@@ -181,12 +209,14 @@ func (s *Store) get(ctx context.Context, id, sql string, args ...any) (session.R
 	var want int32
 	var chunks [][]byte
 	var last *int32
-	err := s.pool.QueryRow(ctx, sql, args...).Scan(&r.Version, &r.Meta, &r.State, &want, &chunks, &last)
+	err := s.db.QueryRow(ctx, sql, args...).Scan(&r.Version, &r.Meta, &r.State, &want, &chunks, &last)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return session.Record{ID: id}, fmt.Errorf("postgres: get %s: %w", id, session.ErrNoRecord)
 	}
 	if err == nil {
-		r.State, err = chunked(r.State, want, chunks, last)
+		if r.State, err = chunked(r.State, want, chunks, last); err != nil {
+			err = &session.DamagedError{ID: id, What: err.Error(), Err: err}
+		}
 	}
 	if err != nil {
 		return session.Record{ID: id}, fmt.Errorf("postgres: get %s: %w", id, err)
@@ -195,9 +225,11 @@ func (s *Store) get(ctx context.Context, id, sql string, args ...any) (session.R
 }
 
 // Version implements session.Store.
-func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
+func (s *Store) Version(ctx context.Context, id string) (_ uint64, err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
 	var v uint64
-	err := s.pool.QueryRow(ctx, "SELECT version FROM sessions WHERE id = $1", []byte(id)).Scan(&v)
+	err = s.db.QueryRow(ctx, "SELECT version FROM sessions WHERE id = $1", []byte(id)).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, fmt.Errorf("postgres: version of %s: %w", id, session.ErrNoRecord)
 	}
@@ -209,7 +241,9 @@ func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 
 // GetNewer implements session.NewerGetter: the version, and the meta and
 // state only if the version is not the one cached.
-func (s *Store) GetNewer(ctx context.Context, id string, version uint64) (session.Record, error) {
+func (s *Store) GetNewer(ctx context.Context, id string, version uint64) (_ session.Record, err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
 	r, err := s.get(ctx, id, s.newerSQL, []byte(id), int64(version))
 	if err != nil {
 		return session.Record{}, err
@@ -218,13 +252,15 @@ func (s *Store) GetNewer(ctx context.Context, id string, version uint64) (sessio
 }
 
 // List implements session.Store.
-func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Record, error) {
+func (s *Store) List(ctx context.Context, after string, limit int) (_ []session.Record, err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
 	var lim *int64 // NULL: no limit
 	if limit > 0 {
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := s.pool.Query(ctx, "SELECT id, version, meta FROM sessions WHERE id > $1 ORDER BY id LIMIT $2", []byte(after), lim)
+	rows, err := s.db.Query(ctx, "SELECT id, version, meta FROM sessions WHERE id > $1 ORDER BY id LIMIT $2", []byte(after), lim)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list: %w", err)
 	}
@@ -313,7 +349,12 @@ func tellParts(gen, data string) string {
 }
 
 // Put implements session.Store.
-func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.HistoryEntry) (uint64, error) {
+func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.HistoryEntry) (_ uint64, err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
+	if s.readOnly {
+		return 0, errSnapshotWrite
+	}
 	if rec.ID == "" {
 		return 0, errors.New("postgres: put: an empty id")
 	}
@@ -328,13 +369,16 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 			data = []byte{}
 		}
 	}
+	if rec.Version >= math.MaxInt64 {
+		return 0, fmt.Errorf("postgres: put %s: %w", rec.ID, &session.DamagedError{ID: rec.ID,
+			What: fmt.Sprintf("version %d, the largest a bigint holds: it cannot be written again", rec.Version)})
+	}
 	meta := rec.Meta
 	if meta == nil {
 		meta = []byte{}
 	}
 	start := time.Now()
 	var n int
-	var err error
 	switch {
 	case rec.Version == 0:
 		if rec.State == nil {
@@ -409,9 +453,11 @@ func (s *Store) conflict(ctx context.Context, op, id string, version uint64) err
 }
 
 // Key implements session.Store.
-func (s *Store) Key(ctx context.Context, key string) (string, []byte, error) {
+func (s *Store) Key(ctx context.Context, key string) (_ string, _ []byte, err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
 	var id, data []byte
-	err := s.pool.QueryRow(ctx, "SELECT session, data FROM idempotency_keys WHERE key = $1", []byte(key)).Scan(&id, &data)
+	err = s.db.QueryRow(ctx, "SELECT session, data FROM idempotency_keys WHERE key = $1", []byte(key)).Scan(&id, &data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil, fmt.Errorf("postgres: key %q: %w", key, session.ErrNoRecord)
 	}
@@ -426,9 +472,14 @@ func (s *Store) Key(ctx context.Context, key string) (string, []byte, error) {
 // concurrent Put or UpdateLeases of id (which locks the row FOR KEY SHARE)
 // wait, and the statements after it see what they committed; one that
 // comes after the Delete finds no row.
-func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
+func (s *Store) Delete(ctx context.Context, id string, version uint64) (err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
+	if s.readOnly {
+		return errSnapshotWrite
+	}
 	start := time.Now()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1 AND version = $2", []byte(id), int64(version))
 		if err != nil {
 			return err
@@ -457,7 +508,9 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 var errNothing = errors.New("nothing written")
 
 // History implements session.Store.
-func (s *Store) History(ctx context.Context, id string, from uint64, limit int) ([]session.HistoryEntry, error) {
+func (s *Store) History(ctx context.Context, id string, from uint64, limit int) (_ []session.HistoryEntry, err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
 	if from > math.MaxInt64 {
 		return nil, nil
 	}
@@ -466,7 +519,7 @@ func (s *Store) History(ctx context.Context, id string, from uint64, limit int) 
 		l := int64(limit)
 		lim = &l
 	}
-	rows, err := s.pool.Query(ctx, "SELECT generation, data FROM history WHERE session = $1 AND generation >= $2 ORDER BY generation LIMIT $3", []byte(id), int64(from), lim)
+	rows, err := s.db.Query(ctx, "SELECT generation, data FROM history WHERE session = $1 AND generation >= $2 ORDER BY generation LIMIT $3", []byte(id), int64(from), lim)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: history of %s: %w", id, err)
 	}
@@ -522,12 +575,17 @@ func idHash(id string) int32 {
 // writes nothing and returns an error wrapping session.ErrVersion, so
 // that a late claim in g does not drop g+1's running leases. Otherwise
 // it replaces the leases of generations ≤ g.
-func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(time.Time, []session.Lease) ([]session.Lease, error)) error {
+func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(time.Time, []session.Lease) ([]session.Lease, error)) (err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
+	if s.readOnly {
+		return errSnapshotWrite
+	}
 	if g > math.MaxInt64 {
 		return fmt.Errorf("postgres: leases of %s: generation %d", id, g)
 	}
 	var fnErr error
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		b.Queue("SET LOCAL synchronous_commit TO off")
 		b.Queue("SELECT pg_advisory_xact_lock($1, $2)", int32(leaseLockClass), idHash(id))
@@ -601,11 +659,13 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 }
 
 // Leases implements session.Store.
-func (s *Store) Leases(ctx context.Context, id string, g uint64) ([]session.Lease, time.Time, error) {
+func (s *Store) Leases(ctx context.Context, id string, g uint64) (_ []session.Lease, _ time.Time, err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
 	if g > math.MaxInt64 {
 		return nil, time.Time{}, fmt.Errorf("postgres: leases of %s: generation %d", id, g)
 	}
-	rows, err := s.pool.Query(ctx, readLeases, []byte(id), int64(g))
+	rows, err := s.db.Query(ctx, readLeases, []byte(id), int64(g))
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("postgres: leases of %s: %w", id, err)
 	}
@@ -621,7 +681,12 @@ func (s *Store) Leases(ctx context.Context, id string, g uint64) ([]session.Leas
 
 // Import implements session.Importer: the record keeps its version (1 if
 // it has none), its idempotency key and all its history.
-func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.HistoryEntry) error {
+func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.HistoryEntry) (err error) {
+	ctx, done := s.call(ctx)
+	defer func() { err = done(err) }()
+	if s.readOnly {
+		return errSnapshotWrite
+	}
 	if rec.ID == "" || rec.State == nil {
 		return fmt.Errorf("postgres: import %q: a record needs an id and a state", rec.ID)
 	}
@@ -630,7 +695,7 @@ func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.H
 	if meta == nil {
 		meta = []byte{}
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		c, state := chunkCount(meta, rec.State), rec.State
 		if c > 0 {
 			state = []byte{}
