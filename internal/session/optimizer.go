@@ -37,6 +37,7 @@ type optimizer interface {
 	Stopped() []cmaes.StopReason
 	StopNow() // the client ends the run
 	AxisRatio() float64
+	HeldBytes() int64 // what the engine holds in memory
 
 	// Injected points (cmaes.ES.Inject): queue points for the next batch;
 	// how many wait; how many candidates of the pending batch are injected.

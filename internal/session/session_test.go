@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store/bolt"
 )
@@ -332,7 +333,9 @@ func TestCacheEviction(t *testing.T) {
 		opt  session.Options
 	}{
 		{"sessions", session.Options{CacheCap: 2}},
-		{"bytes", session.Options{CacheBytes: 6000}}, // a state of n = 2 is about 2.4 KB
+		// Fewer bytes than six sessions hold (n = 2, λ = 6, active, as the
+		// engine reports them): some are evicted.
+		{"bytes", session.Options{CacheBytes: 3 * cmaes.HeldBytes(2, 6, true, false, cmaes.NumericsLatest)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()

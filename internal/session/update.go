@@ -180,7 +180,7 @@ func (m *Manager) write(ctx context.Context, id string, l *loaded, w *write) err
 	l.version, l.meta = v, md
 	if w.state {
 		l.cand = nil // of the batch told
-		l.size = heldBytes(l.opt, len(rec.State))
+		l.size = heldBytes(l.opt)
 	}
 	return nil
 }
