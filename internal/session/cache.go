@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -93,12 +94,23 @@ func (c *cache) release(e *entry) {
 	e.refs--
 	c.bytes += size - e.size
 	e.size = size
+	var freed int64
 	if len(c.entries) > c.cacheCap || c.bytes > c.maxBytes {
-		c.evict()
+		freed = c.evict()
 	}
 	c.wake()
 	c.mu.Unlock()
+	if freed >= collectBytes {
+		go runtime.GC()
+	}
 }
+
+// collectBytes: evicting sessions that held this many bytes starts a
+// garbage collection, so that the next large session reuses their memory
+// rather than growing the heap to twice what is live (GOGC's default);
+// measured, six sessions of n = 2000 told at once with a cache of 256 MiB
+// took the server to 1.4 GB without it.
+const collectBytes = 64 << 20
 
 // wake lets the reserve calls waiting look again. c.mu is held.
 func (c *cache) wake() {
@@ -116,9 +128,10 @@ func (c *cache) wake() {
 func (c *cache) reserve(ctx context.Context, e *entry, want int64) error {
 	c.mu.Lock()
 	c.bytes -= e.size
+	freed := e.size
 	e.size = 0
 	for c.bytes > 0 && c.bytes+want > c.maxBytes {
-		c.evictFor(want)
+		freed += c.evictFor(want)
 		if c.bytes == 0 || c.bytes+want <= c.maxBytes {
 			break
 		}
@@ -142,24 +155,27 @@ func (c *cache) reserve(ctx context.Context, e *entry, want int64) error {
 	c.bytes += want
 	e.size = want
 	c.mu.Unlock()
+	if freed >= collectBytes {
+		runtime.GC() // before this session allocates (collectBytes)
+	}
 	return nil
 }
 
 // evict forgets the least recently used idle entries, down to 3/4 of the
 // cache's capacity in sessions and in bytes. c.mu is held.
-func (c *cache) evict() {
-	c.evictUntil(func() bool { return len(c.entries) <= c.cacheCap*3/4 && c.bytes <= c.maxBytes*3/4 })
+func (c *cache) evict() int64 {
+	return c.evictUntil(func() bool { return len(c.entries) <= c.cacheCap*3/4 && c.bytes <= c.maxBytes*3/4 })
 }
 
 // evictFor forgets the least recently used idle entries until want more
 // bytes fit under the bound. c.mu is held.
-func (c *cache) evictFor(want int64) {
-	c.evictUntil(func() bool { return c.bytes+want <= c.maxBytes })
+func (c *cache) evictFor(want int64) int64 {
+	return c.evictUntil(func() bool { return c.bytes+want <= c.maxBytes })
 }
 
 // evictUntil forgets the least recently used idle entries until done says
-// so, or none is left. c.mu is held.
-func (c *cache) evictUntil(done func() bool) {
+// so, or none is left, and returns the bytes they held. c.mu is held.
+func (c *cache) evictUntil(done func() bool) (freed int64) {
 	type idle struct {
 		id   string
 		used uint64
@@ -175,9 +191,11 @@ func (c *cache) evictUntil(done func() bool) {
 		if done() {
 			break
 		}
+		freed += c.entries[x.id].size
 		c.bytes -= c.entries[x.id].size
 		delete(c.entries, x.id)
 	}
+	return freed
 }
 
 // load returns session id, held in e: the cached one if the store's
