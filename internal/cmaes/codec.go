@@ -104,24 +104,29 @@ func (e *ES) AppendBinary(dst []byte) ([]byte, error) {
 }
 
 // EncodedSize is about the number of bytes MarshalTo writes.
-func (e *ES) EncodedSize() int {
-	n, l := e.p.N, e.p.Lambda
-	k := len(e.injQueue) + len(e.batchInj)
-	size := n*(n+1)/2 + 8*n + len(e.funHist) + 2*len(e.stagBest) + len(e.flatGens) + k*(n+2) + 6*len(e.runEnds)
-	if !e.bdFromC {
+func (e *ES) EncodedSize() int { return encodedSize(e.State()) }
+
+func encodedSize(s *State) int {
+	n, l := len(s.Config.X0), s.Lambda
+	k := len(s.Queued) + len(s.BatchInjected)
+	size := n*(n+1)/2 + 8*n + len(s.FunHist) + 2*len(s.StagBest) + len(s.FlatGens) + k*(n+2) + 6*len(s.RunEnds)
+	if !s.DecomposedC {
 		size += n * n
 	}
-	if e.cfg.Restarts.Point.Region != nil {
+	if s.Config.Restarts.Point.Region != nil {
 		size += 2 * n
 	}
-	if !e.resampled() {
+	if !resampled(s) {
 		size += l * n
 	}
 	return 8*size + 1024
 }
 
 // resampled reports whether version 5 leaves the pending batch out.
-func (e *ES) resampled() bool { return e.batchFresh && e.p.Lambda*e.p.N <= maxResampled(e.p.N) }
+func resampled(s *State) bool {
+	n := len(s.Config.X0)
+	return s.BatchDrawn && s.Lambda*n <= maxResampled(n)
+}
 
 // maxResampled is the largest batch, in values λn, that version 5 leaves
 // out at dimension n: 2¹⁶ values, or 32 times C's n(n+1)/2 if more. A
@@ -129,21 +134,26 @@ func (e *ES) resampled() bool { return e.batchFresh && e.p.Lambda*e.p.N <= maxRe
 // the C it holds, and a small blob samples no large batch.
 func maxResampled(n int) int { return max(1<<16, 32*(n*(n+1)/2)) }
 
-// encode writes the state in the layout of version (4 to 7; the tests
-// write older versions to compare). From version 6, C is left out if
-// replaying the Step given (nil: none) gives it.
+// encode writes the ES's state in the layout of version (encodeState).
 func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
-	src := e.src
-	resampled := version >= versionRecompute && e.resampled()
+	encodeState(w, version, e.State(), given)
+}
+
+// encodeState writes s in the layout of version (4 to 7; the tests write
+// older versions to compare). From version 6, C is left out if replaying
+// the Step given (nil: none) gives it.
+func encodeState(w *binenc.Writer, version uint32, s *State, given *Step) {
+	src := &s.Rand
+	resampled := version >= versionRecompute && resampled(s)
 	if resampled {
-		src = &e.batchSrc // the decoder samples the batch from it again
+		src = &s.BatchRand // the decoder samples the batch from it again
 	}
 	rng, err := src.MarshalBinary()
 	if err != nil {
 		panic(err) // PCG.MarshalBinary never fails
 	}
 	// Config.
-	c := e.cfg
+	c := s.Config
 	w.Floats(c.X0)
 	w.Float(c.Sigma0)
 	w.Int(c.Lambda)
@@ -168,40 +178,40 @@ func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
 
 	// Run and distribution.
 	w.Bytes(rng)
-	w.Int(e.p.Lambda)
-	w.Float(e.hyp.C1)
-	w.Float(e.hyp.CMu)
-	w.Float(e.hyp.Cc)
-	w.Floats(e.mean)
-	w.Float(e.sigma)
+	w.Int(s.Lambda)
+	w.Float(s.Hyper.C1)
+	w.Float(s.Hyper.CMu)
+	w.Float(s.Hyper.Cc)
+	w.Floats(s.Mean)
+	w.Float(s.Sigma)
 	derived := false
 	if version >= versionStepDerived {
 		// Version 6: C only if the given Step's replay would not give it.
-		derived = given != nil && given.replaysTo(e.c)
+		derived = given != nil && given.replaysTo(s.C)
 		w.Bool(derived)
 	}
 	if !derived {
-		writeUpper(w, e.c) // version 4 (versionPacked): the upper triangle
+		writeUpper(w, s.C) // version 4 (versionPacked): the upper triangle
 	}
 	writeBD := true
 	if version >= versionRecompute {
 		// Version 5 (versionRecompute): B and D only if decompose(C)
 		// would not give them.
-		writeBD = !e.bdFromC
-		w.Bool(e.bdFromC)
+		writeBD = !s.DecomposedC
+		w.Bool(s.DecomposedC)
 	}
 	if writeBD {
-		w.Floats(e.b.RawMatrix().Data)
-		w.Floats(e.d)
+		w.Floats(s.B.RawMatrix().Data)
+		w.Floats(s.D)
 	}
-	w.Floats(e.pSigma)
-	w.Floats(e.pc)
-	w.Int(e.t)
-	w.Int(e.generation)
-	w.Int(e.evaluations)
-	w.Int(e.run)
-	w.Int(len(e.runEnds))
-	for _, r := range e.runEnds {
+	w.Floats(s.PSigma)
+	w.Floats(s.PC)
+	w.Int(s.T)
+	w.Int(s.Generation)
+	w.Int(s.Evaluations)
+	w.Int(s.Run)
+	w.Int(len(s.RunEnds))
+	for _, r := range s.RunEnds {
 		w.Int(r.Generation)
 		w.Int(r.Lambda)
 		encodeReasons(w, r.Reasons)
@@ -211,31 +221,31 @@ func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
 		w.Bool(resampled)
 	}
 	if resampled {
-		w.Uint64(e.batchSum)
+		w.Uint64(batchChecksum(s.Batch))
 	} else {
-		w.Floats(e.arx.RawMatrix().Data)
+		w.Floats(s.Batch.RawMatrix().Data)
 	}
-	w.Bool(e.hasBest)
-	w.Floats(e.best.X)
-	w.Float(e.best.F)
-	w.Int(e.best.Generation)
+	w.Bool(s.HasBest)
+	w.Floats(s.Best.X)
+	w.Float(s.Best.F)
+	w.Int(s.Best.Generation)
 
 	// Termination histories.
-	w.Floats(e.funHist)
-	w.Int(e.funPos)
-	w.Int(e.funN)
-	w.Floats(e.stagBest)
-	w.Floats(e.stagMed)
-	w.Ints(e.flatGens)
-	w.Int(e.flatPos)
-	w.Int(e.flatN)
-	encodeReasons(w, e.stopWhy)
+	w.Floats(s.FunHist)
+	w.Int(s.FunPos)
+	w.Int(s.FunN)
+	w.Floats(s.StagBest)
+	w.Floats(s.StagMed)
+	w.Ints(s.FlatGens)
+	w.Int(s.FlatPos)
+	w.Int(s.FlatN)
+	encodeReasons(w, s.Stop)
 
 	// Version 2 (versionInject): the runaway criterion and injected points.
 	w.Int(c.Termination.MaxFailedGenerations)
-	w.Int(e.failedGens)
-	encodeInjections(w, e.injQueue)
-	encodeInjections(w, e.batchInj)
+	w.Int(s.FailedGenerations)
+	encodeInjections(w, s.Queued)
+	encodeInjections(w, s.BatchInjected)
 
 	// Version 3 (versionNumerics): the eigendecomposition's version.
 	w.Int(c.Numerics)
@@ -252,11 +262,11 @@ func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
 			w.Floats(rs.Point.Region.Lower)
 			w.Floats(rs.Point.Region.Upper)
 		}
-		w.Int(int(e.regime))
-		writeSigma0(w, e.runSigma0, c.Sigma0)
-		w.Int(e.genLimit)
-		for _, r := range e.runEnds {
-			w.Int(int(regimeOf(r.Regime)))
+		w.Int(regimeNumber(s.Regime))
+		writeSigma0(w, s.RunSigma0, c.Sigma0)
+		w.Int(s.GenLimit)
+		for _, r := range s.RunEnds {
+			w.Int(regimeNumber(r.Regime))
 			writeSigma0(w, r.Sigma0, c.Sigma0)
 		}
 	}
@@ -286,6 +296,17 @@ func readSigma0(r *binenc.Reader, sigma0 float64) float64 {
 	return v
 }
 
+// regimeNumber is the number version 7 writes for a regime's name
+// (regimeCount, which decoding refuses, for a name it does not know).
+func regimeNumber(name string) int {
+	for r, n := range regimeNames {
+		if n == name {
+			return r
+		}
+	}
+	return int(regimeCount)
+}
+
 // readRegime reads a regime's number (version 7).
 func readRegime(r *binenc.Reader) regime {
 	v := r.Int()
@@ -296,16 +317,16 @@ func readRegime(r *binenc.Reader) regime {
 	return regime(v)
 }
 
-func encodeInjections(w *binenc.Writer, q []injection) {
+func encodeInjections(w *binenc.Writer, q []Injection) {
 	w.Int(len(q))
 	for _, in := range q {
-		w.Bool(in.clip)
-		w.Floats(in.x)
+		w.Bool(in.Clip)
+		w.Floats(in.X)
 	}
 }
 
 // decodeInjections reads at most lambda injected points of dimension n.
-func decodeInjections(r *binenc.Reader, lambda, n int, b *Bounds) []injection {
+func decodeInjections(r *binenc.Reader, lambda, n int, b *Bounds) []Injection {
 	k := r.Int()
 	if r.Err() != nil {
 		return nil
@@ -314,13 +335,13 @@ func decodeInjections(r *binenc.Reader, lambda, n int, b *Bounds) []injection {
 		r.Fail("%d injected points, λ = %d", k, lambda)
 		return nil
 	}
-	var q []injection
+	var q []Injection
 	for range k {
-		in := injection{clip: r.Bool(), x: r.Floats()}
+		in := Injection{Clip: r.Bool(), X: r.Floats()}
 		if r.Err() != nil {
 			return nil
 		}
-		if err := checkPoint(in.x, n, b); err != nil {
+		if err := checkPoint(in.X, n, b); err != nil {
 			r.Fail("injected point: %v", err)
 			return nil
 		}

@@ -46,7 +46,7 @@ func HeldBytes(n, lambda int, active, bounded bool, numerics int) int64 {
 // HeldBytes is what the ES holds in memory now (HeldBytes of its n, λ,
 // active update, bounds and numerics): λ changes at a restart.
 func (e *ES) HeldBytes() int64 {
-	return HeldBytes(e.p.N, e.p.Lambda, e.p.Active, e.cfg.Bounds != nil, e.cfg.Numerics)
+	return HeldBytes(e.p.N, e.p.Lambda, e.p.Active, e.s.Config.Bounds != nil, e.s.Config.Numerics)
 }
 
 // HeldBytes is HeldBytes of the first run of an ES of this
@@ -67,7 +67,7 @@ func (c Config) HeldBytes() int64 {
 // IncPopSize 0 are their defaults, as New resolves them; the
 // configuration is not checked.
 func (c Config) MaxLambda() int {
-	e := ES{cfg: c}
+	e := ES{s: State{Config: c}}
 	lambda := e.lambda0()
 	rs := c.Restarts
 	if !rs.IPOP && !rs.BIPOP {

@@ -6,21 +6,22 @@ package cmaes
 
 // migrateNumerics: versions 1 and 2 predate numerics versions; every ES
 // then decomposed C by dsyev.
-func migrateNumerics(e *ES) { e.cfg.Numerics = NumericsDsyev }
+func migrateNumerics(st *State) { st.Config.Numerics = NumericsDsyev }
 
 // migrateRestarts: versions 1 to 6 predate BIPOP: the first run is of
 // regime default, the others IPOP's large runs, all from Sigma0, without
 // a generation limit (version 7 reads these over it).
-func migrateRestarts(e *ES) {
-	sigma0 := e.cfg.Sigma0
-	e.runSigma0 = sigma0
-	if e.run > 0 {
-		e.regime = regimeLarge
+func migrateRestarts(st *State) {
+	sigma0 := st.Config.Sigma0
+	st.RunSigma0 = sigma0
+	st.Regime = RegimeDefault
+	if st.Run > 0 {
+		st.Regime = RegimeLarge
 	}
-	for i := range e.runEnds {
-		e.runEnds[i].Regime, e.runEnds[i].Sigma0 = RegimeLarge, sigma0
+	for i := range st.RunEnds {
+		st.RunEnds[i].Regime, st.RunEnds[i].Sigma0 = RegimeLarge, sigma0
 		if i == 0 {
-			e.runEnds[i].Regime = RegimeDefault
+			st.RunEnds[i].Regime = RegimeDefault
 		}
 	}
 }

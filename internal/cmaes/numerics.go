@@ -30,7 +30,7 @@ const (
 )
 
 // Numerics returns the numerics version of the ES (never 0).
-func (e *ES) Numerics() int { return e.cfg.Numerics }
+func (e *ES) Numerics() int { return e.s.Config.Numerics }
 
 // validNumerics checks Config.Numerics: 0 (the latest) or a known version.
 func validNumerics(v int) error {

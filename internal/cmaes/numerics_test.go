@@ -75,7 +75,7 @@ func TestUpgradeKeepsNumerics1(t *testing.T) {
 		t.Fatalf("re-encoded continuation %s, want %s", got, numerics1Continuation)
 	}
 	e3, _ := Unmarshal(blob)
-	e3.cfg.Numerics = NumericsLatest
+	e3.s.Config.Numerics = NumericsLatest
 	if got := continueHash(t, e3, 20); got == numerics1Continuation {
 		t.Fatal("the latest numerics continue the same: the fixture does not tell versions apart")
 	}
@@ -123,7 +123,7 @@ func TestUpgradeKeepsNumerics2(t *testing.T) {
 		t.Fatalf("re-encoded continuation %s, want %s", got, numerics2Continuation)
 	}
 	e3, _ := Unmarshal(blob)
-	e3.cfg.Numerics = NumericsLatest
+	e3.s.Config.Numerics = NumericsLatest
 	if got := continueHash(t, e3, 20); got == numerics2Continuation {
 		t.Fatal("the latest numerics continue the same: the fixture does not tell versions apart")
 	}

@@ -89,8 +89,8 @@ func TestReleaseContinues(t *testing.T) {
 	} {
 		t.Run(f.path, func(t *testing.T) {
 			blob, e := stateFixture(t, f.path, f.version)
-			if e.Numerics() != NumericsDC || !e.bdFromC || !e.resampled() {
-				t.Fatalf("the fixture: numerics %d, B and D from C %v, batch sampled again %v; want %d, true, true", e.Numerics(), e.bdFromC, e.resampled(), NumericsDC)
+			if e.Numerics() != NumericsDC || !e.s.DecomposedC || !resampled(e.State()) {
+				t.Fatalf("the fixture: numerics %d, B and D from C %v, batch sampled again %v; want %d, true, true", e.Numerics(), e.s.DecomposedC, resampled(e.State()), NumericsDC)
 			}
 			if again := encodeAs(e, f.version); string(again) != string(blob) {
 				t.Fatalf("the fixture does not encode back to its bytes in version %d", f.version)
@@ -126,7 +126,7 @@ func release7BIPOPES(t *testing.T) *ES {
 			t.Fatal("no small run after a large one")
 		}
 		step(t, e, rastrigin)
-		if e.Regime() == RegimeSmall && e.largeRuns > 0 && e.t == 3 {
+		if e.Regime() == RegimeSmall && e.largeRuns > 0 && e.s.T == 3 {
 			return e
 		}
 	}

@@ -157,7 +157,7 @@ func runAgainstPycma(t *testing.T, cfg Config, f func([]float64) float64, maxGen
 		if g == maxGen {
 			t.Fatalf("not stopped after %d generations", maxGen)
 		}
-		src := *e.src
+		src := e.s.Rand
 		limit := e.GenerationLimit()
 		rec := step(t, e, f)
 		runEvals += rec.Lambda
@@ -494,13 +494,13 @@ func TestVersion7RefusesBadBlock(t *testing.T) {
 		step(t, e, rastrigin)
 	}
 	for name, mutate := range map[string]func(*ES){
-		"regime":            func(e *ES) { e.regime = regimeCount },
-		"default restarted": func(e *ES) { e.regime = regimeDefault },
-		"σ0 negative":       func(e *ES) { e.runSigma0 = -1 },
-		"limit":             func(e *ES) { e.genLimit = -1 },
-		"bipop and ipop":    func(e *ES) { e.cfg.Restarts.IPOP = true },
-		"uniform, no box":   func(e *ES) { e.cfg.Restarts.Point.Uniform = true },
-		"region dimension":  func(e *ES) { e.cfg.Restarts.Point.Region = &Bounds{Lower: []float64{0}, Upper: []float64{1}} },
+		"regime":            func(e *ES) { e.s.Regime = "bogus" },
+		"default restarted": func(e *ES) { e.s.Regime = RegimeDefault },
+		"σ0 negative":       func(e *ES) { e.s.RunSigma0 = -1 },
+		"limit":             func(e *ES) { e.s.GenLimit = -1 },
+		"bipop and ipop":    func(e *ES) { e.s.Config.Restarts.IPOP = true },
+		"uniform, no box":   func(e *ES) { e.s.Config.Restarts.Point.Uniform = true },
+		"region dimension":  func(e *ES) { e.s.Config.Restarts.Point.Region = &Bounds{Lower: []float64{0}, Upper: []float64{1}} },
 	} {
 		d, err := Unmarshal(mustMarshal(t, e))
 		if err != nil {

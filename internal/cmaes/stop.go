@@ -7,7 +7,7 @@ import "math"
 const stagMax = 20000
 
 // checkStop appends every termination criterion that fires after a told
-// generation (docs/algorithm.md §1) to e.stopWhy, each with its value, in
+// generation (docs/algorithm.md §1) to e.s.Stop, each with its value, in
 // a fixed order (the stop reasons are persisted in it).
 func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	e.recordHistories(best, median)
@@ -27,49 +27,49 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	// TolUpSigma: σ/σ0 > TolUpSigma · √(max eigenvalue of C), σ0 the σ the
 	// run started with (pycma's es.sigma0: a small BIPOP run's own).
 	if t := e.term; t.TolUpSigma > 0 {
-		if r := e.sigma / e.runSigma0; r > t.TolUpSigma*e.d[e.p.N-1] {
+		if r := e.s.Sigma / e.s.RunSigma0; r > t.TolUpSigma*e.s.D[e.p.N-1] {
 			e.addStop(StopTolUpSigma, r)
 		}
 	}
 }
 
 func (e *ES) addStop(name string, v float64) {
-	e.stopWhy = append(e.stopWhy, StopReason{Name: name, Value: v})
+	e.s.Stop = append(e.s.Stop, StopReason{Name: name, Value: v})
 }
 
 // recordHistories adds the generation's best and median to the histories
 // of TolFun and Stagnation.
 func (e *ES) recordHistories(best, median float64) {
-	e.funHist[e.funPos] = best
-	e.funPos = (e.funPos + 1) % len(e.funHist)
-	if e.funN < len(e.funHist) {
-		e.funN++
+	e.s.FunHist[e.s.FunPos] = best
+	e.s.FunPos = (e.s.FunPos + 1) % len(e.s.FunHist)
+	if e.s.FunN < len(e.s.FunHist) {
+		e.s.FunN++
 	}
 	// Keep only what the Stagnation window can still reach: the last
 	// max(120 + 30n/λ, 0.2t) values, at most stagMax. The state stays small
 	// (it is persisted every generation) and the criterion is unchanged.
-	keep := min(stagMax, max(stagMinLen(e.p.N, e.p.Lambda), int(0.2*float64(e.t))+1)) - 1
-	if drop := len(e.stagBest) - keep; drop > 0 {
-		copy(e.stagBest, e.stagBest[drop:])
-		copy(e.stagMed, e.stagMed[drop:])
-		e.stagBest, e.stagMed = e.stagBest[:keep], e.stagMed[:keep]
+	keep := min(stagMax, max(stagMinLen(e.p.N, e.p.Lambda), int(0.2*float64(e.s.T))+1)) - 1
+	if drop := len(e.s.StagBest) - keep; drop > 0 {
+		copy(e.s.StagBest, e.s.StagBest[drop:])
+		copy(e.s.StagMed, e.s.StagMed[drop:])
+		e.s.StagBest, e.s.StagMed = e.s.StagBest[:keep], e.s.StagMed[:keep]
 	}
-	e.stagBest = append(e.stagBest, best)
-	e.stagMed = append(e.stagMed, median)
+	e.s.StagBest = append(e.s.StagBest, best)
+	e.s.StagMed = append(e.s.StagMed, median)
 }
 
 // stopLimits: MaxEvaluations, TargetFitness and the run's generation limit
 // (BIPOP, restart.go: pycma's maxiter, countiter ≥ maxiter).
 func (e *ES) stopLimits() {
 	t := e.term
-	if t.MaxEvaluations > 0 && e.evaluations >= t.MaxEvaluations {
-		e.addStop(StopMaxEvaluations, float64(e.evaluations))
+	if t.MaxEvaluations > 0 && e.s.Evaluations >= t.MaxEvaluations {
+		e.addStop(StopMaxEvaluations, float64(e.s.Evaluations))
 	}
-	if t.HasTarget && e.hasBest && e.best.F <= t.TargetFitness {
-		e.addStop(StopTargetFitness, e.best.F)
+	if t.HasTarget && e.s.HasBest && e.s.Best.F <= t.TargetFitness {
+		e.addStop(StopTargetFitness, e.s.Best.F)
 	}
-	if e.genLimit > 0 && e.t >= e.genLimit {
-		e.addStop(StopMaxIter, float64(e.t))
+	if e.s.GenLimit > 0 && e.s.T >= e.s.GenLimit {
+		e.addStop(StopMaxIter, float64(e.s.T))
 	}
 }
 
@@ -77,11 +77,11 @@ func (e *ES) stopLimits() {
 // generations and of all finite values of this one.
 func (e *ES) stopTolFun(fitness []float64, order []int) {
 	t := e.term
-	if !(t.TolFun > 0 && e.funN == len(e.funHist)) {
+	if !(t.TolFun > 0 && e.s.FunN == len(e.s.FunHist)) {
 		return
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range e.funHist {
+	for _, v := range e.s.FunHist {
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
 	for _, k := range order {
@@ -101,7 +101,7 @@ func (e *ES) stopTolX() {
 	}
 	var worst float64
 	for i := range e.p.N {
-		worst = math.Max(worst, e.sigma*math.Max(math.Sqrt(e.c.At(i, i)), math.Abs(e.pc[i])))
+		worst = math.Max(worst, e.s.Sigma*math.Max(math.Sqrt(e.s.C.At(i, i)), math.Abs(e.s.PC[i])))
 	}
 	if worst < e.term.TolX {
 		e.addStop(StopTolX, worst)
@@ -115,9 +115,9 @@ func (e *ES) stopNoEffectAxis() {
 		return
 	}
 	n := e.p.N
-	i := e.t % n
+	i := e.s.T % n
 	for j := range n {
-		if e.mean[j]+0.1*e.sigma*e.d[i]*e.b.At(j, i) != e.mean[j] {
+		if e.s.Mean[j]+0.1*e.s.Sigma*e.s.D[i]*e.s.B.At(j, i) != e.s.Mean[j] {
 			return
 		}
 	}
@@ -130,7 +130,7 @@ func (e *ES) stopNoEffectCoord() {
 		return
 	}
 	for i := range e.p.N {
-		if e.mean[i]+0.2*e.sigma*math.Sqrt(e.c.At(i, i)) == e.mean[i] {
+		if e.s.Mean[i]+0.2*e.s.Sigma*math.Sqrt(e.s.C.At(i, i)) == e.s.Mean[i] {
 			e.addStop(StopNoEffectCoord, float64(i))
 			return
 		}
@@ -145,13 +145,13 @@ func (e *ES) stopStagnation() {
 		return
 	}
 	minLen := stagMinLen(e.p.N, e.p.Lambda)
-	h := len(e.stagBest)
+	h := len(e.s.StagBest)
 	if h < minLen {
 		return
 	}
-	l := max(minLen, min(h, int(0.2*float64(e.t))))
+	l := max(minLen, min(h, int(0.2*float64(e.s.T))))
 	k := int(0.3 * float64(l))
-	bb, mm := e.stagBest[h-l:], e.stagMed[h-l:]
+	bb, mm := e.s.StagBest[h-l:], e.s.StagMed[h-l:]
 	buf := &e.scratch.sorted
 	if medianOf(bb[l-k:], buf) >= medianOf(bb[:k], buf) && medianOf(mm[l-k:], buf) >= medianOf(mm[:k], buf) {
 		e.addStop(StopStagnation, float64(l))
@@ -168,14 +168,14 @@ func (e *ES) stopEqualFunValues(fitness []float64, order []int) {
 	if fitness[order[k]] != fitness[order[0]] {
 		return
 	}
-	e.flatGens[e.flatPos] = e.t
-	e.flatPos = (e.flatPos + 1) % len(e.flatGens)
-	if e.flatN < len(e.flatGens) {
-		e.flatN++
+	e.s.FlatGens[e.s.FlatPos] = e.s.T
+	e.s.FlatPos = (e.s.FlatPos + 1) % len(e.s.FlatGens)
+	if e.s.FlatN < len(e.s.FlatGens) {
+		e.s.FlatN++
 	}
-	oldest := e.flatGens[e.flatPos%len(e.flatGens)]
-	if e.flatN == len(e.flatGens) && oldest > e.t-3*len(e.flatGens) {
-		e.addStop(StopEqualFunValues, float64(e.t-oldest))
+	oldest := e.s.FlatGens[e.s.FlatPos%len(e.s.FlatGens)]
+	if e.s.FlatN == len(e.s.FlatGens) && oldest > e.s.T-3*len(e.s.FlatGens) {
+		e.addStop(StopEqualFunValues, float64(e.s.T-oldest))
 	}
 }
 
@@ -257,11 +257,11 @@ func selectK(s []float64, k int) float64 {
 // and MaxFailedGenerations. Restarting would not help an objective that
 // always fails, so StopFailedEvaluations stops an IPOP run too.
 func (e *ES) checkFailedStop() {
-	e.failedGens++
-	if t := e.term; t.MaxEvaluations > 0 && e.evaluations >= t.MaxEvaluations {
-		e.stopWhy = append(e.stopWhy, StopReason{Name: StopMaxEvaluations, Value: float64(e.evaluations)})
+	e.s.FailedGenerations++
+	if t := e.term; t.MaxEvaluations > 0 && e.s.Evaluations >= t.MaxEvaluations {
+		e.s.Stop = append(e.s.Stop, StopReason{Name: StopMaxEvaluations, Value: float64(e.s.Evaluations)})
 	}
-	if t := e.term; t.MaxFailedGenerations > 0 && e.failedGens >= t.MaxFailedGenerations {
-		e.stopWhy = append(e.stopWhy, StopReason{Name: StopFailedEvaluations, Value: float64(e.failedGens)})
+	if t := e.term; t.MaxFailedGenerations > 0 && e.s.FailedGenerations >= t.MaxFailedGenerations {
+		e.s.Stop = append(e.s.Stop, StopReason{Name: StopFailedEvaluations, Value: float64(e.s.FailedGenerations)})
 	}
 }
