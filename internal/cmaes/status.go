@@ -99,3 +99,49 @@ func (e *ES) AxisRatio() float64 { return e.s.D[len(e.s.D)-1] / e.s.D[0] }
 func (e *ES) Eigen() (*mat.Dense, []float64) {
 	return mat.DenseCopyOf(e.s.B), append([]float64(nil), e.s.D...)
 }
+
+// Status is what a caller reads of an ES between generations, as data (as
+// gonum's optimize.Location): one call, no copies. Its slices and C are the
+// ES's own: valid until the next Tell, Inject or StopNow; copy what is
+// kept.
+type Status struct {
+	Config      Config
+	Params      Params // of the current run
+	Hyper       Hyper  // the rates of the next update
+	Generation  int    // generations told over all runs; id of the pending batch
+	Evaluations int
+	Run         int    // restarts so far
+	Regime      string // of the current run
+	RunEnds     []RunEnd
+	Mean        []float64
+	Sigma       float64
+	C           *mat.SymDense
+	AxisRatio   float64 // √(max/min eigenvalue of C)
+	Best        Best
+	HasBest     bool
+	Stop        []StopReason // nil while the ES runs
+	Queued      int          // injected points waiting for the next batch
+	Injected    int          // candidates 0 to Injected − 1 of the pending batch are injected points
+}
+
+// Status returns the ES's status (see Status).
+func (e *ES) Status() Status {
+	return Status{
+		Config: e.s.Config, Params: e.p, Hyper: e.s.Hyper,
+		Generation: e.s.Generation, Evaluations: e.s.Evaluations, Run: e.s.Run, Regime: e.s.Regime, RunEnds: e.s.RunEnds,
+		Mean: e.s.Mean, Sigma: e.s.Sigma, C: e.s.C, AxisRatio: e.AxisRatio(),
+		Best: e.s.Best, HasBest: e.s.HasBest, Stop: e.s.Stop,
+		Queued: len(e.s.Queued), Injected: len(e.s.BatchInjected),
+	}
+}
+
+// Stds returns the standard deviations of the coordinates, σ·√C_ii (a new
+// slice).
+func (s *Status) Stds() []float64 {
+	n := s.C.SymmetricDim()
+	d := make([]float64, n)
+	for i := range d {
+		d[i] = s.Sigma * math.Sqrt(s.C.At(i, i))
+	}
+	return d
+}

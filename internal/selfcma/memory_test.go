@@ -38,7 +38,7 @@ func TestHeldBytes(t *testing.T) {
 			}
 			r := rand.New(rand.NewPCG(1, 2))
 			for range 3 {
-				f := make([]float64, s.Params().Lambda)
+				f := make([]float64, s.Primary().Params().Lambda)
 				for i := range f {
 					f[i] = r.Float64()
 				}

@@ -93,8 +93,9 @@ func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, wor
 		if err := stoppedError(l.opt); err != nil {
 			return nil, err
 		}
-		g := l.opt.Generation()
-		told := toldIndices(l.meta.Partial, g, l.opt.Params().Lambda)
+		st := l.opt.Status()
+		g := st.Generation
+		told := toldIndices(l.meta.Partial, g, st.Params.Lambda)
 		if gotGen == g && got.Index >= 0 && !told[got.Index] {
 			// Another writer changed the session after the lease was
 			// written (a partial tell through another server), but the
@@ -117,7 +118,7 @@ func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, wor
 	if err != nil {
 		return Claim{}, err
 	}
-	c := Claim{Generation: l.opt.Generation(), Index: got.Index, Expires: got.Expires}
+	c := Claim{Generation: l.opt.Status().Generation, Index: got.Index, Expires: got.Expires}
 	if c.Index >= 0 {
 		c.X = pending(l).Candidates[c.Index]
 	}

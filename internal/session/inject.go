@@ -36,7 +36,8 @@ func (m *Manager) Inject(ctx context.Context, id string, points [][]float64, cli
 		if err := stoppedError(o); err != nil {
 			return nil, err
 		}
-		if err := checkInjection(points, o.Injected(), o.Params().Lambda, o.Dim(), o.Config().Bounds); err != nil {
+		st := o.Status()
+		if err := checkInjection(points, st.Queued, st.Params.Lambda, st.Params.N, st.Config.Bounds); err != nil {
 			return nil, err
 		}
 		if err := o.Inject(points, clip); err != nil {
@@ -48,7 +49,8 @@ func (m *Manager) Inject(ctx context.Context, id string, points [][]float64, cli
 			}
 			return nil, err
 		}
-		in = Injection{Queued: len(points), Generation: o.Generation() + 1, Waiting: o.Injected()}
+		st = o.Status()
+		in = Injection{Queued: len(points), Generation: st.Generation + 1, Waiting: st.Queued}
 		return &write{meta: nextMeta(l), state: true}, nil
 	})
 	if err != nil {
@@ -80,12 +82,13 @@ func (m *Manager) warmStart(ctx context.Context, p *CreateParams) ([][]float64, 
 		ok   bool
 	)
 	if err == nil {
-		o := l.opt
-		mean = o.Mean()
-		if b := o.Config().Bounds; b != nil {
+		st := l.opt.Status()
+		mean = slices.Clone(st.Mean)
+		if b := st.Config.Bounds; b != nil {
 			mean = b.Image(mean)
 		}
-		best, ok = o.Best()
+		best, ok = st.Best, st.HasBest
+		best.X = slices.Clone(best.X)
 	}
 	m.release(e)
 	if err != nil {

@@ -81,7 +81,7 @@ func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn chan
 				return nil, err
 			}
 		}
-		pendingGen = l.opt.Generation()
+		pendingGen = l.opt.Status().Generation
 		w, err := fn(l)
 		// Leases are not written with a compare-and-swap of the version:
 		// they too need the check first.
