@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -240,4 +241,46 @@ func pointsIn(q []Injection, n int, b *Bounds) bool {
 		}
 	}
 	return true
+}
+
+// Clone returns a deep copy of s: a State to keep, or to restore beside the
+// ES it came from.
+func (s *State) Clone() *State {
+	c := *s
+	c.Config.X0 = slices.Clone(s.Config.X0)
+	c.Config.Bounds = s.Config.Bounds.clone()
+	c.Config.Restarts.Point.Region = s.Config.Restarts.Point.Region.clone()
+	c.Config.Inject = nil
+	c.Mean, c.D, c.PSigma, c.PC = slices.Clone(s.Mean), slices.Clone(s.D), slices.Clone(s.PSigma), slices.Clone(s.PC)
+	if s.C != nil {
+		c.C = mat.NewSymDense(s.C.SymmetricDim(), nil)
+		c.C.CopySym(s.C)
+	}
+	if s.B != nil {
+		c.B = mat.DenseCopyOf(s.B)
+	}
+	if s.Batch != nil {
+		c.Batch = mat.DenseCopyOf(s.Batch)
+	}
+	c.RunEnds = make([]RunEnd, len(s.RunEnds))
+	for i, r := range s.RunEnds {
+		r.Reasons = slices.Clone(r.Reasons)
+		c.RunEnds[i] = r
+	}
+	c.Best.X = slices.Clone(s.Best.X)
+	c.FunHist, c.StagBest, c.StagMed = slices.Clone(s.FunHist), slices.Clone(s.StagBest), slices.Clone(s.StagMed)
+	c.FlatGens, c.Stop = slices.Clone(s.FlatGens), slices.Clone(s.Stop)
+	c.Queued, c.BatchInjected = cloneInjections(s.Queued), cloneInjections(s.BatchInjected)
+	return &c
+}
+
+func cloneInjections(q []Injection) []Injection {
+	if q == nil {
+		return nil
+	}
+	out := make([]Injection, len(q))
+	for i, in := range q {
+		out[i] = Injection{X: slices.Clone(in.X), Clip: in.Clip}
+	}
+	return out
 }
