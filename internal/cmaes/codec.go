@@ -459,17 +459,15 @@ func Unmarshal(blob []byte) (*ES, error) {
 	return e, nil
 }
 
-// UnmarshalFrom and MarshalTo let a wrapping package (selfcma) embed an ES
-// in its own encoding.
+// MarshalTo lets a wrapping package (selfcma) embed an ES in its own
+// encoding (UnmarshalFromVersion reads it).
+
 func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w, stateVersion, nil) }
 
 // MarshalToAfter is MarshalTo for an ES whose C the kept Step s may give
 // (s.Replay with s.Hyper; nil: none): C is then left out, and
 // UnmarshalFromVersionAfter, handed the same Step, replays it.
 func (e *ES) MarshalToAfter(w *binenc.Writer, s *Step) { e.encode(w, stateVersion, s) }
-
-// UnmarshalFrom decodes an ES embedded with MarshalTo by this code.
-func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r, stateVersion, nil) }
 
 // UnmarshalFromVersion decodes an ES embedded with MarshalTo by a version
 // of this code whose EncodingVersion was version (1 to EncodingVersion).

@@ -89,8 +89,8 @@ func TestReleaseContinues(t *testing.T) {
 	} {
 		t.Run(f.path, func(t *testing.T) {
 			blob, e := stateFixture(t, f.path, f.version)
-			if e.Numerics() != NumericsDC || !e.s.DecomposedC || !resampled(e.State()) {
-				t.Fatalf("the fixture: numerics %d, B and D from C %v, batch sampled again %v; want %d, true, true", e.Numerics(), e.s.DecomposedC, resampled(e.State()), NumericsDC)
+			if e.Config().Numerics != NumericsDC || !e.s.DecomposedC || !resampled(e.State()) {
+				t.Fatalf("the fixture: numerics %d, B and D from C %v, batch sampled again %v; want %d, true, true", e.Config().Numerics, e.s.DecomposedC, resampled(e.State()), NumericsDC)
 			}
 			if again := encodeAs(e, f.version); string(again) != string(blob) {
 				t.Fatalf("the fixture does not encode back to its bytes in version %d", f.version)
@@ -181,8 +181,8 @@ func TestReleaseBIPOPContinues(t *testing.T) {
 		return
 	}
 	blob, e := stateFixture(t, release7BIPOPFixture, versionRestarts)
-	if e.Regime() != RegimeSmall || e.RunSigma0() == e.Config().Sigma0 || e.GenerationLimit() == 0 || !e.Config().Restarts.Point.Uniform {
-		t.Fatalf("the fixture: regime %s, run σ0 %v, limit %d, restart points %+v; want a small run", e.Regime(), e.RunSigma0(), e.GenerationLimit(), e.Config().Restarts.Point)
+	if e.Regime() != RegimeSmall || e.s.RunSigma0 == e.Config().Sigma0 || e.s.GenLimit == 0 || !e.Config().Restarts.Point.Uniform {
+		t.Fatalf("the fixture: regime %s, run σ0 %v, limit %d, restart points %+v; want a small run", e.Regime(), e.s.RunSigma0, e.s.GenLimit, e.Config().Restarts.Point)
 	}
 	if again, _ := e.MarshalBinary(); !bytes.Equal(again, blob) {
 		t.Fatal("the fixture does not encode back to its bytes")

@@ -42,19 +42,6 @@ func (e *ES) Run() int { return e.s.Run }
 // run, RegimeLarge or RegimeSmall for a restart (restart.go).
 func (e *ES) Regime() string { return e.s.Regime }
 
-// RunSigma0 returns the σ the current run started with: Config.Sigma0 but
-// for a small BIPOP run.
-func (e *ES) RunSigma0() float64 { return e.s.RunSigma0 }
-
-// GenerationLimit returns the current run's limit of generations, after
-// which StopMaxIter ends it (BIPOP's maxiter), or 0 for none.
-func (e *ES) GenerationLimit() int { return e.s.GenLimit }
-
-// RegimeEvaluations returns the evaluations of the runs ended so far,
-// counted as BIPOP counts them: small (the first run's included) and
-// large.
-func (e *ES) RegimeEvaluations() (small, large int) { return e.smallEvals, e.largeEvals }
-
 // RunEnds returns why each run before the current one ended.
 func (e *ES) RunEnds() []RunEnd { return append([]RunEnd(nil), e.s.RunEnds...) }
 
