@@ -304,7 +304,7 @@ func runJob(o options, j job) (runResult, error) {
 		if err != nil {
 			return runResult{}, fmt.Errorf("%s: %w", p, err)
 		}
-		es = e
+		es = e.Primary() // read; the self-CMA-ES is told
 		tell = func(f []float64) (cmaes.Record, error) {
 			rec, err := e.Tell(f)
 			return rec.Record, err

@@ -26,7 +26,9 @@ import (
 //   - 100 clients create sessions (n = 100) with 8 MiB bodies at once:
 //     under 1 GB;
 //   - 10 clients read the whole history of a session of 30,000
-//     generations at once: under 200 MB.
+//     generations at once: under 200 MB;
+//   - 6 clients tell 6 self-CMA-ES sessions of n = 2000 at once, the
+//     server's -cache-bytes 256 MiB: under that and 1 GB.
 //
 // It moves about a gigabyte and builds a long session first (about 5 s
 // here); -short skips it, except in CI:
@@ -92,6 +94,60 @@ func TestMemoryBounded(t *testing.T) {
 		}
 		if hwm >= 1<<30 {
 			t.Errorf("peak RSS %d MB, want under 1 GB", hwm>>20)
+		}
+	})
+
+	t.Run("tells of six self-CMA-ES sessions at n = 2000", func(t *testing.T) {
+		// Each session holds about 400 MB decoded (selfcma.HeldBytes),
+		// more than the cache's bound: the six tells take turns (the
+		// cache reserves a session's bytes before it decodes it), so the
+		// peak is the bound plus one session and the collector's headroom,
+		// not six sessions (4.2 GB before). Each tell decodes C's
+		// eigendecomposition and makes one: about a minute in all here.
+		const n, sessions, cacheBytes = 2000, 6, 256 << 20
+		const slack = 1 << 30 // one session (≤ 0.5 GB) and the GC's headroom
+		db := filepath.Join(t.TempDir(), "large.db")
+		p, err := launch(bin, "-addr", "127.0.0.1:0", "-db", db, "-cache-bytes", strconv.Itoa(cacheBytes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.stop(t)
+		create := `{"x0": [` + strings.Repeat("0.5, ", n-1) + `0.5], "sigma0": 1, "algorithm": "self-cma-es"}`
+		ids := make([]string, sessions)
+		for i := range ids {
+			code, body := request(t, "POST", p.base+"/v1/sessions", "", create)
+			if code != http.StatusCreated {
+				t.Fatalf("create %d: %d %s", i, code, body)
+			}
+			ids[i] = jsonField(t, body, "id")
+		}
+		lambda := 4 + int(3*math.Log(n))
+		status := map[int]int{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			wg.Go(func() {
+				code := 0
+				resp, err := http.Post(p.base+"/v1/sessions/"+id+"/tell", "application/json", bytes.NewReader(tellBody(lambda, 0)))
+				if err != nil {
+					t.Errorf("tell: %v", err)
+				} else {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if code = resp.StatusCode; code != http.StatusOK {
+						t.Errorf("tell: %d %s", code, b)
+					}
+				}
+				mu.Lock()
+				status[code]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		hwm := peakRSS(t, p.cmd.Process.Pid)
+		t.Logf("%d sessions (n = %d, self-CMA-ES) created, then told at once, -cache-bytes %d MiB: statuses %v; server VmHWM %d MB", sessions, n, cacheBytes>>20, status, hwm>>20)
+		if hwm >= cacheBytes+slack {
+			t.Errorf("peak RSS %d MB, want under %d MB (the cache's bound and %d MB)", hwm>>20, (cacheBytes+slack)>>20, slack>>20)
 		}
 	})
 

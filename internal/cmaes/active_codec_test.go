@@ -161,7 +161,7 @@ func TestActiveStepDerivedC(t *testing.T) {
 		if err != nil {
 			t.Fatalf("generation %d: %v", g, err)
 		}
-		if i, j := symBitsDiffer(d.c, e.c); i >= 0 {
+		if i, j := symBitsDiffer(d.s.C, e.s.C); i >= 0 {
 			t.Fatalf("generation %d: C(%d, %d) differs", g, i, j)
 		}
 		if !d.Params().Active || !slices.Equal(d.Ask()[0], e.Ask()[0]) {

@@ -207,8 +207,8 @@ func TestActiveReplayReproducesUpdate(t *testing.T) {
 		pc := make([]float64, 8)
 		c := mat.NewSymDense(8, nil)
 		st.Replay(used, pc, c)
-		if e.bdFromC { // no safeguard acted: C is the update's
-			if !sameSymBits(c, e.c) || !slices.Equal(pc, e.pc) {
+		if e.s.DecomposedC { // no safeguard acted: C is the update's
+			if !sameSymBits(c, e.s.C) || !slices.Equal(pc, e.s.PC) {
 				t.Fatalf("generation %d: replayed C or p_c differs from the update's", g)
 			}
 			checked++

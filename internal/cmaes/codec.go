@@ -3,7 +3,6 @@ package cmaes
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/selfcma/selfcma/internal/binenc"
@@ -105,24 +104,29 @@ func (e *ES) AppendBinary(dst []byte) ([]byte, error) {
 }
 
 // EncodedSize is about the number of bytes MarshalTo writes.
-func (e *ES) EncodedSize() int {
-	n, l := e.p.N, e.p.Lambda
-	k := len(e.injQueue) + len(e.batchInj)
-	size := n*(n+1)/2 + 8*n + len(e.funHist) + 2*len(e.stagBest) + len(e.flatGens) + k*(n+2) + 6*len(e.runEnds)
-	if !e.bdFromC {
+func (e *ES) EncodedSize() int { return encodedSize(e.State()) }
+
+func encodedSize(s *State) int {
+	n, l := len(s.Config.X0), s.Lambda
+	k := len(s.Queued) + len(s.BatchInjected)
+	size := n*(n+1)/2 + 8*n + len(s.FunHist) + 2*len(s.StagBest) + len(s.FlatGens) + k*(n+2) + 6*len(s.RunEnds)
+	if !s.DecomposedC {
 		size += n * n
 	}
-	if e.cfg.Restarts.Point.Region != nil {
+	if s.Config.Restarts.Point.Region != nil {
 		size += 2 * n
 	}
-	if !e.resampled() {
+	if !resampled(s) {
 		size += l * n
 	}
 	return 8*size + 1024
 }
 
 // resampled reports whether version 5 leaves the pending batch out.
-func (e *ES) resampled() bool { return e.batchFresh && e.p.Lambda*e.p.N <= maxResampled(e.p.N) }
+func resampled(s *State) bool {
+	n := len(s.Config.X0)
+	return s.BatchDrawn && s.Lambda*n <= maxResampled(n)
+}
 
 // maxResampled is the largest batch, in values λn, that version 5 leaves
 // out at dimension n: 2¹⁶ values, or 32 times C's n(n+1)/2 if more. A
@@ -130,21 +134,26 @@ func (e *ES) resampled() bool { return e.batchFresh && e.p.Lambda*e.p.N <= maxRe
 // the C it holds, and a small blob samples no large batch.
 func maxResampled(n int) int { return max(1<<16, 32*(n*(n+1)/2)) }
 
-// encode writes the state in the layout of version (4 to 7; the tests
-// write older versions to compare). From version 6, C is left out if
-// replaying the Step given (nil: none) gives it.
+// encode writes the ES's state in the layout of version (encodeState).
 func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
-	src := e.src
-	resampled := version >= versionRecompute && e.resampled()
+	encodeState(w, version, e.State(), given)
+}
+
+// encodeState writes s in the layout of version (4 to 7; the tests write
+// older versions to compare). From version 6, C is left out if replaying
+// the Step given (nil: none) gives it.
+func encodeState(w *binenc.Writer, version uint32, s *State, given *Step) {
+	src := &s.Rand
+	resampled := version >= versionRecompute && resampled(s)
 	if resampled {
-		src = &e.batchSrc // the decoder samples the batch from it again
+		src = &s.BatchRand // the decoder samples the batch from it again
 	}
 	rng, err := src.MarshalBinary()
 	if err != nil {
 		panic(err) // PCG.MarshalBinary never fails
 	}
 	// Config.
-	c := e.cfg
+	c := s.Config
 	w.Floats(c.X0)
 	w.Float(c.Sigma0)
 	w.Int(c.Lambda)
@@ -169,40 +178,40 @@ func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
 
 	// Run and distribution.
 	w.Bytes(rng)
-	w.Int(e.p.Lambda)
-	w.Float(e.hyp.C1)
-	w.Float(e.hyp.CMu)
-	w.Float(e.hyp.Cc)
-	w.Floats(e.mean)
-	w.Float(e.sigma)
+	w.Int(s.Lambda)
+	w.Float(s.Hyper.C1)
+	w.Float(s.Hyper.CMu)
+	w.Float(s.Hyper.Cc)
+	w.Floats(s.Mean)
+	w.Float(s.Sigma)
 	derived := false
 	if version >= versionStepDerived {
 		// Version 6: C only if the given Step's replay would not give it.
-		derived = given != nil && given.replaysTo(e.c)
+		derived = given != nil && given.replaysTo(s.C)
 		w.Bool(derived)
 	}
 	if !derived {
-		writeUpper(w, e.c) // version 4 (versionPacked): the upper triangle
+		writeUpper(w, s.C) // version 4 (versionPacked): the upper triangle
 	}
 	writeBD := true
 	if version >= versionRecompute {
 		// Version 5 (versionRecompute): B and D only if decompose(C)
 		// would not give them.
-		writeBD = !e.bdFromC
-		w.Bool(e.bdFromC)
+		writeBD = !s.DecomposedC
+		w.Bool(s.DecomposedC)
 	}
 	if writeBD {
-		w.Floats(e.b.RawMatrix().Data)
-		w.Floats(e.d)
+		w.Floats(s.B.RawMatrix().Data)
+		w.Floats(s.D)
 	}
-	w.Floats(e.pSigma)
-	w.Floats(e.pc)
-	w.Int(e.t)
-	w.Int(e.generation)
-	w.Int(e.evaluations)
-	w.Int(e.run)
-	w.Int(len(e.runEnds))
-	for _, r := range e.runEnds {
+	w.Floats(s.PSigma)
+	w.Floats(s.PC)
+	w.Int(s.T)
+	w.Int(s.Generation)
+	w.Int(s.Evaluations)
+	w.Int(s.Run)
+	w.Int(len(s.RunEnds))
+	for _, r := range s.RunEnds {
 		w.Int(r.Generation)
 		w.Int(r.Lambda)
 		encodeReasons(w, r.Reasons)
@@ -212,31 +221,31 @@ func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
 		w.Bool(resampled)
 	}
 	if resampled {
-		w.Uint64(e.batchSum)
+		w.Uint64(batchChecksum(s.Batch))
 	} else {
-		w.Floats(e.arx.RawMatrix().Data)
+		w.Floats(s.Batch.RawMatrix().Data)
 	}
-	w.Bool(e.hasBest)
-	w.Floats(e.best.X)
-	w.Float(e.best.F)
-	w.Int(e.best.Generation)
+	w.Bool(s.HasBest)
+	w.Floats(s.Best.X)
+	w.Float(s.Best.F)
+	w.Int(s.Best.Generation)
 
 	// Termination histories.
-	w.Floats(e.funHist)
-	w.Int(e.funPos)
-	w.Int(e.funN)
-	w.Floats(e.stagBest)
-	w.Floats(e.stagMed)
-	w.Ints(e.flatGens)
-	w.Int(e.flatPos)
-	w.Int(e.flatN)
-	encodeReasons(w, e.stopWhy)
+	w.Floats(s.FunHist)
+	w.Int(s.FunPos)
+	w.Int(s.FunN)
+	w.Floats(s.StagBest)
+	w.Floats(s.StagMed)
+	w.Ints(s.FlatGens)
+	w.Int(s.FlatPos)
+	w.Int(s.FlatN)
+	encodeReasons(w, s.Stop)
 
 	// Version 2 (versionInject): the runaway criterion and injected points.
 	w.Int(c.Termination.MaxFailedGenerations)
-	w.Int(e.failedGens)
-	encodeInjections(w, e.injQueue)
-	encodeInjections(w, e.batchInj)
+	w.Int(s.FailedGenerations)
+	encodeInjections(w, s.Queued)
+	encodeInjections(w, s.BatchInjected)
 
 	// Version 3 (versionNumerics): the eigendecomposition's version.
 	w.Int(c.Numerics)
@@ -253,11 +262,11 @@ func (e *ES) encode(w *binenc.Writer, version uint32, given *Step) {
 			w.Floats(rs.Point.Region.Lower)
 			w.Floats(rs.Point.Region.Upper)
 		}
-		w.Int(int(e.regime))
-		writeSigma0(w, e.runSigma0, c.Sigma0)
-		w.Int(e.genLimit)
-		for _, r := range e.runEnds {
-			w.Int(int(regimeOf(r.Regime)))
+		w.Int(regimeNumber(s.Regime))
+		writeSigma0(w, s.RunSigma0, c.Sigma0)
+		w.Int(s.GenLimit)
+		for _, r := range s.RunEnds {
+			w.Int(regimeNumber(r.Regime))
 			writeSigma0(w, r.Sigma0, c.Sigma0)
 		}
 	}
@@ -287,6 +296,17 @@ func readSigma0(r *binenc.Reader, sigma0 float64) float64 {
 	return v
 }
 
+// regimeNumber is the number version 7 writes for a regime's name
+// (regimeCount, which decoding refuses, for a name it does not know).
+func regimeNumber(name string) int {
+	for r, n := range regimeNames {
+		if n == name {
+			return r
+		}
+	}
+	return int(regimeCount)
+}
+
 // readRegime reads a regime's number (version 7).
 func readRegime(r *binenc.Reader) regime {
 	v := r.Int()
@@ -297,16 +317,16 @@ func readRegime(r *binenc.Reader) regime {
 	return regime(v)
 }
 
-func encodeInjections(w *binenc.Writer, q []injection) {
+func encodeInjections(w *binenc.Writer, q []Injection) {
 	w.Int(len(q))
 	for _, in := range q {
-		w.Bool(in.clip)
-		w.Floats(in.x)
+		w.Bool(in.Clip)
+		w.Floats(in.X)
 	}
 }
 
 // decodeInjections reads at most lambda injected points of dimension n.
-func decodeInjections(r *binenc.Reader, lambda, n int, b *Bounds) []injection {
+func decodeInjections(r *binenc.Reader, lambda, n int, b *Bounds) []Injection {
 	k := r.Int()
 	if r.Err() != nil {
 		return nil
@@ -315,13 +335,13 @@ func decodeInjections(r *binenc.Reader, lambda, n int, b *Bounds) []injection {
 		r.Fail("%d injected points, λ = %d", k, lambda)
 		return nil
 	}
-	var q []injection
+	var q []Injection
 	for range k {
-		in := injection{clip: r.Bool(), x: r.Floats()}
+		in := Injection{Clip: r.Bool(), X: r.Floats()}
 		if r.Err() != nil {
 			return nil
 		}
-		if err := checkPoint(in.x, n, b); err != nil {
+		if err := checkPoint(in.X, n, b); err != nil {
 			r.Fail("injected point: %v", err)
 			return nil
 		}
@@ -439,17 +459,15 @@ func Unmarshal(blob []byte) (*ES, error) {
 	return e, nil
 }
 
-// UnmarshalFrom and MarshalTo let a wrapping package (selfcma) embed an ES
-// in its own encoding.
+// MarshalTo lets a wrapping package (selfcma) embed an ES in its own
+// encoding (UnmarshalFromVersion reads it).
+
 func (e *ES) MarshalTo(w *binenc.Writer) { e.encode(w, stateVersion, nil) }
 
 // MarshalToAfter is MarshalTo for an ES whose C the kept Step s may give
 // (s.Replay with s.Hyper; nil: none): C is then left out, and
 // UnmarshalFromVersionAfter, handed the same Step, replays it.
 func (e *ES) MarshalToAfter(w *binenc.Writer, s *Step) { e.encode(w, stateVersion, s) }
-
-// UnmarshalFrom decodes an ES embedded with MarshalTo by this code.
-func UnmarshalFrom(r *binenc.Reader) (*ES, error) { return decode(r, stateVersion, nil) }
 
 // UnmarshalFromVersion decodes an ES embedded with MarshalTo by a version
 // of this code whose EncodingVersion was version (1 to EncodingVersion).
@@ -465,216 +483,4 @@ func UnmarshalFromVersionAfter(r *binenc.Reader, version uint32, s *Step) (*ES, 
 		return nil, fmt.Errorf("cmaes: encoding version %d, want 1 to %d: %w", version, stateVersion, binenc.ErrCorrupt)
 	}
 	return decode(r, version, s)
-}
-
-func decode(r *binenc.Reader, version uint32, given *Step) (*ES, error) {
-	var c Config
-	c.X0 = r.Floats()
-	c.Sigma0 = r.Float()
-	c.Lambda = r.Int()
-	c.Seed = r.Uint64()
-	if r.Bool() {
-		c.Bounds = &Bounds{Lower: r.Floats(), Upper: r.Floats()}
-	}
-	t := &c.Termination
-	t.MaxEvaluations = r.Int()
-	t.HasTarget = r.Bool()
-	t.TargetFitness = r.Float()
-	t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma = r.Float(), r.Float(), r.Float(), r.Float()
-	t.NoEffectAxis, t.NoEffectCoord, t.NoStagnation, t.NoEqualFunVal = r.Bool(), r.Bool(), r.Bool(), r.Bool()
-	c.Restarts.IPOP = r.Bool()
-	c.Restarts.Max = r.Int()
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	n := len(c.X0)
-	e := &ES{cfg: c, term: c.Termination.resolved(c.Sigma0), src: &rand.PCG{}}
-	if err := e.src.UnmarshalBinary(r.Bytes()); err != nil {
-		return nil, fmt.Errorf("random stream: %w", err)
-	}
-	e.rnd = rand.New(e.src)
-	lambda := r.Int()
-	// The pending batch (λ·n values) must still be in the blob, or be one
-	// that version 5 samples again: check before allocating for it. So
-	// must C (n(n+1)/2 values or more), unless version 6 may have left it
-	// out for the given Step's C, of the same n, which was in the blob.
-	batchMax := r.Remaining() / 8
-	if version >= versionRecompute {
-		batchMax = max(batchMax, maxResampled(n))
-	}
-	cInBlob := version < versionStepDerived || given == nil || len(given.PC) != n
-	if r.Err() != nil || lambda < 2 || lambda > batchMax/n || cInBlob && n > r.Remaining()/(4*(n+1)) {
-		return nil, fmt.Errorf("population size %d: %w", lambda, binenc.ErrCorrupt)
-	}
-	if err := e.startRun(lambda); err != nil {
-		return nil, err
-	}
-	e.hyp = Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
-	e.mean = r.Floats()
-	e.sigma = r.Float()
-	cData := decodeC(r, version, given, n)
-	// Version 5 (versionRecompute): B and D may be left out, to decompose C.
-	readBD := version < versionRecompute || !r.Bool()
-	var bData []float64
-	if readBD {
-		bData, e.d = r.Floats(), r.Floats()
-	}
-	e.pSigma, e.pc = r.Floats(), r.Floats()
-	e.t, e.generation, e.evaluations, e.run = r.Int(), r.Int(), r.Int(), r.Int()
-	k := r.Int()
-	if k < 0 || k > 1<<20 {
-		r.Fail("%d run ends", k)
-	}
-	for range k {
-		if r.Err() != nil {
-			break
-		}
-		e.runEnds = append(e.runEnds, RunEnd{Generation: r.Int(), Lambda: r.Int(), Reasons: decodeReasons(r)})
-	}
-	// Version 5: the batch may be left out, to be sampled again.
-	resampled := version >= versionRecompute && r.Bool()
-	var arx []float64
-	if resampled {
-		e.batchSum = r.Uint64()
-	} else {
-		arx = r.Floats()
-	}
-	e.hasBest = r.Bool()
-	e.best = Best{X: r.Floats(), F: r.Float(), Generation: r.Int()}
-	funHist := r.Floats()
-	e.funPos, e.funN = r.Int(), r.Int()
-	e.stagBest, e.stagMed = r.Floats(), r.Floats()
-	flat := r.Ints()
-	e.flatPos, e.flatN = r.Int(), r.Int()
-	e.stopWhy = decodeReasons(r)
-	if version >= versionInject {
-		c.Termination.MaxFailedGenerations = r.Int()
-		e.cfg.Termination.MaxFailedGenerations = c.Termination.MaxFailedGenerations
-		e.term = c.Termination.resolved(c.Sigma0)
-		e.failedGens = r.Int()
-		e.injQueue = decodeInjections(r, lambda, n, c.Bounds)
-		e.batchInj = decodeInjections(r, lambda, n, c.Bounds)
-	}
-	e.cfg.Numerics = NumericsDsyev // versions 1 and 2: every ES had dsyev
-	if version >= versionNumerics {
-		e.cfg.Numerics = r.Int()
-		if r.Err() == nil && (e.cfg.Numerics == 0 || validNumerics(e.cfg.Numerics) != nil) {
-			r.Fail("numerics version %d", e.cfg.Numerics)
-		}
-	}
-	// Versions 1 to 6: the first run default, the others IPOP's large runs,
-	// all from Sigma0, without a generation limit.
-	e.runSigma0 = c.Sigma0
-	if e.run > 0 {
-		e.regime = regimeLarge
-	}
-	for i := range e.runEnds {
-		e.runEnds[i].Regime, e.runEnds[i].Sigma0 = RegimeLarge, c.Sigma0
-		if i == 0 {
-			e.runEnds[i].Regime = RegimeDefault
-		}
-	}
-	if version >= versionRestarts {
-		rs := &e.cfg.Restarts
-		if e.cfg.Active = r.Bool(); e.cfg.Active && r.Err() == nil {
-			// startRun above took the parameters of Algorithm 1: the
-			// active ones replace them (NewParamsActive).
-			p, err := NewParamsActive(n, lambda, true)
-			if err != nil {
-				return nil, err
-			}
-			e.p = p
-		}
-		rs.BIPOP = r.Bool()
-		rs.IncPopSize = r.Float()
-		rs.Point.Uniform = r.Bool()
-		if r.Bool() {
-			rs.Point.Region = &Bounds{Lower: r.Floats(), Upper: r.Floats()}
-		}
-		if r.Err() == nil {
-			if err := e.cfg.validateRestarts(); err != nil {
-				return nil, fmt.Errorf("config: %w", err)
-			}
-		}
-		e.regime = readRegime(r)
-		e.runSigma0 = readSigma0(r, c.Sigma0)
-		e.genLimit = r.Int()
-		for i := range e.runEnds {
-			e.runEnds[i].Regime = readRegime(r).String()
-			e.runEnds[i].Sigma0 = readSigma0(r, c.Sigma0)
-		}
-		if r.Err() == nil && (e.genLimit < 0 || (e.regime == regimeDefault) != (e.run == 0)) {
-			r.Fail("generation limit %d, regime %v of run %d", e.genLimit, e.regime, e.run)
-		}
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	e.tallyRuns()
-	// Every length must match the dimension and λ.
-	switch {
-	case !e.hyp.Valid():
-		return nil, fmt.Errorf("hyper-parameters out of range: %w", binenc.ErrCorrupt)
-	case len(e.mean) != n || len(e.pSigma) != n || len(e.pc) != n || len(cData) != n*n,
-		readBD && (len(e.d) != n || len(bData) != n*n),
-		resampled && lambda*n > maxResampled(n), !resampled && len(arx) != lambda*n,
-		e.hasBest && len(e.best.X) != n,
-		len(funHist) != len(e.funHist) || len(flat) != len(e.flatGens),
-		len(e.stagBest) != len(e.stagMed) || len(e.stagBest) > stagMax,
-		e.funPos < 0 || e.funPos >= len(funHist) || e.funN < 0 || e.funN > len(funHist),
-		e.flatPos < 0 || e.flatPos >= len(flat) || e.flatN < 0 || e.flatN > len(flat),
-		!(e.sigma > 0), e.t < 0, e.generation < 0, e.evaluations < 0, e.run < 0, e.failedGens < 0:
-		return nil, fmt.Errorf("inconsistent lengths or counters: %w", binenc.ErrCorrupt)
-	}
-	e.c = mat.NewSymDense(n, cData)
-	e.funHist, e.flatGens = funHist, flat
-	if readBD {
-		e.b = mat.NewDense(n, n, bData)
-	} else {
-		// The update's decomposition of the same C bits, by the same code
-		// and numerics version: the same B and D.
-		if !finiteSym(e.c) || !e.decompose(e.c) {
-			return nil, fmt.Errorf("C does not decompose: %w", binenc.ErrCorrupt)
-		}
-		e.bdFromC = true
-	}
-	if resampled {
-		// The batch as sample drew it from the stream before it; then its
-		// injected points, as takeInjections put them.
-		e.batchSrc = *e.src
-		e.drawBatch()
-		for k, in := range e.batchInj {
-			e.genotypeInto(e.arx.RawRowView(k), in.x)
-		}
-		arx = e.arx.RawMatrix().Data
-		if batchChecksum(e.arx) != e.batchSum {
-			return nil, fmt.Errorf("the batch sampled again differs from the one handed out: %w", binenc.ErrCorrupt)
-		}
-		e.batchFresh = true
-	} else {
-		e.arx = mat.NewDense(lambda, n, arx)
-		if e.pheno != nil {
-			ph := e.pheno.RawMatrix()
-			for k := range lambda {
-				transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], arx[k*n:(k+1)*n], e.cfg.Bounds)
-			}
-		}
-	}
-	// An injected candidate is the genotype of its point, handed out as given.
-	g := make([]float64, n)
-	for k, in := range e.batchInj {
-		e.genotypeInto(g, in.x)
-		for i := range n {
-			if !sameBits(g[i], arx[k*n+i]) {
-				return nil, fmt.Errorf("injected candidate %d differs from its point: %w", k, binenc.ErrCorrupt)
-			}
-		}
-		if e.pheno != nil {
-			copy(e.pheno.RawRowView(k), in.x)
-		}
-	}
-	return e, nil
 }

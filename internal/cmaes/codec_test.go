@@ -297,7 +297,7 @@ func TestStepDerivedC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i, j := symBitsDiffer(d.c, e.c); i >= 0 {
+	if i, j := symBitsDiffer(d.s.C, e.s.C); i >= 0 {
 		t.Fatalf("replayed C(%d, %d) differs", i, j)
 	}
 	if again := encodeAs(d, stateVersion); !bytes.Equal(again, full) {

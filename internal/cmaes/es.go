@@ -71,87 +71,31 @@ type RunEnd struct {
 	Sigma0     float64 // σ the run started with (Config.Sigma0 but for a small run)
 }
 
-// ES is a CMA-ES with an ask/tell interface. It is not safe for concurrent
-// use.
+// ES is a CMA-ES with an ask/tell interface: its State (state.go), plain
+// data, and what follows from it and the workspaces of a generation. It is
+// not safe for concurrent use.
 type ES struct {
-	cfg  Config
+	s State
+
+	// Derived from s (Restore recomputes them).
 	term Termination // resolved tolerances
-	p    Params
-	hyp  Hyper // rates for the next update
-
-	src *rand.PCG
-	rnd *rand.Rand
-
-	// The distribution, Algorithm 1 line 2.
-	mean   []float64
-	sigma  float64
-	c      *mat.SymDense
-	b      *mat.Dense // eigenvectors of C, as columns
-	d      []float64  // square roots of the eigenvalues of C
-	pSigma []float64
-	pc     []float64
-	t      int // generations of the current run (t of Algorithm 1)
-	// bdFromC: B and D are what decompose returns for the bits of C with
-	// the ES's numerics version (set by an update that the safeguards left
-	// alone), so an encoding may leave them out and its decoder recompute
-	// them bit for bit (codec.go, version 5).
-	bdFromC bool
-
-	generation  int // generations told over all runs; id of the pending batch
-	evaluations int
-	run         int
-	runEnds     []RunEnd
-
-	// Restarts (restart.go): the current run's regime, the σ it started
-	// with and its generation limit (0: none; BIPOP's maxiter); the
-	// evaluations of the ended runs counted as small (the first run
-	// included) and as large, and the large runs so far, current included
-	// (all three follow from runEnds and regime: tallyRuns).
-	regime     regime
-	runSigma0  float64
-	genLimit   int
+	p    Params      // of n, the current λ and Active
+	rnd  *rand.Rand  // over s.Rand
+	// Restarts (restart.go): the evaluations of the ended runs counted as
+	// small (the first run included) and as large, and the large runs so
+	// far, current included (tallyRuns).
 	smallEvals int
 	largeEvals int
 	largeRuns  int
+	pheno      *mat.Dense // with bounds, the images of s.Batch handed out
 
-	// The pending batch: λ×n genotypes (row k is x_k of line 4) and, with
-	// bounds, the phenotypes handed out.
-	arx   *mat.Dense
-	pheno *mat.Dense
-	// batchFresh: the pending batch is what sample made from batchSrc, the
-	// random stream before it, and the current m, σ, B, D (a Tell that
-	// changes them without sampling again, as a stop does, clears it);
-	// batchSum is batchChecksum of it. An encoding may then leave the batch
-	// out and its decoder sample it again (codec.go, version 5).
-	batchFresh bool
-	batchSrc   rand.PCG
-	batchSum   uint64
-
-	best    Best
-	hasBest bool
-
-	// Histories of the termination criteria.
-	funHist   []float64 // best of each recent generation (ring, newest at funPos−1)
-	funPos    int
-	funN      int
-	stagBest  []float64 // best and median of each generation of the run, ≤ stagMax
-	stagMed   []float64
-	flatGens  []int // generations whose best and ⌈λ/4⌉-th values were equal (ring)
-	flatPos   int
-	flatN     int
-	stopWhy   []StopReason
+	// Not part of the state: what the last update used (a kept Step for
+	// selfcma), the injected batch with clipped steps that the update uses,
+	// and the buffers of a generation.
 	lastStep  Step
 	stepValid bool
-
-	// Injected points (inject.go): those waiting for the next batch, those
-	// that replaced candidates 0, 1, ... of the pending batch, and the
-	// batch with clipped steps that the update uses.
-	injQueue   []injection
-	batchInj   []injection
-	injX       *mat.Dense
-	failedGens int // consecutive generations whose every value was NaN
-
-	scratch scratch
+	injX      *mat.Dense
+	scratch   scratch
 }
 
 // scratch holds buffers reused every generation (not part of the state).
@@ -190,18 +134,18 @@ func New(cfg Config) (*ES, error) {
 	if cfg.Numerics == 0 {
 		cfg.Numerics = NumericsLatest
 	}
-	e := &ES{cfg: cfg, term: cfg.Termination.resolved(cfg.Sigma0)}
-	e.injQueue = appendInjections(nil, cfg.Inject, true) // the first batch takes them
-	e.cfg.Inject = nil
-	e.src = rand.NewPCG(cfg.Seed, 0x5e1fc3a)
-	e.rnd = rand.New(e.src)
+	e := &ES{s: State{Config: cfg}, term: cfg.Termination.resolved(cfg.Sigma0)}
+	e.s.Queued = appendInjections(nil, cfg.Inject, true) // the first batch takes them
+	e.s.Config.Inject = nil
+	e.s.Rand = *rand.NewPCG(cfg.Seed, 0x5e1fc3a)
+	e.rnd = rand.New(&e.s.Rand)
 	if err := e.startRun(cfg.Lambda); err != nil {
 		return nil, err
 	}
-	e.regime, e.runSigma0 = regimeDefault, cfg.Sigma0
+	e.s.Regime, e.s.RunSigma0 = RegimeDefault, cfg.Sigma0
 	if cfg.Restarts.BIPOP {
 		// pycma's first run has its default maxiter too.
-		e.genLimit = maxIter0(len(cfg.X0), e.popsize0())
+		e.s.GenLimit = maxIter0(len(cfg.X0), e.popsize0())
 	}
 	e.sample()
 	return e, nil
@@ -210,32 +154,32 @@ func New(cfg Config) (*ES, error) {
 // startRun sets the distribution to its initial state (Algorithm 1, line 2)
 // for population size lambda.
 func (e *ES) startRun(lambda int) error {
-	n := len(e.cfg.X0)
-	p, err := NewParamsActive(n, lambda, e.cfg.Active)
+	n := len(e.s.Config.X0)
+	p, err := NewParamsActive(n, lambda, e.s.Config.Active)
 	if err != nil {
 		return err
 	}
 	e.p = p
-	e.hyp = p.Hyper()
-	e.mean = append(e.mean[:0], e.cfg.X0...)
-	e.sigma = e.cfg.Sigma0
-	e.c = mat.NewSymDense(n, nil)
-	e.b = mat.NewDense(n, n, nil)
-	e.d = make([]float64, n)
+	e.s.Hyper = p.Hyper()
+	e.s.Mean = append(e.s.Mean[:0], e.s.Config.X0...)
+	e.s.Sigma = e.s.Config.Sigma0
+	e.s.C = mat.NewSymDense(n, nil)
+	e.s.B = mat.NewDense(n, n, nil)
+	e.s.D = make([]float64, n)
 	for i := range n {
-		e.c.SetSym(i, i, 1)
-		e.b.Set(i, i, 1)
-		e.d[i] = 1
+		e.s.C.SetSym(i, i, 1)
+		e.s.B.Set(i, i, 1)
+		e.s.D[i] = 1
 	}
-	e.bdFromC = false // B = I, D = 1 set directly, not decomposed
-	e.pSigma = make([]float64, n)
-	e.pc = make([]float64, n)
-	e.t = 0
-	e.funHist = make([]float64, 10+int(math.Ceil(30*float64(n)/float64(p.Lambda))))
-	e.funPos, e.funN = 0, 0
-	e.stagBest, e.stagMed = e.stagBest[:0], e.stagMed[:0]
-	e.flatGens = make([]int, 10+n)
-	e.flatPos, e.flatN = 0, 0
+	e.s.DecomposedC = false // B = I, D = 1 set directly, not decomposed
+	e.s.PSigma = make([]float64, n)
+	e.s.PC = make([]float64, n)
+	e.s.T = 0
+	e.s.FunHist = make([]float64, 10+int(math.Ceil(30*float64(n)/float64(p.Lambda))))
+	e.s.FunPos, e.s.FunN = 0, 0
+	e.s.StagBest, e.s.StagMed = e.s.StagBest[:0], e.s.StagMed[:0]
+	e.s.FlatGens = make([]int, 10+n)
+	e.s.FlatPos, e.s.FlatN = 0, 0
 	e.stepValid = false
 	e.allocScratch()
 	return nil
@@ -243,8 +187,8 @@ func (e *ES) startRun(lambda int) error {
 
 func (e *ES) allocScratch() {
 	n, l := e.p.N, e.p.Lambda
-	e.arx = mat.NewDense(l, n, nil)
-	if e.cfg.Bounds != nil {
+	e.s.Batch = mat.NewDense(l, n, nil)
+	if e.s.Config.Bounds != nil {
 		e.pheno = mat.NewDense(l, n, nil)
 	} else {
 		e.pheno = nil
@@ -267,11 +211,10 @@ func (e *ES) allocScratch() {
 // sample draws the batch of the current generation (drawBatch) and puts
 // the waiting injected points in it.
 func (e *ES) sample() {
-	e.batchSrc = *e.src
+	e.s.BatchRand = e.s.Rand
 	e.drawBatch()
 	e.takeInjections()
-	e.batchSum = batchChecksum(e.arx)
-	e.batchFresh = true
+	e.s.BatchDrawn = true
 }
 
 // drawBatch draws x_k = m + σ B D z_k, z_k ~ N(0, I) (Algorithm 1, line 4),
@@ -284,29 +227,29 @@ func (e *ES) drawBatch() {
 	for k := range l {
 		row := z.Data[k*z.Stride : k*z.Stride+n]
 		for i := range row {
-			row[i] = e.rnd.NormFloat64() * e.d[i]
+			row[i] = e.rnd.NormFloat64() * e.s.D[i]
 		}
 	}
 	// Row k of Y is (B D z_k)ᵀ = (D z_k)ᵀ Bᵀ. From NumericsDC on, by the
 	// numerics version's own product (its summation order is part of the
 	// version).
-	y, x := e.scratch.y.RawMatrix(), e.arx.RawMatrix()
-	if e.cfg.Numerics >= NumericsDC {
-		b := e.b.RawMatrix()
+	y, x := e.scratch.y.RawMatrix(), e.s.Batch.RawMatrix()
+	if e.s.Config.Numerics >= NumericsDC {
+		b := e.s.B.RawMatrix()
 		e.scratch.prod.MulTransB(l, n, n, z.Data, z.Stride, b.Data, b.Stride, y.Data, y.Stride)
 	} else {
-		e.scratch.y.Mul(e.scratch.z, e.b.T())
+		e.scratch.y.Mul(e.scratch.z, e.s.B.T())
 	}
 	for k := range l {
 		yr, xr := y.Data[k*y.Stride:k*y.Stride+n], x.Data[k*x.Stride:k*x.Stride+n]
 		for i := range xr {
-			xr[i] = e.mean[i] + e.sigma*yr[i]
+			xr[i] = e.s.Mean[i] + e.s.Sigma*yr[i]
 		}
 	}
 	if e.pheno != nil {
 		ph := e.pheno.RawMatrix()
 		for k := range l {
-			transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], x.Data[k*x.Stride:k*x.Stride+n], e.cfg.Bounds)
+			transformInto(ph.Data[k*ph.Stride:k*ph.Stride+n], x.Data[k*x.Stride:k*x.Stride+n], e.s.Config.Bounds)
 		}
 	}
 }
@@ -330,7 +273,7 @@ func batchChecksum(x *mat.Dense) uint64 {
 // Ask returns the points of the pending generation, as fresh slices: the
 // same points until the generation is told.
 func (e *ES) Ask() [][]float64 {
-	src := e.arx
+	src := e.s.Batch
 	if e.pheno != nil {
 		src = e.pheno
 	}
@@ -339,7 +282,7 @@ func (e *ES) Ask() [][]float64 {
 
 // Genotypes returns the untransformed points of the pending generation (the
 // points the update uses; equal to Ask without bounds).
-func (e *ES) Genotypes() [][]float64 { return rows(e.arx) }
+func (e *ES) Genotypes() [][]float64 { return rows(e.s.Batch) }
 
 func rows(m *mat.Dense) [][]float64 {
 	r, c := m.Dims()
@@ -359,7 +302,7 @@ func (e *ES) SetHyper(h Hyper) error {
 	if !h.Valid() {
 		return fmt.Errorf("cmaes: hyper-parameters %+v out of range", h)
 	}
-	e.hyp = h
+	e.s.Hyper = h
 	return nil
 }
 
@@ -369,14 +312,14 @@ func (e *ES) SetHyper(h Hyper) error {
 // restarts if configured, and samples the next batch. A generation whose
 // values are all NaN leaves the distribution unchanged and is sampled anew.
 func (e *ES) Tell(fitness []float64) (Record, error) {
-	if len(e.stopWhy) > 0 {
+	if len(e.s.Stop) > 0 {
 		return Record{}, ErrStopped
 	}
 	if len(fitness) != e.p.Lambda {
 		return Record{}, fmt.Errorf("cmaes: %d fitness values, want λ = %d", len(fitness), e.p.Lambda)
 	}
-	rec := Record{Generation: e.generation, Run: e.run, Regime: e.regime.String(), Lambda: e.p.Lambda, Hyper: e.hyp, Injected: len(e.batchInj)}
-	e.batchFresh = false // until sample draws the next batch
+	rec := Record{Generation: e.s.Generation, Run: e.s.Run, Regime: e.s.Regime, Lambda: e.p.Lambda, Hyper: e.s.Hyper, Injected: len(e.s.BatchInjected)}
+	e.s.BatchDrawn = false // until sample draws the next batch
 	order := e.rank(fitness)
 	nFinite := 0
 	for _, f := range fitness {
@@ -388,36 +331,36 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 	if nFinite > 0 {
 		e.recordBest(fitness, order)
 		if !e.update(order) {
-			e.stopWhy = append(e.stopWhy, StopReason{Name: StopNumerical, Value: float64(e.generation)})
+			e.s.Stop = append(e.s.Stop, StopReason{Name: StopNumerical, Value: float64(e.s.Generation)})
 		}
 	}
-	e.generation++
-	e.evaluations += e.p.Lambda
-	rec.Evaluations = e.evaluations
+	e.s.Generation++
+	e.s.Evaluations += e.p.Lambda
+	rec.Evaluations = e.s.Evaluations
 	rec.Best, rec.Median = genStats(fitness, order, nFinite, &e.scratch.sorted)
 	rec.BestSoFar = math.NaN()
-	if e.hasBest {
-		rec.BestSoFar = e.best.F
+	if e.s.HasBest {
+		rec.BestSoFar = e.s.Best.F
 	}
 	switch {
 	case nFinite > 0:
-		e.failedGens = 0
-		if len(e.stopWhy) == 0 {
+		e.s.FailedGenerations = 0
+		if len(e.s.Stop) == 0 {
 			e.checkStop(fitness, order, rec.Best, rec.Median)
 		}
 	default:
 		e.checkFailedStop()
 	}
-	rec.Sigma, rec.AxisRatio = e.sigma, e.AxisRatio()
+	rec.Sigma, rec.AxisRatio = e.s.Sigma, e.AxisRatio()
 	e.recordDistribution(&rec)
-	if len(e.stopWhy) > 0 && e.mayRestart() {
+	if len(e.s.Stop) > 0 && e.mayRestart() {
 		if err := e.restart(rec.Generation); err != nil {
 			return Record{}, err
 		}
 		rec.Restarted = true
 	}
-	rec.Stop = append([]StopReason(nil), e.stopWhy...)
-	if len(e.stopWhy) == 0 {
+	rec.Stop = append([]StopReason(nil), e.s.Stop...)
+	if len(e.s.Stop) == 0 {
 		e.sample()
 	}
 	return rec, nil
@@ -442,13 +385,13 @@ func (e *ES) rank(fitness []float64) []int {
 
 func (e *ES) recordBest(fitness []float64, order []int) {
 	k := order[0]
-	if f := fitness[k]; !e.hasBest || f < e.best.F {
-		src := e.arx
+	if f := fitness[k]; !e.s.HasBest || f < e.s.Best.F {
+		src := e.s.Batch
 		if e.pheno != nil {
 			src = e.pheno
 		}
-		e.best = Best{X: append(e.best.X[:0:0], src.RawRowView(k)...), F: f, Generation: e.generation}
-		e.hasBest = true
+		e.s.Best = Best{X: append(e.s.Best.X[:0:0], src.RawRowView(k)...), F: f, Generation: e.s.Generation}
+		e.s.HasBest = true
 	}
 }
 
@@ -477,12 +420,12 @@ func (e *ES) update(order []int) bool {
 	x := xm.RawMatrix()
 
 	// Keep what a replay of this update needs (Algorithm 3, line 3).
-	st.C.CopySym(e.c)
-	copy(st.PC, e.pc)
-	copy(st.Mean, e.mean)
+	st.C.CopySym(e.s.C)
+	copy(st.PC, e.s.PC)
+	copy(st.Mean, e.s.Mean)
 	st.X.Copy(xm)
 	copy(st.Order, order)
-	st.Hyper, st.MuW, st.Sigma = e.hyp, p.MuW, e.sigma
+	st.Hyper, st.MuW, st.Sigma = e.s.Hyper, p.MuW, e.s.Sigma
 
 	// Line 8: m' = Σ w_i x_{i:λ}; y_w = (m' − m)/σ.
 	mNew := e.scratch.vec
@@ -496,13 +439,13 @@ func (e *ES) update(order []int) bool {
 		}
 	}
 	for j := range st.Yw {
-		st.Yw[j] = (mNew[j] - e.mean[j]) / e.sigma
+		st.Yw[j] = (mNew[j] - e.s.Mean[j]) / e.s.Sigma
 	}
 
 	// Line 9: p_σ ← (1 − c_σ) p_σ + √(c_σ(2 − c_σ) μ_w) C^{−1/2} y_w,
 	// with C^{−1/2} = B D^{−1} Bᵀ.
 	bty := e.scratch.vec2
-	bm := e.b.RawMatrix()
+	bm := e.s.B.RawMatrix()
 	for k := range n {
 		bty[k] = 0
 	}
@@ -514,7 +457,7 @@ func (e *ES) update(order []int) bool {
 		}
 	}
 	for k := range n {
-		bty[k] /= e.d[k]
+		bty[k] /= e.s.D[k]
 	}
 	cs := math.Sqrt(p.CSigma * (2 - p.CSigma) * p.MuW)
 	var psNorm2 float64
@@ -525,19 +468,19 @@ func (e *ES) update(order []int) bool {
 		for k := range n {
 			s += row[k] * bty[k]
 		}
-		psNew[i] = (1-p.CSigma)*e.pSigma[i] + cs*s
+		psNew[i] = (1-p.CSigma)*e.s.PSigma[i] + cs*s
 		psNorm2 += psNew[i] * psNew[i]
 	}
 	psNorm := math.Sqrt(psNorm2)
 
 	// Line 10: h_σ.
 	st.HSigma = 0
-	if psNorm < math.Sqrt(1-math.Pow(1-p.CSigma, 2*float64(e.t+1)))*(1.4+2/float64(n+1))*p.ChiN {
+	if psNorm < math.Sqrt(1-math.Pow(1-p.CSigma, 2*float64(e.s.T+1)))*(1.4+2/float64(n+1))*p.ChiN {
 		st.HSigma = 1
 	}
 
 	// Line 12: C_μ = Σ w_i y_i y_iᵀ, y_i = (x_{i:λ} − m)/σ.
-	cMuInto(st.CMu, e.scratch.ymu, xm, order, e.mean, e.sigma, p.Weights)
+	cMuInto(st.CMu, e.scratch.ymu, xm, order, e.s.Mean, e.s.Sigma, p.Weights)
 	st.Active = p.Active
 	if p.Active {
 		// Active CMA-ES: the negative part, under C^t's B and D.
@@ -546,10 +489,10 @@ func (e *ES) update(order []int) bool {
 
 	// Lines 11 and 13: p_c and C, through the same code as a replay.
 	pcNew := e.scratch.vec2
-	st.Replay(e.hyp, pcNew, e.scratch.cNew)
+	st.Replay(e.s.Hyper, pcNew, e.scratch.cNew)
 
 	// Line 14: σ ← σ exp((c_σ/d_σ)(‖p_σ‖/E‖N(0, I)‖ − 1)).
-	sigmaNew := e.sigma * math.Exp(p.CSigma/p.DSigma*(psNorm/p.ChiN-1))
+	sigmaNew := e.s.Sigma * math.Exp(p.CSigma/p.DSigma*(psNorm/p.ChiN-1))
 
 	if !finite(mNew) || !finite(psNew) || !finite(pcNew) || !finiteSym(e.scratch.cNew) || math.IsInf(sigmaNew, 0) || math.IsNaN(sigmaNew) || sigmaNew <= 0 {
 		return false
@@ -557,13 +500,13 @@ func (e *ES) update(order []int) bool {
 	if !e.decompose(e.scratch.cNew) {
 		return false
 	}
-	copy(e.mean, mNew)
-	copy(e.pSigma, psNew)
-	copy(e.pc, pcNew)
-	e.c.CopySym(e.scratch.cNew)
-	e.sigma = sigmaNew
-	e.bdFromC = !e.safeguard()
-	e.t++
+	copy(e.s.Mean, mNew)
+	copy(e.s.PSigma, psNew)
+	copy(e.s.PC, pcNew)
+	e.s.C.CopySym(e.scratch.cNew)
+	e.s.Sigma = sigmaNew
+	e.s.DecomposedC = !e.safeguard()
+	e.s.T++
 	e.stepValid = true
 	return true
 }
@@ -585,7 +528,7 @@ func (e *ES) negativeUpdate(st *Step, x *mat.Dense, order []int) {
 	if y := e.scratch.yneg; y == nil || y.RawMatrix().Rows != n || y.RawMatrix().Cols != k {
 		e.scratch.yneg = mat.NewDense(n, k, nil)
 	}
-	st.WNegSum = cMuNegInto(st.CMuNeg, e.scratch.yneg, x, order, e.mean, e.sigma, e.p.WeightsNeg, e.b, e.d, len(e.batchInj), e.scratch.vec2)
+	st.WNegSum = cMuNegInto(st.CMuNeg, e.scratch.yneg, x, order, e.s.Mean, e.s.Sigma, e.p.WeightsNeg, e.s.B, e.s.D, len(e.s.BatchInjected), e.scratch.vec2)
 }
 
 // decompose sets B and D from the eigendecomposition of c by the ES's
@@ -600,16 +543,16 @@ func (e *ES) decompose(c *mat.SymDense) bool {
 	for i := range n {
 		copy(a.Data[i*a.Stride+i:i*a.Stride+n], src.Data[i*src.Stride+i:i*src.Stride+n])
 	}
-	if !sc.eig.FactorizeVersion(e.cfg.Numerics, n, a.Data, a.Stride, sc.eigVals) {
+	if !sc.eig.FactorizeVersion(e.s.Config.Numerics, n, a.Data, a.Stride, sc.eigVals) {
 		return false
 	}
 	if !finite(sc.eigVals) || !finite(a.Data) {
 		return false
 	}
 	// The eigenvectors are the columns of eigVecs: it becomes B.
-	e.b, sc.eigVecs = sc.eigVecs, e.b
+	e.s.B, sc.eigVecs = sc.eigVecs, e.s.B
 	for i, v := range sc.eigVals {
-		e.d[i] = math.Sqrt(math.Max(v, 0))
+		e.s.D[i] = math.Sqrt(math.Max(v, 0))
 	}
 	return true
 }
@@ -619,23 +562,23 @@ func (e *ES) decompose(c *mat.SymDense) bool {
 // changed C and D.
 func (e *ES) safeguard() bool {
 	n, changed := e.p.N, false
-	lo, hi := e.d[0]*e.d[0], e.d[n-1]*e.d[n-1] // EigenSym sorts ascending
+	lo, hi := e.s.D[0]*e.s.D[0], e.s.D[n-1]*e.s.D[n-1] // EigenSym sorts ascending
 	if lo <= 0 || hi > maxCondition*lo {
 		add := hi/maxCondition - math.Max(lo, 0)
 		for i := range n {
-			e.c.SetSym(i, i, e.c.At(i, i)+add)
-			e.d[i] = math.Sqrt(e.d[i]*e.d[i] + add)
+			e.s.C.SetSym(i, i, e.s.C.At(i, i)+add)
+			e.s.D[i] = math.Sqrt(e.s.D[i]*e.s.D[i] + add)
 		}
 		changed = true
 	}
-	if maxD := e.d[n-1]; e.sigma > maxSigmaOverD*maxD {
-		s := e.sigma / maxD
-		e.sigma /= s
+	if maxD := e.s.D[n-1]; e.s.Sigma > maxSigmaOverD*maxD {
+		s := e.s.Sigma / maxD
+		e.s.Sigma /= s
 		for i := range n {
-			e.pc[i] *= s
-			e.d[i] *= s
+			e.s.PC[i] *= s
+			e.s.D[i] *= s
 		}
-		cm := e.c.RawSymmetric()
+		cm := e.s.C.RawSymmetric()
 		for i := range n {
 			for j := i; j < n; j++ {
 				cm.Data[i*cm.Stride+j] *= s * s
@@ -669,7 +612,7 @@ func finiteSym(c *mat.SymDense) bool {
 // number of generations told as its value, becomes the stop reason, and no
 // restart follows. A stopped ES is left as it is.
 func (e *ES) StopNow() {
-	if len(e.stopWhy) == 0 {
-		e.stopWhy = append(e.stopWhy, StopReason{Name: StopRequested, Value: float64(e.generation)})
+	if len(e.s.Stop) == 0 {
+		e.s.Stop = append(e.s.Stop, StopReason{Name: StopRequested, Value: float64(e.s.Generation)})
 	}
 }

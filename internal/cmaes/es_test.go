@@ -167,7 +167,7 @@ func TestReplayReproducesUpdate(t *testing.T) {
 		if safeguarded {
 			t.Fatalf("generation %d: replayed C differs from C^{t+1}", g)
 		}
-		if !slices.Equal(pc, e.pc) {
+		if !slices.Equal(pc, e.s.PC) {
 			t.Fatalf("generation %d: replayed p_c differs", g)
 		}
 		other := used

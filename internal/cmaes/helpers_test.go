@@ -98,7 +98,7 @@ func checkInvariants(tb testing.TB, e *ES) {
 	if s := e.Sigma(); !(s > 0) || math.IsInf(s, 0) {
 		tb.Fatalf("generation %d: σ = %v", e.Generation(), s)
 	}
-	for _, v := range append(append(e.Mean(), e.pSigma...), e.pc...) {
+	for _, v := range append(append(e.Mean(), e.s.PSigma...), e.s.PC...) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			tb.Fatalf("generation %d: non-finite value in m, p_σ or p_c", e.Generation())
 		}

@@ -50,11 +50,11 @@ import (
 // given (dimension, a value not finite or outside the bounds, too many).
 var ErrInvalidInjection = errors.New("invalid injected point")
 
-// injection is a point waiting in the queue or injected into the pending
+// Injection is a point waiting in the queue or injected into the pending
 // batch.
-type injection struct {
-	x    []float64 // the point as given (and handed out)
-	clip bool      // clip its step in the update
+type Injection struct {
+	X    []float64 // the point as given (and handed out)
+	Clip bool      // clip its step in the update
 }
 
 // Inject queues points to replace candidates of the next batch sampled
@@ -70,27 +70,27 @@ type injection struct {
 // the point given, unchanged. On an error (wrapping ErrInvalidInjection)
 // nothing is queued; a stopped ES returns ErrStopped.
 func (e *ES) Inject(points [][]float64, clip bool) error {
-	if len(e.stopWhy) > 0 {
+	if len(e.s.Stop) > 0 {
 		return ErrStopped
 	}
-	if err := checkInjection(points, len(e.injQueue), e.p.Lambda, e.p.N, e.cfg.Bounds); err != nil {
+	if err := checkInjection(points, len(e.s.Queued), e.p.Lambda, e.p.N, e.s.Config.Bounds); err != nil {
 		return fmt.Errorf("cmaes: inject: %w", err)
 	}
-	e.injQueue = appendInjections(e.injQueue, points, clip)
+	e.s.Queued = appendInjections(e.s.Queued, points, clip)
 	return nil
 }
 
 // Injected returns the number of points waiting for the next batch (a
 // stopped ES keeps them: no batch takes them).
-func (e *ES) Injected() int { return len(e.injQueue) }
+func (e *ES) Injected() int { return len(e.s.Queued) }
 
 // InjectedInBatch returns the number of candidates of the pending batch
 // that are injected points: candidates 0 to InjectedInBatch() − 1.
-func (e *ES) InjectedInBatch() int { return len(e.batchInj) }
+func (e *ES) InjectedInBatch() int { return len(e.s.BatchInjected) }
 
-func appendInjections(q []injection, points [][]float64, clip bool) []injection {
+func appendInjections(q []Injection, points [][]float64, clip bool) []Injection {
 	for _, x := range points {
-		q = append(q, injection{x: append([]float64(nil), x...), clip: clip})
+		q = append(q, Injection{X: append([]float64(nil), x...), Clip: clip})
 	}
 	return q
 }
@@ -128,31 +128,31 @@ func checkPoint(x []float64, n int, b *Bounds) error {
 // or with bounds its preimage under the box transformation (pycma's
 // inverse, the branch in [l − a_l, u + a_u]).
 func (e *ES) genotypeInto(dst, x []float64) {
-	if e.cfg.Bounds == nil {
+	if e.s.Config.Bounds == nil {
 		copy(dst, x)
 		return
 	}
 	for i, v := range x {
-		dst[i] = inverse1(v, e.cfg.Bounds.Lower[i], e.cfg.Bounds.Upper[i])
+		dst[i] = inverse1(v, e.s.Config.Bounds.Lower[i], e.s.Config.Bounds.Upper[i])
 	}
 }
 
 // takeInjections replaces the first candidates of the batch just sampled by
 // the waiting points (called by sample).
 func (e *ES) takeInjections() {
-	e.batchInj = e.batchInj[:0]
-	k := min(len(e.injQueue), e.p.Lambda)
+	e.s.BatchInjected = e.s.BatchInjected[:0]
+	k := min(len(e.s.Queued), e.p.Lambda)
 	if k == 0 {
 		return
 	}
-	for i, in := range e.injQueue[:k] {
-		e.genotypeInto(e.arx.RawRowView(i), in.x)
+	for i, in := range e.s.Queued[:k] {
+		e.genotypeInto(e.s.Batch.RawRowView(i), in.X)
 		if e.pheno != nil {
-			copy(e.pheno.RawRowView(i), in.x)
+			copy(e.pheno.RawRowView(i), in.X)
 		}
-		e.batchInj = append(e.batchInj, in)
+		e.s.BatchInjected = append(e.s.BatchInjected, in)
 	}
-	e.injQueue = append([]injection(nil), e.injQueue[k:]...)
+	e.s.Queued = append([]Injection(nil), e.s.Queued[k:]...)
 }
 
 // clipLength is c_y = √n + 2n/(n + 2), the longest step, in the Mahalanobis
@@ -169,19 +169,19 @@ func clipLength(n int) float64 {
 // y = (x − m)/σ.
 func (e *ES) updatePoints() *mat.Dense {
 	anyClip := false
-	for _, in := range e.batchInj {
-		anyClip = anyClip || in.clip
+	for _, in := range e.s.BatchInjected {
+		anyClip = anyClip || in.Clip
 	}
 	if !anyClip {
-		return e.arx
+		return e.s.Batch
 	}
-	l, n := e.arx.Dims()
+	l, n := e.s.Batch.Dims()
 	if e.injX == nil || e.injX.RawMatrix().Rows != l {
 		e.injX = mat.NewDense(l, n, nil)
 	}
-	e.injX.Copy(e.arx)
-	for k, in := range e.batchInj {
-		if in.clip {
+	e.injX.Copy(e.s.Batch)
+	for k, in := range e.s.BatchInjected {
+		if in.Clip {
 			e.clipStep(e.injX.RawRowView(k))
 		}
 	}
@@ -197,7 +197,7 @@ func (e *ES) clipStep(x []float64) {
 	u := e.scratch.vec
 	var a float64
 	for i := range n {
-		u[i] = x[i] - e.mean[i]
+		u[i] = x[i] - e.s.Mean[i]
 		a = math.Max(a, math.Abs(u[i]))
 	}
 	if a == 0 || math.IsInf(a, 0) {
@@ -208,26 +208,26 @@ func (e *ES) clipStep(x []float64) {
 	}
 	norm := e.mahalanobisNorm(u)
 	cy := clipLength(n)
-	if !(a/e.sigma*norm > cy) {
+	if !(a/e.s.Sigma*norm > cy) {
 		return
 	}
 	f := cy / norm
 	for i := range n {
-		x[i] = e.mean[i] + e.sigma*(f*u[i])
+		x[i] = e.s.Mean[i] + e.s.Sigma*(f*u[i])
 	}
 }
 
 // mahalanobisNorm returns ‖C^{−1/2} v‖ = ‖D^{−1} Bᵀ v‖.
 func (e *ES) mahalanobisNorm(v []float64) float64 {
 	n := e.p.N
-	bm := e.b.RawMatrix()
+	bm := e.s.B.RawMatrix()
 	var s float64
 	for k := range n {
 		var t float64
 		for i := range n {
 			t += bm.Data[i*bm.Stride+k] * v[i]
 		}
-		t /= e.d[k]
+		t /= e.s.D[k]
 		s += t * t
 	}
 	return math.Sqrt(s)

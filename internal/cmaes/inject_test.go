@@ -272,8 +272,8 @@ func TestInjectedStepIsClipped(t *testing.T) {
 		}
 
 		// The generation with the injected points.
-		h, tt := e.Hyper(), e.t
-		ps, pc := append([]float64(nil), e.pSigma...), append([]float64(nil), e.pc...)
+		h, tt := e.Hyper(), e.s.T
+		ps, pc := append([]float64(nil), e.s.PSigma...), append([]float64(nil), e.s.PC...)
 		X = e.Ask()
 		if !sameBitsRows(X[:5], pts) {
 			t.Fatalf("generation %d: the injected points are not handed out as given", g)
@@ -344,7 +344,7 @@ func TestInjectedStepIsClipped(t *testing.T) {
 		if math.Abs(e.Sigma()-wantSigma) > 1e-11*wantSigma {
 			t.Fatalf("generation %d: σ = %.17g, want %.17g", g, e.Sigma(), wantSigma)
 		}
-		near("p_c", e.pc, wantPc, 1+maxAbs(wantPc))
+		near("p_c", e.s.PC, wantPc, 1+maxAbs(wantPc))
 		checkInvariants(t, e)
 	}
 	if clippedSeen < 30 || keptSeen < 30 {
@@ -371,7 +371,7 @@ func TestReplayWithInjectedPoints(t *testing.T) {
 		st := e.LastStep()
 		pc, c := make([]float64, 8), mat.NewSymDense(8, nil)
 		st.Replay(used, pc, c)
-		if !mat.Equal(c, e.C()) || !slices.Equal(pc, e.pc) {
+		if !mat.Equal(c, e.C()) || !slices.Equal(pc, e.s.PC) {
 			t.Fatalf("generation %d: the replay does not reproduce C and p_c", g)
 		}
 	}

@@ -29,9 +29,6 @@ const (
 	NumericsLatest = NumericsDC
 )
 
-// Numerics returns the numerics version of the ES (never 0).
-func (e *ES) Numerics() int { return e.cfg.Numerics }
-
 // validNumerics checks Config.Numerics: 0 (the latest) or a known version.
 func validNumerics(v int) error {
 	switch v {

@@ -54,8 +54,8 @@ func TestUpgradeKeepsNumerics1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Numerics() != NumericsDsyev {
-		t.Fatalf("numerics %d, want %d", e.Numerics(), NumericsDsyev)
+	if e.Config().Numerics != NumericsDsyev {
+		t.Fatalf("numerics %d, want %d", e.Config().Numerics, NumericsDsyev)
 	}
 	again, err := e.MarshalBinary()
 	if err != nil {
@@ -68,14 +68,14 @@ func TestUpgradeKeepsNumerics1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e2.Numerics() != NumericsDsyev {
-		t.Fatalf("re-encoded: numerics %d", e2.Numerics())
+	if e2.Config().Numerics != NumericsDsyev {
+		t.Fatalf("re-encoded: numerics %d", e2.Config().Numerics)
 	}
 	if got := continueHash(t, e2, 20); got != numerics1Continuation {
 		t.Fatalf("re-encoded continuation %s, want %s", got, numerics1Continuation)
 	}
 	e3, _ := Unmarshal(blob)
-	e3.cfg.Numerics = NumericsLatest
+	e3.s.Config.Numerics = NumericsLatest
 	if got := continueHash(t, e3, 20); got == numerics1Continuation {
 		t.Fatal("the latest numerics continue the same: the fixture does not tell versions apart")
 	}
@@ -102,8 +102,8 @@ func TestUpgradeKeepsNumerics2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Numerics() != NumericsBlocked {
-		t.Fatalf("numerics %d, want %d", e.Numerics(), NumericsBlocked)
+	if e.Config().Numerics != NumericsBlocked {
+		t.Fatalf("numerics %d, want %d", e.Config().Numerics, NumericsBlocked)
 	}
 	again, err := e.MarshalBinary()
 	if err != nil {
@@ -116,14 +116,14 @@ func TestUpgradeKeepsNumerics2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e2.Numerics() != NumericsBlocked {
-		t.Fatalf("re-encoded: numerics %d", e2.Numerics())
+	if e2.Config().Numerics != NumericsBlocked {
+		t.Fatalf("re-encoded: numerics %d", e2.Config().Numerics)
 	}
 	if got := continueHash(t, e2, 20); got != numerics2Continuation {
 		t.Fatalf("re-encoded continuation %s, want %s", got, numerics2Continuation)
 	}
 	e3, _ := Unmarshal(blob)
-	e3.cfg.Numerics = NumericsLatest
+	e3.s.Config.Numerics = NumericsLatest
 	if got := continueHash(t, e3, 20); got == numerics2Continuation {
 		t.Fatal("the latest numerics continue the same: the fixture does not tell versions apart")
 	}
@@ -133,11 +133,11 @@ func TestNumericsConfig(t *testing.T) {
 	x0 := uniformX0(1, 5)
 	for _, c := range []struct{ in, want int }{{0, NumericsLatest}, {1, 1}, {2, 2}, {3, 3}} {
 		e := mustNew(t, Config{X0: x0, Sigma0: 1, Numerics: c.in})
-		if e.Numerics() != c.want || e.Config().Numerics != c.want {
-			t.Errorf("Numerics %d: got %d, want %d", c.in, e.Numerics(), c.want)
+		if e.Config().Numerics != c.want || e.Config().Numerics != c.want {
+			t.Errorf("Numerics %d: got %d, want %d", c.in, e.Config().Numerics, c.want)
 		}
 		blob, _ := e.MarshalBinary()
-		if d, err := Unmarshal(blob); err != nil || d.Numerics() != c.want {
+		if d, err := Unmarshal(blob); err != nil || d.Config().Numerics != c.want {
 			t.Errorf("Numerics %d after decoding: %v, %v", c.in, d, err)
 		}
 	}
@@ -181,7 +181,7 @@ func TestDecodeRejectsNumerics(t *testing.T) {
 	}
 	good := append([]byte(nil), blob...)
 	binary.LittleEndian.PutUint64(good[len(good)-12:], uint64(NumericsDsyev))
-	if d, err := Unmarshal(binenc.Reseal(good)); err != nil || d.Numerics() != NumericsDsyev {
+	if d, err := Unmarshal(binenc.Reseal(good)); err != nil || d.Config().Numerics != NumericsDsyev {
 		t.Errorf("numerics %d: %v", NumericsDsyev, err)
 	}
 }

@@ -52,10 +52,10 @@ func checkDecodesSame(t *testing.T, where string, e *ES, n *recomputeCounts) *ES
 	case !bytes.Equal(encodeAs(d, versionPacked), encodeAs(e, versionPacked)):
 		_, db := d.Eigen()
 		_, eb := e.Eigen()
-		t.Fatalf("%s: the decoded state differs (bdFromC %v, batch resampled %v; D %v, want %v)", where, e.bdFromC, e.resampled(), db, eb)
-	case d.bdFromC != e.bdFromC || d.batchFresh != e.batchFresh:
-		t.Fatalf("%s: decoded flags bdFromC %v, batchFresh %v; want %v, %v", where, d.bdFromC, d.batchFresh, e.bdFromC, e.batchFresh)
-	case e.batchFresh && (d.batchSrc != e.batchSrc || d.batchSum != e.batchSum):
+		t.Fatalf("%s: the decoded state differs (bdFromC %v, batch resampled %v; D %v, want %v)", where, e.s.DecomposedC, resampled(e.State()), db, eb)
+	case d.s.DecomposedC != e.s.DecomposedC || d.s.BatchDrawn != e.s.BatchDrawn:
+		t.Fatalf("%s: decoded flags bdFromC %v, batchFresh %v; want %v, %v", where, d.s.DecomposedC, d.s.BatchDrawn, e.s.DecomposedC, e.s.BatchDrawn)
+	case e.s.BatchDrawn && (d.s.BatchRand != e.s.BatchRand || batchChecksum(d.s.Batch) != batchChecksum(e.s.Batch)):
 		t.Fatalf("%s: decoded stream before the batch or its hash differs", where)
 	case !samePoints(d.Ask(), e.Ask()):
 		t.Fatalf("%s: the decoded ES hands out other points", where)
@@ -63,12 +63,12 @@ func checkDecodesSame(t *testing.T, where string, e *ES, n *recomputeCounts) *ES
 	if again, _ := d.MarshalBinary(); !bytes.Equal(again, blob) {
 		t.Fatalf("%s: the decoded ES encodes to other bytes", where)
 	}
-	if e.bdFromC {
+	if e.s.DecomposedC {
 		n.bdLeftOut++
 	} else {
 		n.bdWritten++
 	}
-	if e.resampled() {
+	if resampled(e.State()) {
 		n.batchLeftOut++
 	} else {
 		n.batchWritten++
@@ -177,7 +177,7 @@ func TestVersion5DecodesBitForBit(t *testing.T) {
 				if rec.Restarted {
 					restarts++
 				}
-				if e.LastStep() != nil && !e.bdFromC {
+				if e.LastStep() != nil && !e.s.DecomposedC {
 					counts.safeguarded++
 				}
 				where := fmt.Sprintf("generation %d", g)
@@ -268,13 +268,13 @@ func TestVersion5RefusesAnotherBatch(t *testing.T) {
 	e := mustNew(t, Config{X0: uniformX0(3, 5), Sigma0: 1, Seed: 12})
 	step(t, e, sphere)
 	blob, _ := e.MarshalBinary()
-	if !e.resampled() {
+	if !resampled(e.State()) {
 		t.Fatal("the batch is written")
 	}
 	for name, mutate := range map[string]func(*ES){
-		"hash":   func(e *ES) { e.batchSum ^= 1 },
-		"stream": func(e *ES) { e.batchSrc.Uint64() },
-		"mean":   func(e *ES) { e.mean[2] = math.Nextafter(e.mean[2], 10) },
+		"hash":   func(e *ES) { e.s.Batch.Set(0, 0, e.s.Batch.At(0, 0)+1) },
+		"stream": func(e *ES) { e.s.BatchRand.Uint64() },
+		"mean":   func(e *ES) { e.s.Mean[2] = math.Nextafter(e.s.Mean[2], 10) },
 	} {
 		d, err := Unmarshal(blob)
 		if err != nil {

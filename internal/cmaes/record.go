@@ -15,12 +15,12 @@ func (e *ES) recordDistribution(rec *Record) {
 	n := e.p.N
 	buf := make([]float64, 3*n) // one allocation for the three vectors
 	rec.D, rec.Stds, rec.Mean = buf[:n:n], buf[n:2*n:2*n], buf[2*n:]
-	copy(rec.D, e.d)
+	copy(rec.D, e.s.D)
 	slices.Sort(rec.D) // already ascending; sorted so the record never depends on it
-	cm := e.c.RawSymmetric()
+	cm := e.s.C.RawSymmetric()
 	for i := range n {
-		rec.Stds[i] = e.sigma * math.Sqrt(cm.Data[i*cm.Stride+i])
+		rec.Stds[i] = e.s.Sigma * math.Sqrt(cm.Data[i*cm.Stride+i])
 	}
-	copy(rec.Mean, e.mean)
-	rec.OverallStep = e.sigma * rec.D[n-1]
+	copy(rec.Mean, e.s.Mean)
+	rec.OverallStep = e.s.Sigma * rec.D[n-1]
 }

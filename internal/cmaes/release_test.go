@@ -89,8 +89,8 @@ func TestReleaseContinues(t *testing.T) {
 	} {
 		t.Run(f.path, func(t *testing.T) {
 			blob, e := stateFixture(t, f.path, f.version)
-			if e.Numerics() != NumericsDC || !e.bdFromC || !e.resampled() {
-				t.Fatalf("the fixture: numerics %d, B and D from C %v, batch sampled again %v; want %d, true, true", e.Numerics(), e.bdFromC, e.resampled(), NumericsDC)
+			if e.Config().Numerics != NumericsDC || !e.s.DecomposedC || !resampled(e.State()) {
+				t.Fatalf("the fixture: numerics %d, B and D from C %v, batch sampled again %v; want %d, true, true", e.Config().Numerics, e.s.DecomposedC, resampled(e.State()), NumericsDC)
 			}
 			if again := encodeAs(e, f.version); string(again) != string(blob) {
 				t.Fatalf("the fixture does not encode back to its bytes in version %d", f.version)
@@ -126,7 +126,7 @@ func release7BIPOPES(t *testing.T) *ES {
 			t.Fatal("no small run after a large one")
 		}
 		step(t, e, rastrigin)
-		if e.Regime() == RegimeSmall && e.largeRuns > 0 && e.t == 3 {
+		if e.Regime() == RegimeSmall && e.largeRuns > 0 && e.s.T == 3 {
 			return e
 		}
 	}
@@ -181,8 +181,8 @@ func TestReleaseBIPOPContinues(t *testing.T) {
 		return
 	}
 	blob, e := stateFixture(t, release7BIPOPFixture, versionRestarts)
-	if e.Regime() != RegimeSmall || e.RunSigma0() == e.Config().Sigma0 || e.GenerationLimit() == 0 || !e.Config().Restarts.Point.Uniform {
-		t.Fatalf("the fixture: regime %s, run σ0 %v, limit %d, restart points %+v; want a small run", e.Regime(), e.RunSigma0(), e.GenerationLimit(), e.Config().Restarts.Point)
+	if e.Regime() != RegimeSmall || e.s.RunSigma0 == e.Config().Sigma0 || e.s.GenLimit == 0 || !e.Config().Restarts.Point.Uniform {
+		t.Fatalf("the fixture: regime %s, run σ0 %v, limit %d, restart points %+v; want a small run", e.Regime(), e.s.RunSigma0, e.s.GenLimit, e.Config().Restarts.Point)
 	}
 	if again, _ := e.MarshalBinary(); !bytes.Equal(again, blob) {
 		t.Fatal("the fixture does not encode back to its bytes")

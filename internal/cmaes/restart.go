@@ -50,10 +50,10 @@ const maxRestartValues = 1 << 24
 
 // lambda0 is λ of the first run.
 func (e *ES) lambda0() int {
-	if e.cfg.Lambda != 0 {
-		return e.cfg.Lambda
+	if e.s.Config.Lambda != 0 {
+		return e.s.Config.Lambda
 	}
-	return DefaultLambda(len(e.cfg.X0))
+	return DefaultLambda(len(e.s.Config.X0))
 }
 
 // popsize0 is pycma's popsize0, the base of BIPOP's populations and of
@@ -64,15 +64,15 @@ func (e *ES) lambda0() int {
 // this one 14. IPOP multiplies λ0 itself, as before IncPopSize and BIPOP
 // existed, so that an IPOP session doubles λ exactly as it always did.
 func (e *ES) popsize0() float64 {
-	if e.cfg.Restarts.BIPOP && e.cfg.Lambda == 0 {
-		return 4 + 3*math.Log(float64(len(e.cfg.X0)))
+	if e.s.Config.Restarts.BIPOP && e.s.Config.Lambda == 0 {
+		return 4 + 3*math.Log(float64(len(e.s.Config.X0)))
 	}
 	return float64(e.lambda0())
 }
 
 // incPopSize is Restarts.IncPopSize with its default.
 func (e *ES) incPopSize() float64 {
-	if v := e.cfg.Restarts.IncPopSize; v != 0 {
+	if v := e.s.Config.Restarts.IncPopSize; v != 0 {
 		return v
 	}
 	return DefaultIncPopSize
@@ -116,11 +116,11 @@ func pyFloorDiv(a, b float64) float64 {
 // one: restarts configured, fewer than Max (large) restarts so far, no
 // criterion that a restart does not mend, and the next large λ in memory.
 func (e *ES) mayRestart() bool {
-	rs := e.cfg.Restarts
+	rs := e.s.Config.Restarts
 	if !rs.IPOP && !rs.BIPOP || e.largeRuns >= rs.Max {
 		return false
 	}
-	for _, r := range e.stopWhy {
+	for _, r := range e.s.Stop {
 		switch r.Name {
 		case StopMaxEvaluations, StopTargetFitness, StopNumerical, StopFailedEvaluations:
 			return false
@@ -138,20 +138,20 @@ func (e *ES) mayRestart() bool {
 func (e *ES) restart(gen int) error {
 	// The run's evaluations count as small (the first run too, as in
 	// pycma) or large.
-	evals := e.evaluations - e.smallEvals - e.largeEvals
-	if e.regime == regimeLarge {
+	evals := e.s.Evaluations - e.smallEvals - e.largeEvals
+	if e.s.Regime == RegimeLarge {
 		e.largeEvals += evals
 	} else {
 		e.smallEvals += evals
 	}
-	e.runEnds = append(e.runEnds, RunEnd{Generation: gen, Lambda: e.p.Lambda, Reasons: e.stopWhy,
-		Regime: e.regime.String(), Sigma0: e.runSigma0})
-	e.stopWhy = nil
-	e.run++
+	e.s.RunEnds = append(e.s.RunEnds, RunEnd{Generation: gen, Lambda: e.p.Lambda, Reasons: e.s.Stop,
+		Regime: e.s.Regime, Sigma0: e.s.RunSigma0})
+	e.s.Stop = nil
+	e.s.Run++
 
-	rs, n := e.cfg.Restarts, len(e.cfg.X0)
+	rs, n := e.s.Config.Restarts, len(e.s.Config.X0)
 	inc := e.incPopSize()
-	next, sigma0, limit := regimeLarge, e.cfg.Sigma0, 0
+	next, sigma0, limit := regimeLarge, e.s.Config.Sigma0, 0
 	// pycma: sum(small_i) < bipop · max(1, sum(large_i)), bipop = 1.
 	if rs.BIPOP && e.smallEvals < max(1, e.largeEvals) {
 		next = regimeSmall
@@ -167,7 +167,7 @@ func (e *ES) restart(gen int) error {
 		// takes the last large run's λ, as we do.
 		uSigma := e.rnd.Float64()
 		uLambda := e.rnd.Float64()
-		sigma0 = math.Pow(0.01, uSigma) * e.cfg.Sigma0
+		sigma0 = math.Pow(0.01, uSigma) * e.s.Config.Sigma0
 		mult := math.Pow(inc, float64(e.largeRuns))
 		lambda = max(2, int(e.popsize0()*math.Pow(mult, uLambda*uLambda)))
 		maxIter := math.Min(float64(maxIter0(n, e.popsize0())), 0.5*float64(e.largeEvals)/float64(lambda))
@@ -182,16 +182,16 @@ func (e *ES) restart(gen int) error {
 	if err := e.startRun(lambda); err != nil {
 		return err
 	}
-	e.regime, e.runSigma0, e.genLimit = next, sigma0, limit
-	e.sigma = sigma0
+	e.s.Regime, e.s.RunSigma0, e.s.GenLimit = next.String(), sigma0, limit
+	e.s.Sigma = sigma0
 	if rs.Point.Uniform {
 		region := rs.Point.Region
 		if region == nil {
-			region = e.cfg.Bounds
+			region = e.s.Config.Bounds
 		}
-		for i := range e.mean {
+		for i := range e.s.Mean {
 			lo, up := region.Lower[i], region.Upper[i]
-			e.mean[i] = lo + (up-lo)*e.rnd.Float64()
+			e.s.Mean[i] = lo + (up-lo)*e.rnd.Float64()
 		}
 	}
 	return nil
@@ -205,7 +205,7 @@ func (e *ES) restart(gen int) error {
 func (e *ES) tallyRuns() {
 	e.smallEvals, e.largeEvals, e.largeRuns = 0, 0, 0
 	prev := -1
-	for _, r := range e.runEnds {
+	for _, r := range e.s.RunEnds {
 		evals := (r.Generation - prev) * r.Lambda
 		prev = r.Generation
 		if regimeOf(r.Regime) == regimeLarge {
@@ -215,7 +215,7 @@ func (e *ES) tallyRuns() {
 			e.smallEvals += evals
 		}
 	}
-	if e.regime == regimeLarge {
+	if e.s.Regime == RegimeLarge {
 		e.largeRuns++
 	}
 }

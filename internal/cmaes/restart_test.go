@@ -132,10 +132,10 @@ func checkStarted(t *testing.T, where string, e *ES, want started, x0 []float64)
 	if mean == nil {
 		mean = x0
 	}
-	if e.Regime() != want.regime || e.Params().Lambda != want.lambda || e.Sigma() != want.sigma || e.RunSigma0() != want.sigma ||
-		e.GenerationLimit() != want.maxiter || !equal(e.Mean(), mean) {
+	if e.Regime() != want.regime || e.Params().Lambda != want.lambda || e.Sigma() != want.sigma || e.s.RunSigma0 != want.sigma ||
+		e.s.GenLimit != want.maxiter || !equal(e.Mean(), mean) {
 		t.Fatalf("%s: run %d is %s, λ %d, σ %v, limit %d, m %v; pycma's: %s, λ %d, σ %v, limit %d, m %v", where, e.Run(),
-			e.Regime(), e.Params().Lambda, e.Sigma(), e.GenerationLimit(), e.Mean(), want.regime, want.lambda, want.sigma, want.maxiter, mean)
+			e.Regime(), e.Params().Lambda, e.Sigma(), e.s.GenLimit, e.Mean(), want.regime, want.lambda, want.sigma, want.maxiter, mean)
 	}
 }
 
@@ -157,8 +157,8 @@ func runAgainstPycma(t *testing.T, cfg Config, f func([]float64) float64, maxGen
 		if g == maxGen {
 			t.Fatalf("not stopped after %d generations", maxGen)
 		}
-		src := *e.src
-		limit := e.GenerationLimit()
+		src := e.s.Rand
+		limit := e.s.GenLimit
 		rec := step(t, e, f)
 		runEvals += rec.Lambda
 		runGens++
@@ -181,7 +181,7 @@ func runAgainstPycma(t *testing.T, cfg Config, f func([]float64) float64, maxGen
 		if !rec.Restarted {
 			break
 		}
-		if small, large := e.RegimeEvaluations(); cfg.Restarts.BIPOP && (small != sum(ref.smallI) || large != sum(ref.largeI)) {
+		if small, large := e.smallEvals, e.largeEvals; cfg.Restarts.BIPOP && (small != sum(ref.smallI) || large != sum(ref.largeI)) {
 			t.Fatalf("generation %d: evaluations small %d, large %d; pycma's %d, %d", g, small, large, sum(ref.smallI), sum(ref.largeI))
 		}
 		checkStarted(t, fmt.Sprintf("generation %d", g), e, ref.next(rand.New(&src)), cfg.X0)
@@ -347,11 +347,11 @@ func checkContinues(t *testing.T, where string, e *ES, f func([]float64) float64
 	if again, _ := a.MarshalBinary(); !bytes.Equal(again, blob) {
 		t.Fatalf("%s: the decoded ES encodes to other bytes", where)
 	}
-	if !samePoints(a.Ask(), e.Ask()) || a.Regime() != e.Regime() || a.GenerationLimit() != e.GenerationLimit() {
+	if !samePoints(a.Ask(), e.Ask()) || a.Regime() != e.Regime() || a.s.GenLimit != e.s.GenLimit {
 		t.Fatalf("%s: the decoded ES differs", where)
 	}
-	es, ls := e.RegimeEvaluations()
-	if as, al := a.RegimeEvaluations(); as != es || al != ls || a.largeRuns != e.largeRuns {
+	es, ls := e.smallEvals, e.largeEvals
+	if as, al := a.smallEvals, a.largeEvals; as != es || al != ls || a.largeRuns != e.largeRuns {
 		t.Fatalf("%s: decoded bookkeeping %d, %d, %d; want %d, %d, %d", where, as, al, a.largeRuns, es, ls, e.largeRuns)
 	}
 	// a continues for b, the original's stand-in: b decoded too, but
@@ -463,11 +463,11 @@ func TestVersion6IPOPDecodesAsBefore(t *testing.T) {
 		t.Fatal("the version-6 state does not encode back to its bytes")
 	}
 	ends := d.RunEnds()
-	if d.Regime() != RegimeLarge || d.RunSigma0() != 1 || d.GenerationLimit() != 0 || len(ends) != 2 ||
+	if d.Regime() != RegimeLarge || d.s.RunSigma0 != 1 || d.s.GenLimit != 0 || len(ends) != 2 ||
 		ends[0].Regime != RegimeDefault || ends[1].Regime != RegimeLarge || ends[0].Sigma0 != 1 || ends[1].Sigma0 != 1 {
-		t.Fatalf("decoded regime %s, σ0 %v, limit %d, run ends %+v", d.Regime(), d.RunSigma0(), d.GenerationLimit(), ends)
+		t.Fatalf("decoded regime %s, σ0 %v, limit %d, run ends %+v", d.Regime(), d.s.RunSigma0, d.s.GenLimit, ends)
 	}
-	if s, l := d.RegimeEvaluations(); s != (ends[0].Generation+1)*ends[0].Lambda || l != (ends[1].Generation-ends[0].Generation)*ends[1].Lambda || d.largeRuns != 2 {
+	if s, l := d.smallEvals, d.largeEvals; s != (ends[0].Generation+1)*ends[0].Lambda || l != (ends[1].Generation-ends[0].Generation)*ends[1].Lambda || d.largeRuns != 2 {
 		t.Fatalf("decoded evaluations small %d, large %d, large runs %d", s, l, d.largeRuns)
 	}
 	for g := 0; e.Stopped() == nil; g++ {
@@ -494,13 +494,13 @@ func TestVersion7RefusesBadBlock(t *testing.T) {
 		step(t, e, rastrigin)
 	}
 	for name, mutate := range map[string]func(*ES){
-		"regime":            func(e *ES) { e.regime = regimeCount },
-		"default restarted": func(e *ES) { e.regime = regimeDefault },
-		"σ0 negative":       func(e *ES) { e.runSigma0 = -1 },
-		"limit":             func(e *ES) { e.genLimit = -1 },
-		"bipop and ipop":    func(e *ES) { e.cfg.Restarts.IPOP = true },
-		"uniform, no box":   func(e *ES) { e.cfg.Restarts.Point.Uniform = true },
-		"region dimension":  func(e *ES) { e.cfg.Restarts.Point.Region = &Bounds{Lower: []float64{0}, Upper: []float64{1}} },
+		"regime":            func(e *ES) { e.s.Regime = "bogus" },
+		"default restarted": func(e *ES) { e.s.Regime = RegimeDefault },
+		"σ0 negative":       func(e *ES) { e.s.RunSigma0 = -1 },
+		"limit":             func(e *ES) { e.s.GenLimit = -1 },
+		"bipop and ipop":    func(e *ES) { e.s.Config.Restarts.IPOP = true },
+		"uniform, no box":   func(e *ES) { e.s.Config.Restarts.Point.Uniform = true },
+		"region dimension":  func(e *ES) { e.s.Config.Restarts.Point.Region = &Bounds{Lower: []float64{0}, Upper: []float64{1}} },
 	} {
 		d, err := Unmarshal(mustMarshal(t, e))
 		if err != nil {

@@ -273,19 +273,14 @@ func UnmarshalStepVersion(r *binenc.Reader, version uint32) (*Step, error) {
 		return nil, err
 	}
 	n := len(pc)
-	if n < 1 || len(c) != n*n || keep && len(cmu) != n*n || len(yw) != n || len(ps) != n || len(mean) != n ||
-		l < 2 || len(order) != l || active && len(cmuNeg) != n*n {
+	if n < 1 || !sizesAre(n*n, c) || !sizesAre(n, yw, ps, mean) || keep && !sizesAre(n*n, cmu) || active && !sizesAre(n*n, cmuNeg) || l < 2 || len(order) != l {
 		return nil, fmt.Errorf("step sizes inconsistent: %w", binenc.ErrCorrupt)
 	}
 	if active && !(wNegSum >= -1-1e-12 && wNegSum <= 0) {
 		return nil, fmt.Errorf("step's sum of negative weights %v, want it in [−1, 0]: %w", wNegSum, binenc.ErrCorrupt)
 	}
-	seen := make([]bool, l)
-	for _, k := range order {
-		if k < 0 || k >= l || seen[k] {
-			return nil, fmt.Errorf("step order is not a permutation: %w", binenc.ErrCorrupt)
-		}
-		seen[k] = true
+	if !permutation(order) {
+		return nil, fmt.Errorf("step order is not a permutation: %w", binenc.ErrCorrupt)
 	}
 	if x = stepRows(x, order, n, version); x == nil {
 		return nil, fmt.Errorf("step sizes inconsistent: %d point values, λ = %d, n = %d: %w", len(x), l, n, binenc.ErrCorrupt)
@@ -315,4 +310,26 @@ func UnmarshalStepVersion(r *binenc.Reader, version uint32) (*Step, error) {
 		return nil, fmt.Errorf("step carries the C_μ its points give: %w", binenc.ErrCorrupt)
 	}
 	return s, nil
+}
+
+// sizesAre reports whether each of vs has length size.
+func sizesAre(size int, vs ...[]float64) bool {
+	for _, v := range vs {
+		if len(v) != size {
+			return false
+		}
+	}
+	return true
+}
+
+// permutation reports whether order holds 0 … len(order) − 1, each once.
+func permutation(order []int) bool {
+	seen := make([]bool, len(order))
+	for _, k := range order {
+		if k < 0 || k >= len(order) || seen[k] {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
 }

@@ -7,142 +7,175 @@ import "math"
 const stagMax = 20000
 
 // checkStop appends every termination criterion that fires after a told
-// generation (docs/algorithm.md §1) to e.stopWhy, each with its value.
+// generation (docs/algorithm.md §1) to e.s.Stop, each with its value, in
+// a fixed order (the stop reasons are persisted in it).
 func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
-	n, t := e.p.N, e.term
-	add := func(name string, v float64) { e.stopWhy = append(e.stopWhy, StopReason{Name: name, Value: v}) }
+	e.recordHistories(best, median)
+	e.stopLimits()
+	e.stopTolFun(fitness, order)
+	e.stopTolX()
+	e.stopNoEffectAxis()
+	e.stopNoEffectCoord()
+	if t := e.term; t.ConditionCov > 0 {
+		// ConditionCov: condition number of C (before the safeguard's fix).
+		if cond := e.conditionBeforeFix(); cond > t.ConditionCov {
+			e.addStop(StopConditionCov, cond)
+		}
+	}
+	e.stopStagnation()
+	e.stopEqualFunValues(fitness, order)
+	// TolUpSigma: σ/σ0 > TolUpSigma · √(max eigenvalue of C), σ0 the σ the
+	// run started with (pycma's es.sigma0: a small BIPOP run's own).
+	if t := e.term; t.TolUpSigma > 0 {
+		if r := e.s.Sigma / e.s.RunSigma0; r > t.TolUpSigma*e.s.D[e.p.N-1] {
+			e.addStop(StopTolUpSigma, r)
+		}
+	}
+}
 
-	// Histories.
-	e.funHist[e.funPos] = best
-	e.funPos = (e.funPos + 1) % len(e.funHist)
-	if e.funN < len(e.funHist) {
-		e.funN++
+func (e *ES) addStop(name string, v float64) {
+	e.s.Stop = append(e.s.Stop, StopReason{Name: name, Value: v})
+}
+
+// recordHistories adds the generation's best and median to the histories
+// of TolFun and Stagnation.
+func (e *ES) recordHistories(best, median float64) {
+	e.s.FunHist[e.s.FunPos] = best
+	e.s.FunPos = (e.s.FunPos + 1) % len(e.s.FunHist)
+	if e.s.FunN < len(e.s.FunHist) {
+		e.s.FunN++
 	}
 	// Keep only what the Stagnation window can still reach: the last
 	// max(120 + 30n/λ, 0.2t) values, at most stagMax. The state stays small
 	// (it is persisted every generation) and the criterion is unchanged.
-	keep := min(stagMax, max(stagMinLen(n, e.p.Lambda), int(0.2*float64(e.t))+1)) - 1
-	if drop := len(e.stagBest) - keep; drop > 0 {
-		copy(e.stagBest, e.stagBest[drop:])
-		copy(e.stagMed, e.stagMed[drop:])
-		e.stagBest, e.stagMed = e.stagBest[:keep], e.stagMed[:keep]
+	keep := min(stagMax, max(stagMinLen(e.p.N, e.p.Lambda), int(0.2*float64(e.s.T))+1)) - 1
+	if drop := len(e.s.StagBest) - keep; drop > 0 {
+		copy(e.s.StagBest, e.s.StagBest[drop:])
+		copy(e.s.StagMed, e.s.StagMed[drop:])
+		e.s.StagBest, e.s.StagMed = e.s.StagBest[:keep], e.s.StagMed[:keep]
 	}
-	e.stagBest = append(e.stagBest, best)
-	e.stagMed = append(e.stagMed, median)
+	e.s.StagBest = append(e.s.StagBest, best)
+	e.s.StagMed = append(e.s.StagMed, median)
+}
 
-	if t.MaxEvaluations > 0 && e.evaluations >= t.MaxEvaluations {
-		add(StopMaxEvaluations, float64(e.evaluations))
+// stopLimits: MaxEvaluations, TargetFitness and the run's generation limit
+// (BIPOP, restart.go: pycma's maxiter, countiter ≥ maxiter).
+func (e *ES) stopLimits() {
+	t := e.term
+	if t.MaxEvaluations > 0 && e.s.Evaluations >= t.MaxEvaluations {
+		e.addStop(StopMaxEvaluations, float64(e.s.Evaluations))
 	}
-	if t.HasTarget && e.hasBest && e.best.F <= t.TargetFitness {
-		add(StopTargetFitness, e.best.F)
+	if t.HasTarget && e.s.HasBest && e.s.Best.F <= t.TargetFitness {
+		e.addStop(StopTargetFitness, e.s.Best.F)
 	}
-	// The run's generation limit (BIPOP, restart.go): pycma's maxiter,
-	// countiter ≥ maxiter.
-	if e.genLimit > 0 && e.t >= e.genLimit {
-		add(StopMaxIter, float64(e.t))
+	if e.s.GenLimit > 0 && e.s.T >= e.s.GenLimit {
+		e.addStop(StopMaxIter, float64(e.s.T))
 	}
+}
 
-	// TolFun: range of the best values of the last 10 + ⌈30n/λ⌉ generations
-	// and of all finite values of this one.
-	if t.TolFun > 0 && e.funN == len(e.funHist) {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, v := range e.funHist {
+// stopTolFun: range of the best values of the last 10 + ⌈30n/λ⌉
+// generations and of all finite values of this one.
+func (e *ES) stopTolFun(fitness []float64, order []int) {
+	t := e.term
+	if !(t.TolFun > 0 && e.s.FunN == len(e.s.FunHist)) {
+		return
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range e.s.FunHist {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	for _, k := range order {
+		if v := fitness[k]; !math.IsNaN(v) {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
-		for _, k := range order {
-			if v := fitness[k]; !math.IsNaN(v) {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
-		}
-		if hi-lo < t.TolFun {
-			add(StopTolFun, hi-lo)
+	}
+	if hi-lo < t.TolFun {
+		e.addStop(StopTolFun, hi-lo)
+	}
+}
+
+// stopTolX: σ√C_ii and σ|p_c,i| below TolX for every i.
+func (e *ES) stopTolX() {
+	if !(e.term.TolX > 0) {
+		return
+	}
+	var worst float64
+	for i := range e.p.N {
+		worst = math.Max(worst, e.s.Sigma*math.Max(math.Sqrt(e.s.C.At(i, i)), math.Abs(e.s.PC[i])))
+	}
+	if worst < e.term.TolX {
+		e.addStop(StopTolX, worst)
+	}
+}
+
+// stopNoEffectAxis: adding 0.1σ times the principal axis t mod n leaves m
+// unchanged.
+func (e *ES) stopNoEffectAxis() {
+	if e.term.NoEffectAxis {
+		return
+	}
+	n := e.p.N
+	i := e.s.T % n
+	for j := range n {
+		if e.s.Mean[j]+0.1*e.s.Sigma*e.s.D[i]*e.s.B.At(j, i) != e.s.Mean[j] {
+			return
 		}
 	}
+	e.addStop(StopNoEffectAxis, float64(i))
+}
 
-	// TolX: σ√C_ii and σ|p_c,i| below TolX for every i.
-	if t.TolX > 0 {
-		var worst float64
-		for i := range n {
-			worst = math.Max(worst, e.sigma*math.Max(math.Sqrt(e.c.At(i, i)), math.Abs(e.pc[i])))
-		}
-		if worst < t.TolX {
-			add(StopTolX, worst)
+// stopNoEffectCoord: adding 0.2σ√C_ii to m_i leaves it unchanged.
+func (e *ES) stopNoEffectCoord() {
+	if e.term.NoEffectCoord {
+		return
+	}
+	for i := range e.p.N {
+		if e.s.Mean[i]+0.2*e.s.Sigma*math.Sqrt(e.s.C.At(i, i)) == e.s.Mean[i] {
+			e.addStop(StopNoEffectCoord, float64(i))
+			return
 		}
 	}
+}
 
-	// NoEffectAxis: adding 0.1σ times the principal axis t mod n leaves m
-	// unchanged.
-	if !t.NoEffectAxis {
-		i := e.t % n
-		same := true
-		for j := range n {
-			if e.mean[j]+0.1*e.sigma*e.d[i]*e.b.At(j, i) != e.mean[j] {
-				same = false
-				break
-			}
-		}
-		if same {
-			add(StopNoEffectAxis, float64(i))
-		}
+// stopStagnation (BIPOP-CMA-ES): over the last max(120 + 30n/λ, 0.2t)
+// generations, the median of the newest 30 % of the best and of the
+// median values is no better than that of the oldest 30 %.
+func (e *ES) stopStagnation() {
+	if e.term.NoStagnation {
+		return
 	}
-
-	// NoEffectCoord: adding 0.2σ√C_ii to m_i leaves it unchanged.
-	if !t.NoEffectCoord {
-		for i := range n {
-			if e.mean[i]+0.2*e.sigma*math.Sqrt(e.c.At(i, i)) == e.mean[i] {
-				add(StopNoEffectCoord, float64(i))
-				break
-			}
-		}
+	minLen := stagMinLen(e.p.N, e.p.Lambda)
+	h := len(e.s.StagBest)
+	if h < minLen {
+		return
 	}
-
-	// ConditionCov: condition number of C (before the safeguard's fix).
-	if t.ConditionCov > 0 {
-		if cond := e.conditionBeforeFix(); cond > t.ConditionCov {
-			add(StopConditionCov, cond)
-		}
+	l := max(minLen, min(h, int(0.2*float64(e.s.T))))
+	k := int(0.3 * float64(l))
+	bb, mm := e.s.StagBest[h-l:], e.s.StagMed[h-l:]
+	buf := &e.scratch.sorted
+	if medianOf(bb[l-k:], buf) >= medianOf(bb[:k], buf) && medianOf(mm[l-k:], buf) >= medianOf(mm[:k], buf) {
+		e.addStop(StopStagnation, float64(l))
 	}
+}
 
-	// Stagnation (BIPOP-CMA-ES): over the last max(120 + 30n/λ, 0.2t)
-	// generations, the median of the newest 30 % of the best and of the
-	// median values is no better than that of the oldest 30 %.
-	if !t.NoStagnation {
-		minLen := stagMinLen(n, e.p.Lambda)
-		h := len(e.stagBest)
-		if h >= minLen {
-			l := max(minLen, min(h, int(0.2*float64(e.t))))
-			k := int(0.3 * float64(l))
-			bb, mm := e.stagBest[h-l:], e.stagMed[h-l:]
-			buf := &e.scratch.sorted
-			if medianOf(bb[l-k:], buf) >= medianOf(bb[:k], buf) && medianOf(mm[l-k:], buf) >= medianOf(mm[:k], buf) {
-				add(StopStagnation, float64(l))
-			}
-		}
+// stopEqualFunValues (cmaes.m): the best and the ⌈0.1 + λ/4⌉-th value were
+// equal in 10 + n of the last 3(10 + n) generations.
+func (e *ES) stopEqualFunValues(fitness []float64, order []int) {
+	if e.term.NoEqualFunVal {
+		return
 	}
-
-	// EqualFunValues (cmaes.m): the best and the ⌈0.1 + λ/4⌉-th value were
-	// equal in 10 + n of the last 3(10 + n) generations.
-	if !t.NoEqualFunVal {
-		k := int(math.Ceil(0.1+float64(e.p.Lambda)/4)) - 1
-		if v := fitness[order[k]]; v == fitness[order[0]] {
-			e.flatGens[e.flatPos] = e.t
-			e.flatPos = (e.flatPos + 1) % len(e.flatGens)
-			if e.flatN < len(e.flatGens) {
-				e.flatN++
-			}
-			oldest := e.flatGens[e.flatPos%len(e.flatGens)]
-			if e.flatN == len(e.flatGens) && oldest > e.t-3*len(e.flatGens) {
-				add(StopEqualFunValues, float64(e.t-oldest))
-			}
-		}
+	k := int(math.Ceil(0.1+float64(e.p.Lambda)/4)) - 1
+	if fitness[order[k]] != fitness[order[0]] {
+		return
 	}
-
-	// TolUpSigma: σ/σ0 > TolUpSigma · √(max eigenvalue of C), σ0 the σ the
-	// run started with (pycma's es.sigma0: a small BIPOP run's own).
-	if t.TolUpSigma > 0 {
-		if r := e.sigma / e.runSigma0; r > t.TolUpSigma*e.d[n-1] {
-			add(StopTolUpSigma, r)
-		}
+	e.s.FlatGens[e.s.FlatPos] = e.s.T
+	e.s.FlatPos = (e.s.FlatPos + 1) % len(e.s.FlatGens)
+	if e.s.FlatN < len(e.s.FlatGens) {
+		e.s.FlatN++
+	}
+	oldest := e.s.FlatGens[e.s.FlatPos%len(e.s.FlatGens)]
+	if e.s.FlatN == len(e.s.FlatGens) && oldest > e.s.T-3*len(e.s.FlatGens) {
+		e.addStop(StopEqualFunValues, float64(e.s.T-oldest))
 	}
 }
 
@@ -224,11 +257,11 @@ func selectK(s []float64, k int) float64 {
 // and MaxFailedGenerations. Restarting would not help an objective that
 // always fails, so StopFailedEvaluations stops an IPOP run too.
 func (e *ES) checkFailedStop() {
-	e.failedGens++
-	if t := e.term; t.MaxEvaluations > 0 && e.evaluations >= t.MaxEvaluations {
-		e.stopWhy = append(e.stopWhy, StopReason{Name: StopMaxEvaluations, Value: float64(e.evaluations)})
+	e.s.FailedGenerations++
+	if t := e.term; t.MaxEvaluations > 0 && e.s.Evaluations >= t.MaxEvaluations {
+		e.s.Stop = append(e.s.Stop, StopReason{Name: StopMaxEvaluations, Value: float64(e.s.Evaluations)})
 	}
-	if t := e.term; t.MaxFailedGenerations > 0 && e.failedGens >= t.MaxFailedGenerations {
-		e.stopWhy = append(e.stopWhy, StopReason{Name: StopFailedEvaluations, Value: float64(e.failedGens)})
+	if t := e.term; t.MaxFailedGenerations > 0 && e.s.FailedGenerations >= t.MaxFailedGenerations {
+		e.s.Stop = append(e.s.Stop, StopReason{Name: StopFailedEvaluations, Value: float64(e.s.FailedGenerations)})
 	}
 }

@@ -142,9 +142,9 @@ func TestDivergingRunKeepsInvariants(t *testing.T) {
 // refused whole and the ES stops with numerical_error.
 func TestNumericalGuard(t *testing.T) {
 	e := mustNew(t, Config{X0: constVec(3, 0), Sigma0: 1, Seed: 2})
-	e.sigma = 1e200
-	for i := range e.d {
-		e.d[i] = 1e200 // D is not C's here: the test forces overflowing points
+	e.s.Sigma = 1e200
+	for i := range e.s.D {
+		e.s.D[i] = 1e200 // D is not C's here: the test forces overflowing points
 	}
 	e.sample()
 	mean, c := e.Mean(), e.C()
@@ -294,8 +294,8 @@ func TestStagnationMatchesFullHistory(t *testing.T) {
 		if got != want {
 			t.Fatalf("generation %d: stagnation %v, the full history says %v", h, got, want)
 		}
-		if len(e.stagBest) > max(minLen, h/5+1) {
-			t.Fatalf("generation %d: %d values kept", h, len(e.stagBest))
+		if len(e.s.StagBest) > max(minLen, h/5+1) {
+			t.Fatalf("generation %d: %d values kept", h, len(e.s.StagBest))
 		}
 	}
 	if e.Stopped() == nil || len(best) < 6*minLen {

@@ -151,7 +151,7 @@ func BenchmarkAlgorithm(b *testing.B) {
 	type engine interface {
 		Ask() [][]float64
 		Tell([]float64) error
-		Stopped() []cmaes.StopReason
+		Status() cmaes.Status
 	}
 	for _, bc := range benchCases {
 		b.Run(bc.name, func(b *testing.B) {
@@ -177,7 +177,7 @@ func BenchmarkAlgorithm(b *testing.B) {
 			e := start()
 			b.ReportAllocs()
 			for b.Loop() {
-				if e.Stopped() != nil {
+				if e.Status().Stop != nil {
 					b.StopTimer()
 					e = start()
 					b.StartTimer()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/selfcma/selfcma/internal/session"
 )
 
 // budget is a weighted semaphore of bytes: what the creates under way take
@@ -55,10 +57,8 @@ func (b *budget) give(n int64) {
 }
 
 // createCost is the memory a create of dimension n takes while it runs,
-// about ten n×n matrices of float64 (C, its eigenvectors B, the copies the
-// eigendecomposition and the state's encoding make), measured: a create at
-// n = 2000 takes the server from 20 to 354 MB.
-func createCost(n int) int64 { return 80 * int64(n) * int64(n) }
+// as the engines report it (session.CreateBytes).
+func createCost(n int) int64 { return session.CreateBytes(n) }
 
 // createWait is how long a create waits for its share of the budget.
 const createWait = 10 * time.Second

@@ -45,7 +45,7 @@ type Config struct {
 	// whose declared Content-Length does not fit, or whose body passes the
 	// limit as it is read, is 503 with Retry-After.
 	// 0 = DefaultMaxInflightBytes. Four times as much bounds the state the
-	// creates under way build (about 80·n² bytes each, a create of a
+	// creates under way build (session.CreateBytes each, a create of a
 	// larger state alone): a create waits up to 10 s for its share, then
 	// is 503 too.
 	MaxInflightBytes int64

@@ -120,7 +120,7 @@ func hOf(t *testing.T, c *mat.SymDense, cur *cmaes.Step, mu int) float64 {
 func TestActiveH(t *testing.T) {
 	for _, n := range []int{3, 8} {
 		s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(uint64(n), n), Sigma0: 2, Lambda: 24, Seed: uint64(n), Active: true}})
-		p := s.Params()
+		p := s.Primary().Params()
 		prev := new(cmaes.Step)
 		r := rand.New(rand.NewPCG(uint64(n), 9))
 		ws := &workspace{}
@@ -233,7 +233,7 @@ func TestActiveSnapshotRestore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !b.Params().Active {
+		if !b.Primary().Params().Active {
 			t.Fatal("decoded as passive")
 		}
 		for g := range 40 {

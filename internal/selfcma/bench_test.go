@@ -121,7 +121,7 @@ func BenchmarkAuxGeneration(b *testing.B) {
 		prevCopy.CopyFrom(prev)
 		// prev is the step just kept; the one before it is what h_t replays.
 		U := s.aux.Ask()
-		mu := s.Params().Mu
+		mu := s.Primary().Params().Mu
 		b.Run(fmt.Sprintf("n=%d/λ=100/cholesky", n), func(b *testing.B) {
 			ws := &workspace{}
 			b.ReportAllocs()

@@ -53,7 +53,7 @@ func TestKeptStepDecodesWithItsCMu(t *testing.T) {
 			s := mustNew(t, cfg)
 			checked, cWritten, lambdas := 0, 0, map[int]bool{}
 			for g := range 250 {
-				if s.Stopped() != nil {
+				if s.Primary().Stopped() != nil {
 					break
 				}
 				if g%4 == 1 {
@@ -144,7 +144,7 @@ func TestUpgradeEncoding3(t *testing.T) {
 		t.Fatal("the fixture keeps no step")
 	}
 	again, _ := s.MarshalBinary()
-	n := s.Dim()
+	n := s.Primary().Dim()
 	if saved, least := len(blob)-len(again), 8*(n*(n+1)/2+n*n); saved < least {
 		t.Errorf("version 4 and later save %d bytes, want at least %d", saved, least)
 	}

@@ -26,7 +26,7 @@ func Example() {
 		return s
 	}
 	var maxCMu float64
-	for es.Stopped() == nil {
+	for es.Status().Stop == nil {
 		X := es.Ask()
 		f := make([]float64, len(X))
 		for k, x := range X {
@@ -38,8 +38,8 @@ func Example() {
 		}
 		maxCMu = max(maxCMu, rec.Hyper.CMu)
 	}
-	def := es.Params().Hyper()
-	fmt.Println(es.Stopped()[0].Name)
+	def := es.Status().Params.Hyper()
+	fmt.Println(es.Status().Stop[0].Name)
 	fmt.Println("c_mu above twice its default:", maxCMu > 2*def.CMu)
 	// Output:
 	// target_fitness

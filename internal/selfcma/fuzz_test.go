@@ -43,7 +43,7 @@ func FuzzUnmarshal(f *testing.F) {
 		if again2, _ := s2.MarshalBinary(); !bytes.Equal(again2, again) {
 			t.Fatal("the re-encoded state does not encode back to itself")
 		}
-		if s.Stopped() == nil {
+		if s.Primary().Stopped() == nil {
 			v := make([]float64, len(s.Ask()))
 			_, _ = s.Tell(v)
 		}

@@ -47,11 +47,11 @@ func gateBelowMinLambda(t *testing.T, cfg cmaes.Config) {
 		t.Fatal(err)
 	}
 	gated, adapted, moved := 0, 0, false
-	for g := 0; s.Stopped() == nil && s.Run() < 2; g++ {
+	for g := 0; s.Primary().Stopped() == nil && s.Primary().Run() < 2; g++ {
 		if g > 5000 {
 			t.Fatal("no second restart in 5000 generations")
 		}
-		lambda := s.Params().Lambda
+		lambda := s.Primary().Params().Lambda
 		if s.Adapting() != (lambda >= 16) {
 			t.Fatalf("generation %d: λ = %d, adapting %v", g, lambda, s.Adapting())
 		}
@@ -59,7 +59,7 @@ func gateBelowMinLambda(t *testing.T, cfg cmaes.Config) {
 			if !sameRows(s.Ask(), plain.Ask()) {
 				t.Fatalf("generation %d (λ = %d): the points differ from CMA-ES's", g, lambda)
 			}
-			def := s.Params().Hyper()
+			def := s.Primary().Params().Hyper()
 			rec := step(t, s, rosenbrock)
 			want := tellPlain(t, plain, rosenbrock)
 			if rec.Hyper != want.Hyper || rec.Evaluations != want.Evaluations || !exactbits.Same(rec.Mean, want.Mean) ||
@@ -75,7 +75,7 @@ func gateBelowMinLambda(t *testing.T, cfg cmaes.Config) {
 			gated++
 			continue
 		}
-		def := s.Params().Hyper()
+		def := s.Primary().Params().Hyper()
 		if rec := step(t, s, rosenbrock); rec.Hyper != def {
 			moved = true
 		}
@@ -96,18 +96,18 @@ func TestGateFirstRunOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	moved, restartGens := false, 0
-	for g := 0; s.Stopped() == nil; g++ {
+	for g := 0; s.Primary().Stopped() == nil; g++ {
 		if g > 5000 {
 			t.Fatal("not stopped in 5000 generations")
 		}
-		run := s.Run()
+		run := s.Primary().Run()
 		if s.Adapting() != (run == 0) {
 			t.Fatalf("generation %d, run %d: adapting %v", g, run, s.Adapting())
 		}
-		def := s.Params().Hyper()
+		def := s.Primary().Params().Hyper()
 		rec := step(t, s, sphere)
-		if rec.Adapting != s.Adapting() || rec.Adapting != (s.Run() == 0) {
-			t.Fatalf("generation %d: the record says adapting %v, the ES %v in run %d", g, rec.Adapting, s.Adapting(), s.Run())
+		if rec.Adapting != s.Adapting() || rec.Adapting != (s.Primary().Run() == 0) {
+			t.Fatalf("generation %d: the record says adapting %v, the ES %v in run %d", g, rec.Adapting, s.Adapting(), s.Primary().Run())
 		}
 		switch {
 		case run == 0 && rec.Hyper != def:
@@ -120,8 +120,8 @@ func TestGateFirstRunOnly(t *testing.T) {
 			restartGens++
 		}
 	}
-	if !moved || restartGens < 10 || s.Run() != 2 {
-		t.Fatalf("rates moved %v in the first run, %d generations in %d restarts: not tested", moved, restartGens, s.Run())
+	if !moved || restartGens < 10 || s.Primary().Run() != 2 {
+		t.Fatalf("rates moved %v in the first run, %d generations in %d restarts: not tested", moved, restartGens, s.Primary().Run())
 	}
 }
 
@@ -147,7 +147,7 @@ func TestGateSurvivesEncoding(t *testing.T) {
 			}
 			var twins []twin
 			switches := 0
-			for g := 0; s.Stopped() == nil; g++ {
+			for g := 0; s.Primary().Stopped() == nil; g++ {
 				if g > 5000 {
 					t.Fatal("not stopped in 5000 generations")
 				}
@@ -257,16 +257,16 @@ func TestRosenbrockLambda12(t *testing.T) {
 			t.Fatal(err)
 		}
 		plain, _ := cmaes.New(cfg)
-		for s.Stopped() == nil {
+		for s.Primary().Stopped() == nil {
 			step(t, s, rosenbrock)
 		}
 		for plain.Stopped() == nil {
 			tellPlain(t, plain, rosenbrock)
 		}
-		b, _ := s.Best()
-		if b.F > 1e-10 || s.Evaluations() != plain.Evaluations() {
+		b, _ := s.Primary().Best()
+		if b.F > 1e-10 || s.Primary().Evaluations() != plain.Evaluations() {
 			t.Errorf("seed %d: stopped by %v at f = %g after %d evaluations; CMA-ES after %d",
-				seed, s.Stopped(), b.F, s.Evaluations(), plain.Evaluations())
+				seed, s.Primary().Stopped(), b.F, s.Primary().Evaluations(), plain.Evaluations())
 		}
 	}
 }

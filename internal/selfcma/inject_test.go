@@ -52,11 +52,11 @@ func TestHWithInjectedPoints(t *testing.T) {
 			// reproduces).
 			far := 1e6
 			if !clip {
-				far = 3 * s.Sigma()
+				far = 3 * s.Primary().Sigma()
 			}
 			var pts [][]float64
 			for range 3 {
-				x := s.Mean()
+				x := s.Primary().Mean()
 				for i := range x {
 					x[i] += far * r.NormFloat64()
 				}
@@ -73,7 +73,7 @@ func TestHWithInjectedPoints(t *testing.T) {
 			if clip && s.Primary().InjectedInBatch() > 0 {
 				v[0] = -1 // an injected point ranks first
 			}
-			used := s.Hyper()
+			used := s.Primary().Hyper()
 			if _, err := s.Tell(v); err != nil {
 				t.Fatal(err)
 			}
@@ -97,23 +97,23 @@ func TestHWithInjectedPoints(t *testing.T) {
 				for range 10 {
 					u := []float64{r.Float64() * 0.5, r.Float64() * 0.5, r.Float64()}
 					theta := cmaes.Hyper{C1: Scale * u[0], CMu: Scale * u[1], Cc: Scale * u[2]}
-					h, ok := ws.h(theta, prev, cur, s.Params().Mu)
+					h, ok := ws.h(theta, prev, cur, s.Primary().Params().Mu)
 					if !ok || math.IsNaN(h) || h < 1 || h > lambda {
 						t.Fatalf("clip %v, g=%d: h_t(%+v) = %v (ok %v), want finite in [1, %d]", clip, g, theta, h, ok, lambda)
 					}
-					if want := hReference(t, theta, prev, cur, s.Params()); h != want {
+					if want := hReference(t, theta, prev, cur, s.Primary().Params()); h != want {
 						t.Fatalf("clip %v, g=%d: h_t = %v, reference %v", clip, g, h, want)
 					}
 					checked++
 				}
 			}
-			if !s.Hyper().Valid() || !used.Valid() {
-				t.Fatalf("clip %v, g=%d: rates %+v", clip, g, s.Hyper())
+			if !s.Primary().Hyper().Valid() || !used.Valid() {
+				t.Fatalf("clip %v, g=%d: rates %+v", clip, g, s.Primary().Hyper())
 			}
 			prev.CopyFrom(cur)
 		}
-		if checked == 0 || s.Stopped() != nil {
-			t.Fatalf("clip %v: %d values of h_t checked, stopped by %v", clip, checked, s.Stopped())
+		if checked == 0 || s.Primary().Stopped() != nil {
+			t.Fatalf("clip %v: %d values of h_t checked, stopped by %v", clip, checked, s.Primary().Stopped())
 		}
 	}
 }
@@ -124,7 +124,7 @@ func TestInjectionsSurviveMarshal(t *testing.T) {
 	cfg := Config{CMA: cmaes.Config{X0: uniformX0(3, 5), Sigma0: 1, Lambda: 16, Seed: 3,
 		Bounds: &cmaes.Bounds{Lower: []float64{-4, -4, -4, -4, -4}, Upper: []float64{4, 4, 4, 4, 4}}}}
 	inject := func(s *ES) {
-		g := s.Generation()
+		g := s.Primary().Generation()
 		if g%2 == 1 {
 			return
 		}
@@ -170,7 +170,7 @@ func TestFailedEvaluationsStopSelfCMA(t *testing.T) {
 		Restarts: cmaes.Restarts{IPOP: true}}})
 	step(t, s, sphere)
 	for g := 1; g <= cmaes.DefaultMaxFailedGenerations; g++ {
-		if s.Stopped() != nil {
+		if s.Primary().Stopped() != nil {
 			t.Fatalf("stopped after %d failed generations", g-1)
 		}
 		v := make([]float64, 12)
@@ -181,8 +181,8 @@ func TestFailedEvaluationsStopSelfCMA(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	why := s.Stopped()
-	if len(why) != 1 || why[0].Name != cmaes.StopFailedEvaluations || s.Run() != 0 {
-		t.Fatalf("stopped by %v in run %d, want %s and no restart", why, s.Run(), cmaes.StopFailedEvaluations)
+	why := s.Primary().Stopped()
+	if len(why) != 1 || why[0].Name != cmaes.StopFailedEvaluations || s.Primary().Run() != 0 {
+		t.Fatalf("stopped by %v in run %d, want %s and no restart", why, s.Primary().Run(), cmaes.StopFailedEvaluations)
 	}
 }

@@ -52,7 +52,7 @@ func TestUpgradeKeepsNumerics1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, a := s.Primary().Numerics(), s.aux.Numerics(); p != cmaes.NumericsDsyev || a != cmaes.NumericsDsyev {
+	if p, a := s.Primary().Config().Numerics, s.aux.Config().Numerics; p != cmaes.NumericsDsyev || a != cmaes.NumericsDsyev {
 		t.Fatalf("numerics: primary %d, auxiliary %d, want %d", p, a, cmaes.NumericsDsyev)
 	}
 	again, err := s.MarshalBinary()
@@ -82,8 +82,8 @@ func TestNumericsOfAux(t *testing.T) {
 			want = cmaes.NumericsLatest
 		}
 		for range 1000 {
-			if s.aux.Numerics() != want || s.Primary().Numerics() != want {
-				t.Fatalf("Numerics %d: primary %d, auxiliary %d", v, s.Primary().Numerics(), s.aux.Numerics())
+			if s.aux.Config().Numerics != want || s.Primary().Config().Numerics != want {
+				t.Fatalf("Numerics %d: primary %d, auxiliary %d", v, s.Primary().Config().Numerics, s.aux.Config().Numerics)
 			}
 			if s.Primary().Stopped() != nil {
 				break

@@ -80,7 +80,7 @@ func TestVersion5DecodesBitForBit(t *testing.T) {
 			leftOut, checked, restarts, withStep, cLeftOut := 0, 0, 0, 0, 0
 			var twins []twin
 			for g := range 250 {
-				if s.Stopped() != nil {
+				if s.Primary().Stopped() != nil {
 					break
 				}
 				if g%4 == 1 {

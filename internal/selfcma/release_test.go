@@ -89,8 +89,8 @@ func TestReleaseContinues(t *testing.T) {
 	} {
 		t.Run(f.path, func(t *testing.T) {
 			blob, s := stateFixture(t, f.path, f.version)
-			if s.Primary().Numerics() != cmaes.NumericsDC || !s.hasPrev {
-				t.Fatalf("the fixture: numerics %d, a kept step %v; want %d, true", s.Primary().Numerics(), s.hasPrev, cmaes.NumericsDC)
+			if s.Primary().Config().Numerics != cmaes.NumericsDC || !s.hasPrev {
+				t.Fatalf("the fixture: numerics %d, a kept step %v; want %d, true", s.Primary().Config().Numerics, s.hasPrev, cmaes.NumericsDC)
 			}
 			if again, _ := s.MarshalBinary(); f.version == stateVersion && string(again) != string(blob) {
 				t.Fatal("the fixture does not encode back to its bytes")

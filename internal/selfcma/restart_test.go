@@ -45,7 +45,7 @@ func TestRestartsContinue(t *testing.T) {
 			s := mustNew(t, cfg)
 			var twins []twin
 			restarts, regimes := 0, map[string]bool{}
-			for g := 0; s.Stopped() == nil; g++ {
+			for g := 0; s.Primary().Stopped() == nil; g++ {
 				if g > 2000 {
 					t.Fatal("not stopped after 2000 generations")
 				}
@@ -60,7 +60,7 @@ func TestRestartsContinue(t *testing.T) {
 				}
 				if rec.Restarted {
 					restarts++
-					regimes[s.Regime()] = true
+					regimes[s.Primary().Regime()] = true
 					u, sig := s.AuxMean()
 					if sig != AuxSigma0 || s.hasPrev || s.auxRuns != restarts+1 {
 						t.Fatalf("generation %d: after the restart the auxiliary has σ %v, mean %v, %d runs, a kept step %v",
@@ -96,7 +96,7 @@ func TestRestartsContinue(t *testing.T) {
 			if restarts < 3 || rs.BIPOP && !regimes[cmaes.RegimeSmall] {
 				t.Fatalf("%d restarts, regimes %v: restarts not tested", restarts, regimes)
 			}
-			t.Logf("%d restarts, %d generations", restarts, s.Generation())
+			t.Logf("%d restarts, %d generations", restarts, s.Primary().Generation())
 		})
 	}
 }

@@ -10,8 +10,8 @@
 // likely the newest points, ranked by f, are under the replayed
 // distribution. The primary's next update uses 0.9 × the auxiliary's mean.
 //
-// ES has the ask/tell/encode surface of cmaes.ES, so a session can run
-// either.
+// ES has the ask/tell/encode surface of cmaes.ES and its Status, so a
+// session can run either; the rest is the primary's (Primary).
 //
 // Injected points (Inject, passed to the primary) are points of their
 // generation like the others for h_t: the kept step holds each as the
@@ -306,23 +306,9 @@ func objective(u []float64, prev, cur *cmaes.Step, mu int, ws *workspace) float6
 	return -h
 }
 
-// Accessors, delegated to the primary.
-
-func (s *ES) Dim() int                    { return s.primary.Dim() }
-func (s *ES) Params() cmaes.Params        { return s.primary.Params() }
-func (s *ES) Hyper() cmaes.Hyper          { return s.primary.Hyper() }
-func (s *ES) Generation() int             { return s.primary.Generation() }
-func (s *ES) Evaluations() int            { return s.primary.Evaluations() }
-func (s *ES) Run() int                    { return s.primary.Run() }
-func (s *ES) Regime() string              { return s.primary.Regime() }
-func (s *ES) RunEnds() []cmaes.RunEnd     { return s.primary.RunEnds() }
-func (s *ES) Mean() []float64             { return s.primary.Mean() }
-func (s *ES) Sigma() float64              { return s.primary.Sigma() }
-func (s *ES) Stds() []float64             { return s.primary.Stds() }
-func (s *ES) Best() (cmaes.Best, bool)    { return s.primary.Best() }
-func (s *ES) Stopped() []cmaes.StopReason { return s.primary.Stopped() }
-func (s *ES) AxisRatio() float64          { return s.primary.AxisRatio() }
-func (s *ES) Config() cmaes.Config        { return s.primary.Config() }
+// Status returns the primary's status (cmaes.ES.Status): what a caller
+// reads between generations. The auxiliary's mean is AuxMean's.
+func (s *ES) Status() cmaes.Status { return s.primary.Status() }
 
 // StopNow ends the run at the caller's request (cmaes.ES.StopNow): the
 // primary stops, and the auxiliary CMA-ES, which runs only within a tell,

@@ -122,11 +122,11 @@ func TestHEqualsReference(t *testing.T) {
 				for range 20 {
 					u := []float64{r.Float64() * 0.5, r.Float64() * 0.5, r.Float64()}
 					theta := cmaes.Hyper{C1: Scale * u[0], CMu: Scale * u[1], Cc: Scale * u[2]}
-					got, ok := ws.h(theta, prev, cur, s.Params().Mu)
+					got, ok := ws.h(theta, prev, cur, s.Primary().Params().Mu)
 					if !ok {
 						t.Fatalf("n=%d g=%d: C' not positive definite for θ %+v", n, g, theta)
 					}
-					if want := hReference(t, theta, prev, cur, s.Params()); got != want {
+					if want := hReference(t, theta, prev, cur, s.Primary().Params()); got != want {
 						t.Fatalf("n=%d g=%d θ %+v: h = %v, reference %v", n, g, theta, got, want)
 					}
 					checked++
@@ -169,7 +169,7 @@ func TestReplayReproducesState(t *testing.T) {
 func TestHyperparametersStayFeasible(t *testing.T) {
 	for _, init := range []string{InitDefault, InitUniform} {
 		s := mustNew(t, Config{Init: init, CMA: cmaes.Config{X0: uniformX0(5, 10), Sigma0: 2, Lambda: 100, Seed: 5}})
-		def := s.Params().Hyper()
+		def := s.Primary().Params().Hyper()
 		u0, sig := s.AuxMean()
 		if sig != AuxSigma0 {
 			t.Fatalf("%s: auxiliary σ0 = %v", init, sig)
@@ -183,7 +183,7 @@ func TestHyperparametersStayFeasible(t *testing.T) {
 		changed := false
 		for range 150 {
 			rec := step(t, s, rosenbrock)
-			h := s.Hyper()
+			h := s.Primary().Hyper()
 			if !h.Valid() || h.C1+h.CMu > Scale+1e-15 {
 				t.Fatalf("%s: θ %+v infeasible", init, h)
 			}
@@ -226,7 +226,7 @@ func runTrace(t *testing.T, cfg Config, gens int) []uint64 {
 			}
 		}
 		step(t, s, rosenbrock)
-		h := s.Hyper()
+		h := s.Primary().Hyper()
 		out = append(out, math.Float64bits(h.C1), math.Float64bits(h.CMu), math.Float64bits(h.Cc))
 	}
 	return out
@@ -268,7 +268,7 @@ func TestSnapshotRestoreContinuesBitForBit(t *testing.T) {
 					if !slices.EqualFunc(a.Ask(), b.Ask(), slices.Equal) {
 						t.Fatalf("snapshot at %d: generation +%d differs", at, g)
 					}
-					if a.Stopped() != nil {
+					if a.Primary().Stopped() != nil {
 						break
 					}
 					ra, rb := step(t, a, rosenbrock), step(t, b, rosenbrock)
@@ -281,7 +281,7 @@ func TestSnapshotRestoreContinuesBitForBit(t *testing.T) {
 				if !bytes.Equal(ba, bb) {
 					t.Fatalf("snapshot at %d: states differ", at)
 				}
-				restarted = restarted || a.Run() > 0
+				restarted = restarted || a.Primary().Run() > 0
 			}
 			if cfg.CMA.Restarts.IPOP && !restarted {
 				t.Fatal("the IPOP case never restarted")
@@ -322,7 +322,7 @@ func TestFasterThanCMAOnSphere(t *testing.T) {
 		cfg := cmaes.Config{X0: uniformX0(seed, 10), Sigma0: 2, Lambda: 100, Seed: seed,
 			Termination: cmaes.Termination{HasTarget: true, TargetFitness: 1e-8, MaxEvaluations: 50000}}
 		s := mustNew(t, Config{CMA: cfg})
-		for s.Stopped() == nil {
+		for s.Primary().Stopped() == nil {
 			step(t, s, sphere)
 		}
 		c, _ := cmaes.New(cfg)
@@ -336,12 +336,12 @@ func TestFasterThanCMAOnSphere(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, es := range []interface{ Best() (cmaes.Best, bool) }{s, c} {
+		for _, es := range []interface{ Best() (cmaes.Best, bool) }{s.Primary(), c} {
 			if b, _ := es.Best(); b.F > 1e-8 {
 				t.Fatalf("seed %d: not converged, f = %g", seed, b.F)
 			}
 		}
-		selfEvals, cmaEvals = append(selfEvals, s.Evaluations()), append(cmaEvals, c.Evaluations())
+		selfEvals, cmaEvals = append(selfEvals, s.Primary().Evaluations()), append(cmaEvals, c.Evaluations())
 	}
 	slices.Sort(selfEvals)
 	slices.Sort(cmaEvals)
@@ -355,18 +355,18 @@ func TestFasterThanCMAOnSphere(t *testing.T) {
 func TestRestartRestartsAux(t *testing.T) {
 	s := mustNew(t, Config{CMA: cmaes.Config{X0: []float64{3, 3, 3}, Sigma0: 1, Seed: 2,
 		Restarts: cmaes.Restarts{IPOP: true, Max: 2}, Termination: cmaes.Termination{TolX: 1e-3}}})
-	for s.Stopped() == nil {
+	for s.Primary().Stopped() == nil {
 		rec := step(t, s, sphere)
 		if rec.Restarted {
 			u, sig := s.AuxMean()
-			def := s.Params().Hyper()
+			def := s.Primary().Params().Hyper()
 			if sig != AuxSigma0 || u[0] != def.C1/Scale || s.hasPrev {
 				t.Fatalf("after restart: aux mean %v σ %v hasPrev %v, want a fresh auxiliary at the new defaults", u, sig, s.hasPrev)
 			}
 		}
 	}
-	if s.Run() != 2 {
-		t.Fatalf("runs %d, want 2", s.Run())
+	if s.Primary().Run() != 2 {
+		t.Fatalf("runs %d, want 2", s.Primary().Run())
 	}
 }
 
@@ -387,10 +387,10 @@ func TestDefaultLambda(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Params().Lambda != 10 || s.Adapting() {
-			t.Fatalf("λ = %d, adapting %v; want 10, false", s.Params().Lambda, s.Adapting())
+		if s.Primary().Params().Lambda != 10 || s.Adapting() {
+			t.Fatalf("λ = %d, adapting %v; want 10, false", s.Primary().Params().Lambda, s.Adapting())
 		}
-		for s.Stopped() == nil {
+		for s.Primary().Stopped() == nil {
 			step(t, s, sphere)
 		}
 		plain, _ := cmaes.New(cfg)
@@ -404,9 +404,9 @@ func TestDefaultLambda(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if b, _ := s.Best(); b.F > 1e-8 || s.Evaluations() != plain.Evaluations() {
+		if b, _ := s.Primary().Best(); b.F > 1e-8 || s.Primary().Evaluations() != plain.Evaluations() {
 			t.Fatalf("seed %d: stopped by %v at f = %g after %d evaluations, CMA-ES after %d",
-				seed, s.Stopped(), b.F, s.Evaluations(), plain.Evaluations())
+				seed, s.Primary().Stopped(), b.F, s.Primary().Evaluations(), plain.Evaluations())
 		}
 	}
 }
@@ -442,7 +442,7 @@ func TestStopNow(t *testing.T) {
 		step(t, s, rosenbrock)
 	}
 	s.StopNow()
-	if why := s.Stopped(); len(why) != 1 || why[0].Name != cmaes.StopRequested || why[0].Value != 3 {
+	if why := s.Primary().Stopped(); len(why) != 1 || why[0].Name != cmaes.StopRequested || why[0].Value != 3 {
 		t.Fatalf("after StopNow: %v", why)
 	}
 	if _, err := s.Tell(make([]float64, 20)); err == nil {
@@ -453,7 +453,7 @@ func TestStopNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := Unmarshal(b)
-	if err != nil || len(back.Stopped()) != 1 || back.Stopped()[0].Name != cmaes.StopRequested {
+	if err != nil || len(back.Primary().Stopped()) != 1 || back.Primary().Stopped()[0].Name != cmaes.StopRequested {
 		t.Fatalf("restored: %v, %v", back, err)
 	}
 }

@@ -320,7 +320,7 @@ func BenchmarkH(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("n=%d/λ=100", n), func(b *testing.B) {
 			ws := &workspace{}
-			theta := s.Hyper()
+			theta := s.Primary().Hyper()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, ok := ws.h(theta, s.prev, s.Primary().LastStep(), 50); !ok {

@@ -57,7 +57,7 @@ var upgradeKinds = []esfixture.Kind[*selfcma.ES]{
 	{Name: "ipop", Build: func(t *testing.T) *selfcma.ES {
 		e := newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{2, -2}, Sigma0: 1, Seed: 205, Lambda: 6,
 			Termination: cmaes.Termination{TolFun: 1e-6}, Restarts: cmaes.Restarts{IPOP: true, Max: 4}}})
-		for g := 0; e.Run() < 1; g++ {
+		for g := 0; e.Primary().Run() < 1; g++ {
 			if g > 5000 {
 				t.Fatal("no restart in 5000 generations")
 			}
@@ -69,7 +69,7 @@ var upgradeKinds = []esfixture.Kind[*selfcma.ES]{
 	{Name: "stopped_max_evaluations", Build: func(t *testing.T) *selfcma.ES {
 		e := newUpgradeES(t, selfcma.Config{CMA: cmaes.Config{X0: []float64{1, 2, 3}, Sigma0: 0.3, Seed: 206, Lambda: 8,
 			Termination: cmaes.Termination{MaxEvaluations: 35}}})
-		for g := 0; len(e.Stopped()) == 0; g++ {
+		for g := 0; len(e.Primary().Stopped()) == 0; g++ {
 			if g > 10 {
 				t.Fatal("max_evaluations did not stop the run")
 			}
@@ -122,16 +122,16 @@ func snapES(e *selfcma.ES) any {
 	}
 	auxMean, auxSigma := e.AuxMean()
 	s := map[string]any{
-		"generation": e.Generation(), "evaluations": e.Evaluations(), "run": e.Run(),
-		"run_ends": e.RunEnds(), "mean": e.Mean(), "sigma": e.Sigma(), "c": rowsC,
-		"hyper": e.Hyper(), "params": e.Params(), "stopped": e.Stopped(),
-		"axis_ratio": e.AxisRatio(), "config": e.Config(), "init": e.Init(),
+		"generation": e.Primary().Generation(), "evaluations": e.Primary().Evaluations(), "run": e.Primary().Run(),
+		"run_ends": e.Primary().RunEnds(), "mean": e.Primary().Mean(), "sigma": e.Primary().Sigma(), "c": rowsC,
+		"hyper": e.Primary().Hyper(), "params": e.Primary().Params(), "stopped": e.Primary().Stopped(),
+		"axis_ratio": e.Primary().AxisRatio(), "config": e.Primary().Config(), "init": e.Init(),
 		"aux_mean": auxMean, "aux_sigma": auxSigma,
 	}
-	if b, ok := e.Best(); ok {
+	if b, ok := e.Primary().Best(); ok {
 		s["best"] = b
 	}
-	if len(e.Stopped()) == 0 {
+	if len(e.Primary().Stopped()) == 0 {
 		s["ask"] = e.Ask()
 		s["genotypes"] = p.Genotypes()
 	}

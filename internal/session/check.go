@@ -101,12 +101,13 @@ func checkRecord(ctx context.Context, st Store, id string, report func(string, .
 			report("the record says %s %v, the optimizer state %v", f.name, f.got, f.want)
 		}
 	}
-	g := o.Generation()
+	cur := o.Status()
+	g := cur.Generation
 	if lt := md.LastTell; lt != nil && lt.Generation != g-1 {
 		report("the last tell is of generation %d, the pending one is %d", lt.Generation, g)
 	}
 	if p := md.Partial; p != nil {
-		lambda := o.Params().Lambda
+		lambda := cur.Params.Lambda
 		switch {
 		case p.Generation != g:
 			report("values held for generation %d, the pending one is %d", p.Generation, g)

@@ -96,8 +96,9 @@ func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, wor
 		if err := stoppedError(l.opt); err != nil {
 			return nil, err
 		}
-		g := l.opt.Generation()
-		told := toldIndices(l.meta.Partial, g, l.opt.Params().Lambda)
+		st := l.opt.Status()
+		g := st.Generation
+		told := toldIndices(l.meta.Partial, g, st.Params.Lambda)
 		if gotGen == g && got.Index >= 0 && !told[got.Index] {
 			// Another writer changed the session after the lease was
 			// written (a partial tell through another server), but the
@@ -120,7 +121,7 @@ func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, wor
 	if err != nil {
 		return Claim{}, err
 	}
-	c := Claim{Generation: l.opt.Generation(), Index: got.Index, Expires: got.Expires}
+	c := Claim{Generation: l.opt.Status().Generation, Index: got.Index, Expires: got.Expires}
 	if c.Index >= 0 {
 		c.X = pending(l).Candidates[c.Index]
 	}
@@ -148,7 +149,7 @@ func (m *Manager) Release(ctx context.Context, id string, generation, index int,
 	released := false
 	_, err := m.update(ctx, e, id, "release", func(l *loaded) (*write, error) {
 		released = false
-		if g := l.opt.Generation(); g != generation || len(l.opt.Stopped()) > 0 {
+		if st := l.opt.Status(); st.Generation != generation || len(st.Stop) > 0 {
 			return nil, nil // its generation is told: the lease is gone
 		}
 		return &write{leaseGen: generation, leases: func(now time.Time, cur []Lease) ([]Lease, error) {
@@ -179,7 +180,8 @@ func (m *Manager) Leases(ctx context.Context, id string) (LeaseView, error) {
 	var g, lambda int
 	var told []bool
 	if err == nil {
-		g, lambda = l.opt.Generation(), l.opt.Params().Lambda
+		st := l.opt.Status()
+		g, lambda = st.Generation, st.Params.Lambda
 		told = toldIndices(l.meta.Partial, g, lambda)
 	}
 	m.release(e)

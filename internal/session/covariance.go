@@ -2,9 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
 // MaxCovarianceDimension is the largest dimension whose covariance matrix
@@ -31,35 +28,20 @@ func (m *Manager) Covariance(ctx context.Context, id string) (Covariance, error)
 	if err != nil {
 		return Covariance{}, err
 	}
-	if n := l.opt.Dim(); n > MaxCovarianceDimension {
+	st := l.opt.Status() // the primary's, for a self-CMA-ES
+	if n := st.Params.N; n > MaxCovarianceDimension {
 		return Covariance{}, errorf(CodeOutOfRange,
 			"the covariance matrix of a session of %d coordinates is %d numbers; it is served up to %d coordinates: "+
 				"stds (σ·√C_ii) and the history's axis_lengths (√ of C's eigenvalues) describe it instead",
 			n, n*n, MaxCovarianceDimension)
 	}
-	es, ok := primaryOf(l.opt)
-	if !ok {
-		return Covariance{}, internal("covariance", fmt.Errorf("an optimizer of type %T", l.opt))
-	}
-	c := es.C()
-	n := c.SymmetricDim()
-	out := Covariance{Generation: l.opt.Generation(), Sigma: es.Sigma(), C: make([][]float64, n)}
+	n := st.C.SymmetricDim()
+	out := Covariance{Generation: st.Generation, Sigma: st.Sigma, C: make([][]float64, n)}
 	for i := range out.C {
 		out.C[i] = make([]float64, n)
 		for j := range n {
-			out.C[i][j] = c.At(i, j)
+			out.C[i][j] = st.C.At(i, j)
 		}
 	}
 	return out, nil
-}
-
-// primaryOf returns the CMA-ES that samples o's candidates.
-func primaryOf(o optimizer) (*cmaes.ES, bool) {
-	switch e := o.(type) {
-	case selfES:
-		return e.Primary(), true
-	case plainES:
-		return e.ES, true
-	}
-	return nil, false
 }

@@ -74,7 +74,7 @@ func (m *Manager) create(ctx context.Context, p CreateParams, k *idemKey) (Sessi
 	if err != nil {
 		return Session{}, internal("store new session", err)
 	}
-	l := &loaded{version: v, meta: md, opt: o, size: heldBytes(o, len(rec.State))}
+	l := &loaded{version: v, meta: md, opt: o, size: heldBytes(o)}
 	e := m.acquire(md.ID)
 	e.l = l
 	s := view(l)

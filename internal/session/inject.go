@@ -78,7 +78,8 @@ func (m *Manager) InjectIdempotent(ctx context.Context, id string, points [][]fl
 		if err := stoppedError(o); err != nil {
 			return nil, err
 		}
-		if err := checkInjection(points, o.Injected(), o.Params().Lambda, o.Dim(), o.Config().Bounds); err != nil {
+		st := o.Status()
+		if err := checkInjection(points, st.Queued, st.Params.Lambda, st.Params.N, st.Config.Bounds); err != nil {
 			return nil, err
 		}
 		if err := o.Inject(points, clip); err != nil {
@@ -90,7 +91,8 @@ func (m *Manager) InjectIdempotent(ctx context.Context, id string, points [][]fl
 			}
 			return nil, err
 		}
-		in, queued = Injection{Queued: len(points), Generation: o.Generation() + 1, Waiting: o.Injected()}, true
+		st = o.Status()
+		in, queued = Injection{Queued: len(points), Generation: st.Generation + 1, Waiting: st.Queued}, true
 		md := nextMeta(l)
 		if key != "" {
 			keys := md.InjectKeys[max(0, len(md.InjectKeys)-maxInjectKeys+1):]
@@ -148,12 +150,13 @@ func (m *Manager) warmStart(ctx context.Context, p *CreateParams) ([][]float64, 
 		ok   bool
 	)
 	if err == nil {
-		o := l.opt
-		mean = o.Mean()
-		if b := o.Config().Bounds; b != nil {
+		st := l.opt.Status()
+		mean = slices.Clone(st.Mean)
+		if b := st.Config.Bounds; b != nil {
 			mean = b.Image(mean)
 		}
-		best, ok = o.Best()
+		best, ok = st.Best, st.HasBest
+		best.X = slices.Clone(best.X)
 	}
 	m.release(e)
 	if err != nil {

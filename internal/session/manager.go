@@ -46,8 +46,11 @@ type Manager struct {
 type Options struct {
 	Limits   Limits // zero value = DefaultLimits
 	CacheCap int    // decoded sessions kept in memory; 0 = 256
-	// CacheBytes bounds them too, in bytes they hold (about 72(n² + λn)
-	// each); 0 = DefaultCacheBytes.
+	// CacheBytes bounds them too, and the sessions in use with them, in
+	// bytes they hold as their engines report it (cmaes.HeldBytes, about
+	// 100 n² + 50 λn at the latest numerics); a request whose session does
+	// not fit waits for others to finish, unless it is the only one.
+	// 0 = DefaultCacheBytes.
 	CacheBytes int64
 	Now        func() time.Time // the time sessions are stamped with, for tests; nil = time.Now (leases are timed by the store)
 

@@ -14,35 +14,18 @@ const (
 	AlgorithmCMAES     = defaults.CMAES
 )
 
-// optimizer is what a session needs of an ES: the surface that cmaes.ES and
-// selfcma.ES share, with Tell returning the session's history record.
+// optimizer is what a session needs of an ES (cmaes.ES, selfcma.ES): ask,
+// tell (returning the session's history record), the actions, the state's
+// encoding and what it holds in memory; everything it reads of the ES is
+// the data of Status.
 type optimizer interface {
 	Ask() [][]float64
 	Tell(fitness []float64) (HistoryRecord, error)
-	AppendBinary(dst []byte) ([]byte, error) // the state, appended to dst
-
-	Config() cmaes.Config
-	Params() cmaes.Params
-	Hyper() cmaes.Hyper
-	Dim() int
-	Generation() int
-	Evaluations() int
-	Run() int
-	Regime() string // the current run's: cmaes.RegimeDefault, RegimeLarge or RegimeSmall
-	RunEnds() []cmaes.RunEnd
-	Mean() []float64
-	Sigma() float64
-	Stds() []float64
-	Best() (cmaes.Best, bool)
-	Stopped() []cmaes.StopReason
-	StopNow() // the client ends the run
-	AxisRatio() float64
-
-	// Injected points (cmaes.ES.Inject): queue points for the next batch;
-	// how many wait; how many candidates of the pending batch are injected.
-	Inject(points [][]float64, clip bool) error
-	Injected() int
-	InjectedInBatch() int
+	Inject(points [][]float64, clip bool) error // queue points for the next batch (cmaes.ES.Inject)
+	StopNow()                                   // the client ends the run
+	Status() cmaes.Status                       // valid until the next Tell, Inject or StopNow
+	AppendBinary(dst []byte) ([]byte, error)    // the state, appended to dst
+	HeldBytes() int64                           // what the engine holds in memory
 }
 
 type plainES struct{ *cmaes.ES }
@@ -66,8 +49,6 @@ func (e selfES) Tell(f []float64) (HistoryRecord, error) {
 	h.Aux = &AuxRecord{Mean: r.AuxMean, Sigma: r.AuxSigma, Feasible: r.AuxFeasible}
 	return h, nil
 }
-
-func (e selfES) InjectedInBatch() int { return e.Primary().InjectedInBatch() }
 
 func historyOf(r cmaes.Record) HistoryRecord {
 	return HistoryRecord{

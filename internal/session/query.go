@@ -39,16 +39,17 @@ func pending(l *loaded) Batch {
 	if l.cand == nil {
 		l.cand = l.opt.Ask()
 	}
-	return Batch{Generation: l.opt.Generation(), Candidates: l.cand}
+	return Batch{Generation: l.opt.Status().Generation, Candidates: l.cand}
 }
 
 func stoppedError(o optimizer) *Error {
-	why := o.Stopped()
+	st := o.Status()
+	why := st.Stop
 	if len(why) == 0 {
 		return nil
 	}
 	e := errorf(CodeStopped, "the session has stopped: %s", why[0].Name)
-	e.Generation = o.Generation()
+	e.Generation = st.Generation
 	e.StopReasons = stopReasons(why)
 	return e
 }
@@ -110,30 +111,31 @@ func stopReasons(rs []cmaes.StopReason) []StopReason {
 
 func view(l *loaded) Session {
 	o, md := l.opt, l.meta
-	p, h, cfg := o.Params(), o.Hyper(), o.Config()
+	st := o.Status()
+	p, h, cfg := st.Params, st.Hyper, st.Config
 	s := Session{
 		ID: md.ID, Name: md.Name, Algorithm: md.Algorithm, Active: cfg.Active,
-		Dimension: o.Dim(), PopulationSize: p.Lambda, Seed: cfg.Seed,
-		Status: StatusRunning, StopReasons: stopReasons(o.Stopped()),
-		Generation: o.Generation(), Evaluations: o.Evaluations(),
-		Mean: o.Mean(), Sigma: o.Sigma(), Stds: o.Stds(),
+		Dimension: p.N, PopulationSize: p.Lambda, Seed: cfg.Seed,
+		Status: StatusRunning, StopReasons: stopReasons(st.Stop),
+		Generation: st.Generation, Evaluations: st.Evaluations,
+		Mean: slices.Clone(st.Mean), Sigma: st.Sigma, Stds: st.Stds(),
 		Hyper:     Hyper{C1: h.C1, CMu: h.CMu, Cc: h.Cc, CSigma: p.CSigma, DSigma: p.DSigma, MuW: p.MuW, Init: initOf(o)},
-		Injected:  Injected{Waiting: o.Injected(), InBatch: o.InjectedInBatch()},
+		Injected:  Injected{Waiting: st.Queued, InBatch: st.Injected},
 		Metadata:  md.Metadata,
 		CreatedAt: md.CreatedAt, UpdatedAt: md.UpdatedAt,
 	}
 	if len(s.StopReasons) > 0 {
 		s.Status = StatusStopped
 	}
-	if b, ok := o.Best(); ok {
-		s.Best = &Best{X: b.X, F: b.F, Generation: b.Generation}
+	if b := st.Best; st.HasBest {
+		s.Best = &Best{X: slices.Clone(b.X), F: b.F, Generation: b.Generation}
 	}
 	if p := md.Partial; p != nil && p.Generation == s.Generation {
 		s.Partial = Partial{Indices: slices.Clone(p.Indices), Fitness: slices.Clone(p.Fitness)}
 	}
 	s.Restarts = restartsView(cfg)
-	s.Restarts.Count, s.Restarts.Regime = o.Run(), o.Regime()
-	for _, r := range o.RunEnds() {
+	s.Restarts.Count, s.Restarts.Regime = st.Run, st.Regime
+	for _, r := range st.RunEnds {
 		s.Restarts.Runs = append(s.Restarts.Runs, RunEnd{Generation: r.Generation, PopulationSize: r.Lambda, Regime: r.Regime, StopReasons: stopReasons(r.Reasons)})
 	}
 	return s

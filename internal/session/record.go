@@ -118,16 +118,17 @@ func (f *nullNum) UnmarshalJSON(b []byte) error {
 }
 
 func (m *meta) summarize(o optimizer) {
-	m.Dimension = o.Dim()
-	m.PopulationSize = o.Params().Lambda
+	st := o.Status()
+	m.Dimension = st.Params.N
+	m.PopulationSize = st.Params.Lambda
 	m.Status = StatusRunning
-	if len(o.Stopped()) > 0 {
+	if len(st.Stop) > 0 {
 		m.Status = StatusStopped
 	}
-	m.Generation, m.Evaluations = o.Generation(), o.Evaluations()
+	m.Generation, m.Evaluations = st.Generation, st.Evaluations
 	m.BestF = nil
-	if b, ok := o.Best(); ok {
-		f := b.F
+	if st.HasBest {
+		f := st.Best.F
 		m.BestF = &f
 	}
 }

@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/selfcma"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store/bolt"
 )
@@ -327,12 +331,15 @@ func TestRacingTells(t *testing.T) {
 // sessions evicted and decoded again go on exactly as if they had stayed,
 // and the cache stays within its bounds.
 func TestCacheEviction(t *testing.T) {
+	t.Run("large sessions told at once", testCacheLarge)
 	for _, tc := range []struct {
 		name string
 		opt  session.Options
 	}{
 		{"sessions", session.Options{CacheCap: 2}},
-		{"bytes", session.Options{CacheBytes: 6000}}, // a state of n = 2 is about 2.4 KB
+		// Fewer bytes than six sessions hold (n = 2, λ = 6, active, as the
+		// engine reports them): some are evicted.
+		{"bytes", session.Options{CacheBytes: 3 * cmaes.HeldBytes(2, 6, true, false, cmaes.NumericsLatest)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -378,5 +385,69 @@ func TestCacheEviction(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// testCacheLarge: six self-CMA-ES sessions of n = 2000 told at once, with a
+// cache of 256 MiB, each session holding more than that decoded. The
+// sessions take turns: the cache's count, sessions in use included, stays
+// under its bound plus one session (what the cache reserves for one, from
+// the engine's report). Each tell decodes C's eigendecomposition and makes
+// one: about a minute here; -short skips it, except in CI.
+func testCacheLarge(t *testing.T) {
+	if testing.Short() && os.Getenv("CI") == "" {
+		t.Skip("SKIP: -short: six sessions of n = 2000 take about a minute")
+	}
+	const n, sessions, cacheBytes = 2000, 6, 256 << 20
+	ctx := context.Background()
+	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	defer st.Close()
+	m := session.NewManager(st, session.Options{CacheBytes: cacheBytes})
+	x0 := make([]float64, n)
+	ids := make([]string, sessions)
+	for i := range ids {
+		s, err := m.Create(ctx, session.CreateParams{X0: x0, Sigma0: 1, Algorithm: session.AlgorithmSelfCMAES, Seed: seed(uint64(i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = s.ID
+	}
+	lambda := cmaes.DefaultLambda(n)
+	one := selfcma.HeldBytes(n, lambda, true, true, cmaes.NumericsLatest, true) // the cache's reservation
+	var peak int64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if _, b := session.CacheUse(m); b > peak {
+				peak = b
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			f := make([]float64, lambda)
+			for k := range f {
+				f[k] = float64(i + k)
+			}
+			s, err := m.Tell(ctx, id, session.TellParams{Generation: 0, Fitness: f})
+			if err != nil || s.Generation != 1 {
+				t.Errorf("session %d: generation %d, %v", i, s.Generation, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	<-sampled
+	t.Logf("%d sessions of n = %d told at once: the cache counted at most %d MB (bound %d MB, one session %d MB)", sessions, n, peak>>20, cacheBytes>>20, one>>20)
+	if peak > cacheBytes+one {
+		t.Errorf("the cache counted %d bytes, want at most its bound and one session, %d", peak, cacheBytes+one)
 	}
 }

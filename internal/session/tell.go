@@ -38,7 +38,7 @@ func (m *Manager) TellAsk(ctx context.Context, id string, t TellParams) (Session
 		return Session{}, nil, err
 	}
 	s := view(l)
-	if len(l.opt.Stopped()) > 0 {
+	if len(l.opt.Status().Stop) > 0 {
 		return s, nil, nil
 	}
 	b := pending(l)
@@ -49,7 +49,7 @@ func (m *Manager) TellAsk(ctx context.Context, id string, t TellParams) (Session
 func tellChange(t TellParams) change {
 	return func(l *loaded) (*write, error) {
 		s := tellState{
-			Lambda: l.opt.Params().Lambda, Generation: l.opt.Generation(),
+			Lambda: l.opt.Status().Params.Lambda, Generation: l.opt.Status().Generation,
 			Stopped: stoppedError(l.opt), Last: l.meta.LastTell, Held: l.meta.Partial,
 		}
 		p, err := planTell(s, t)
@@ -82,7 +82,7 @@ func (m *Manager) Stop(ctx context.Context, id string) (Session, error) {
 	e := m.acquire(id)
 	defer m.release(e)
 	l, err := m.update(ctx, e, id, "stop", func(l *loaded) (*write, error) {
-		if len(l.opt.Stopped()) > 0 {
+		if len(l.opt.Status().Stop) > 0 {
 			return nil, nil
 		}
 		l.opt.StopNow() // as decodeLoaded will from the flag

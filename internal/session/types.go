@@ -12,7 +12,7 @@ import (
 type CreateParams struct {
 	X0             []float64 // initial mean, 1 ≤ n ≤ Limits.MaxDimension finite values; with WarmStart, nil or of the warm start's dimension
 	Sigma0         float64   // initial step size > 0
-	PopulationSize int       // λ ≥ 2; 0 = 4 + ⌊3 ln n⌋
+	PopulationSize int       // λ ≥ 2; 0 = the engine's default (cmaes.DefaultLambda)
 	Algorithm      string    // AlgorithmSelfCMAES or AlgorithmCMAES; "" = defaults.Algorithm
 	Seed           *uint64   // nil = drawn from crypto/rand
 	Bounds         *Bounds

@@ -81,7 +81,7 @@ func (m *Manager) update(ctx context.Context, e *entry, id, what string, fn chan
 				return nil, err
 			}
 		}
-		pendingGen = l.opt.Generation()
+		pendingGen = l.opt.Status().Generation
 		w, err := fn(l)
 		// Leases are not written with a compare-and-swap of the version:
 		// they too need the check first.
@@ -180,7 +180,7 @@ func (m *Manager) write(ctx context.Context, id string, l *loaded, w *write) err
 	l.version, l.meta = v, md
 	if w.state {
 		l.cand = nil // of the batch told
-		l.size = heldBytes(l.opt, len(rec.State))
+		l.size = heldBytes(l.opt)
 	}
 	return nil
 }

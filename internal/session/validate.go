@@ -58,13 +58,8 @@ func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
 		return "", "", cfg, err
 	}
 	def := defaults.For(alg)
-	base := float64(lambda)
-	if p.PopulationSize == 0 {
-		// The engine's default λ: BIPOP bases its populations on pycma's
-		// unrounded popsize0, in [λ, λ + 1).
-		base = float64(lambda + 1)
-	}
-	if cfg.Restarts, err = l.checkRestarts(p.Restarts, def, lambda, base, n, cfg.Bounds); err != nil {
+	cfg.X0, cfg.Lambda = p.X0, p.PopulationSize
+	if cfg.Restarts, err = l.checkRestarts(p.Restarts, def, cfg, lambda); err != nil {
 		return "", "", cfg, err
 	}
 	cfg.Active = def.Active
@@ -183,18 +178,20 @@ func checkBounds(b *Bounds, x0 []float64) (*cmaes.Bounds, error) {
 	return &cmaes.Bounds{Lower: b.Lower, Upper: b.Upper}, nil
 }
 
-// checkRestarts checks restarts for a first run of λ = lambda in dimension
-// n with bounds b (checked; nil = none), a field left out taking
-// def's value, and returns cmaes's restarts. bipopBase bounds BIPOP's base
-// of populations from above (λ, or λ + 1 for the engine's default λ).
+// checkRestarts checks restarts for the engine's configuration cfg (x0,
+// its λ or 0 for the default, bounds: checked) whose first run has λ =
+// lambda, a field left out taking def's value, and returns cmaes's
+// restarts.
 //
-// λ grows to λ·incpopsize^max, IPOP's last run and BIPOP's last large run
-// (BIPOP's small runs are smaller), which must stay within the limits. A max
+// λ grows to what the engine reports as the largest of its schedule
+// (cmaes.Config.MaxLambda: IPOP's last run, BIPOP's last large run),
+// which must stay within the limits. A max
 // left out is the default, lowered until it does; a restarts left out
 // entirely whose strategy cannot restart even once within them is none, so
 // that no create is refused for a default it did not ask for.
-func (l Limits) checkRestarts(r Restarts, def defaults.Settings, lambda int, bipopBase float64, n int, b *cmaes.Bounds) (cmaes.Restarts, error) {
+func (l Limits) checkRestarts(r Restarts, def defaults.Settings, cfg cmaes.Config, lambda int) (cmaes.Restarts, error) {
 	var c cmaes.Restarts
+	n, b := len(cfg.X0), cfg.Bounds
 	strategy := r.Strategy
 	switch {
 	case strategy != "":
@@ -238,13 +235,11 @@ func (l Limits) checkRestarts(r Restarts, def defaults.Settings, lambda int, bip
 		return c, err
 	}
 
-	base := float64(lambda)
-	if c.BIPOP {
-		base = bipopBase
-	}
-	grows := func(k int) bool { // λ·incpopsize^k within the limits
-		lam := base * math.Pow(c.IncPopSize, float64(k))
-		return lam <= float64(l.MaxPopulation) && lam <= float64(l.MaxBatch/n)
+	grows := func(k int) bool { // the engine's largest λ with max k within the limits
+		cfg.Restarts = c
+		cfg.Restarts.Max = k
+		lam := cfg.MaxLambda()
+		return lam <= l.MaxPopulation && lam <= l.MaxBatch/n
 	}
 	if r.Max != nil {
 		c.Max = *r.Max

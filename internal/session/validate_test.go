@@ -127,7 +127,8 @@ func TestCheckRestartsDefaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := l.checkRestarts(tc.r, tc.def, tc.lambda, float64(tc.lambda), 2, tc.bounds)
+			cfg := cmaes.Config{X0: []float64{0.5, 0.5}, Lambda: tc.lambda, Bounds: tc.bounds}
+			got, err := l.checkRestarts(tc.r, tc.def, cfg, tc.lambda)
 			if tc.wantPath != "" {
 				e, ok := err.(*Error)
 				if !ok || e.Code != CodeOutOfRange || !strings.HasPrefix(e.Message, tc.wantPath+" ") && !strings.HasPrefix(e.Message, tc.wantPath+":") {
@@ -146,7 +147,7 @@ func TestCheckRestartsDefaults(t *testing.T) {
 func TestDefaultsValid(t *testing.T) {
 	for _, alg := range []string{AlgorithmCMAES, AlgorithmSelfCMAES} {
 		def := defaults.For(alg)
-		if _, err := DefaultLimits.checkRestarts(Restarts{Strategy: def.Restarts}, def, 10, 11, 2, nil); err != nil {
+		if _, err := DefaultLimits.checkRestarts(Restarts{Strategy: def.Restarts}, def, cmaes.Config{X0: []float64{1, 2}}, cmaes.DefaultLambda(2)); err != nil {
 			t.Errorf("%s: %+v: %v", alg, def, err)
 		}
 		if def.Restarts != RestartsNone && (!(def.IncPopSize > 1) || def.MaxRestarts < 1) {

@@ -145,6 +145,9 @@ func renew(m *session.Manager, id string, g, index int, worker string) (session.
 func errorCode(err error) string { return string(session.ErrorCode(err)) }
 
 // The fields of the views the test reads itself.
+// sessionOut is a session as the Manager answers it.
+type sessionOut = session.Session
+
 func generationOf(s session.Session) int  { return s.Generation }
 func heldOf(s session.Session) []int      { return s.Partial.Indices }
 func restartsOf(s session.Session) int    { return s.Restarts.Count }
@@ -161,12 +164,16 @@ func u64(v uint64) *uint64   { return &v }
 func f64(v float64) *float64 { return &v }
 func intp(v int) *int        { return &v }
 
-// fixtureSessions are the sessions of the file, in the order observe visits
-// them.
-var fixtureSessions = []struct {
+// fixtureSession is a session of the file: its name in observe and the
+// create that made it.
+type fixtureSession = struct {
 	name   string
 	params session.CreateParams
-}{
+}
+
+// fixtureSessions are the sessions of the file, in the order observe visits
+// them.
+var fixtureSessions = []fixtureSession{
 	{"cma_midrun", session.CreateParams{X0: []float64{1, -0.5, 2, 0.3}, Sigma0: 0.5, Algorithm: "cma-es", Seed: u64(301), Name: "cma mid-run"}},
 	{"self_bounds", session.CreateParams{X0: []float64{0.5, 0.5, 0.5}, Sigma0: 0.8, Algorithm: "self-cma-es", PopulationSize: 10, Seed: u64(302),
 		Bounds: &session.Bounds{Lower: []float64{0, -1, 0.25}, Upper: []float64{1, 2, 3}}}},
@@ -394,121 +401,165 @@ func unpacked(t *testing.T) string {
 // the caller compares the answers with the fixture's.
 func observe(t *testing.T, m *session.Manager, man manifest) []step {
 	t.Helper()
-	var steps []step
-	var name string
-	rec := func(op string, v any, err error) {
-		out := exactbits.Of(v)
-		if err != nil {
-			out = map[string]any{"error": errorCode(err)}
-		}
-		steps = append(steps, step{Session: name, Op: op, Out: out})
-	}
+	o := &observer{t: t, m: m, man: man}
 	sums, err := list(m)
-	rec("list", sums, err)
-
+	o.rec("list", sums, err)
 	for _, fs := range fixtureSessions {
-		name = fs.name
-		id := man.IDs[name]
-		if id == "" {
-			t.Fatalf("%s: no id in the fixture", name)
-		}
-		s, err := get(m, id)
-		rec("get", s, err)
-		if err != nil {
-			continue
-		}
-		h, err := history(m, id, 0)
-		rec("history", h, err)
-		if err == nil && len(h) != generationOf(s) {
-			t.Errorf("%s: %d history records, want %d", name, len(h), generationOf(s))
-		}
-		b, err := ask(m, id)
-		rec("ask", b, err)
-		g := generationOf(s)
-
-		switch name {
-		case "cma_midrun":
-			// The last tell sent again answers the session, changing nothing.
-			f := exactbits.Floats(t, man.LastTell.Fitness)
-			s2, err := tell(m, id, man.LastTell.Generation, f, nil)
-			rec("tell sent again", s2, err)
-			if err != nil || generationOf(s2) != g {
-				t.Errorf("%s: the last tell sent again: generation %d, %v; want %d", name, generationOf(s2), err, g)
-			}
-		case "self_partial":
-			held := heldOf(s)
-			if !slices.Equal(held, []int{0, 1, 7}) {
-				t.Errorf("%s: holds the values of %v, want [0 1 7]", name, held)
-			}
-			// The rest completes the generation.
-			f := fitness(candidatesOf(b))
-			var idx []int
-			var val []float64
-			for k := range f {
-				if !slices.Contains(held, k) {
-					idx, val = append(idx, k), append(val, f[k])
-				}
-			}
-			s, err := tell(m, id, g, val, idx)
-			rec("tell the rest", s, err)
-			if err == nil && generationOf(s) != g+1 {
-				t.Errorf("%s: generation %d after the last values, want %d", name, generationOf(s), g+1)
-			}
-			b, err := ask(m, id)
-			rec("ask", b, err)
-		case "cma_lease":
-			c, err := renew(m, id, man.Lease.Generation, man.Lease.Index, leaseWorker)
-			rec("renew", c, err)
-			if err == nil && claimIndex(c) != man.Lease.Index {
-				t.Errorf("%s: renewal of candidate %d leased %d", name, man.Lease.Index, claimIndex(c))
-			}
-			c2, err := claim(m, id, "worker-2")
-			rec("claim", c2, err)
-			if err == nil && claimIndex(c2) == man.Lease.Index {
-				t.Errorf("%s: another worker claimed candidate %d, leased to %s", name, claimIndex(c2), leaseWorker)
-			}
-			_, err = renew(m, id, man.Lease.Generation, man.Lease.Index, "worker-2")
-			rec("renew of another's lease", nil, err)
-			if errorCode(err) != string(session.CodeConflict) {
-				t.Errorf("%s: worker-2 renewing worker-1's lease: %v, want a conflict", name, err)
-			}
-		case "stopped_client", "stopped_max_evaluations":
-			if statusOf(s) != session.StatusStopped {
-				t.Errorf("%s: status %q, want stopped", name, statusOf(s))
-			}
-			_, err := tell(m, id, g, make([]float64, 8), nil)
-			rec("tell", nil, err)
-			if err == nil {
-				t.Errorf("%s: a tell on a stopped session was taken", name)
-			}
-			c, err := claim(m, id, "worker-2")
-			rec("claim", c, err)
-			s, err := stop(m, id)
-			rec("stop", s, err)
-			continue
-		case "idempotent_uniform":
-			s2, created, err := create(m, fs.params)
-			rec("create again", map[string]any{"session": s2, "created": created}, err)
-			if err == nil && (created || idOf(s2) != id) {
-				t.Errorf("%s: the create sent again made %s (created %v), want %s", name, idOf(s2), created, id)
-			}
-		}
-
-		// The continuation: three generations.
-		for range 3 {
-			b, err := ask(m, id)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			s, err := tell(m, id, batchGeneration(b), fitness(candidatesOf(b)), nil)
-			rec("tell", s, err)
-			b, err = ask(m, id)
-			rec("ask", b, err)
-		}
-		h, err = history(m, id, g)
-		rec("history", h, err)
+		o.session(fs)
 	}
-	return steps
+	return o.steps
+}
+
+// observer records the steps of observe, each under the session it is of.
+type observer struct {
+	t     *testing.T
+	m     *session.Manager
+	man   manifest
+	steps []step
+	name  string
+}
+
+func (o *observer) rec(op string, v any, err error) {
+	out := exactbits.Of(v)
+	if err != nil {
+		out = map[string]any{"error": errorCode(err)}
+	}
+	o.steps = append(o.steps, step{Session: o.name, Op: op, Out: out})
+}
+
+// session observes one fixture session: what it reads, what its kind of
+// session does next (sessionKind), and, unless that stopped it, three more
+// generations.
+func (o *observer) session(fs fixtureSession) {
+	t, m := o.t, o.m
+	o.name = fs.name
+	name, id := fs.name, o.man.IDs[fs.name]
+	if id == "" {
+		t.Fatalf("%s: no id in the fixture", name)
+	}
+	s, err := get(m, id)
+	o.rec("get", s, err)
+	if err != nil {
+		return
+	}
+	h, err := history(m, id, 0)
+	o.rec("history", h, err)
+	if err == nil && len(h) != generationOf(s) {
+		t.Errorf("%s: %d history records, want %d", name, len(h), generationOf(s))
+	}
+	b, err := ask(m, id)
+	o.rec("ask", b, err)
+	g := generationOf(s)
+	if !o.sessionKind(fs, id, s, b, g) {
+		return
+	}
+	// The continuation: three generations.
+	for range 3 {
+		b, err := ask(m, id)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s, err := tell(m, id, batchGeneration(b), fitness(candidatesOf(b)), nil)
+		o.rec("tell", s, err)
+		b, err = ask(m, id)
+		o.rec("ask", b, err)
+	}
+	h, err = history(m, id, g)
+	o.rec("history", h, err)
+}
+
+// sessionKind does what the kind of session fs checks, on session s (id)
+// read with batch b at generation g; it reports whether the session goes
+// on.
+func (o *observer) sessionKind(fs fixtureSession, id string, s sessionOut, b batchOut, g int) bool {
+	switch fs.name {
+	case "cma_midrun":
+		o.tellAgain(id, g)
+	case "self_partial":
+		o.tellRest(id, s, b, g)
+	case "cma_lease":
+		o.leases(id)
+	case "stopped_client", "stopped_max_evaluations":
+		o.stopped(id, s, g)
+		return false
+	case "idempotent_uniform":
+		s2, created, err := create(o.m, fs.params)
+		o.rec("create again", map[string]any{"session": s2, "created": created}, err)
+		if err == nil && (created || idOf(s2) != id) {
+			o.t.Errorf("%s: the create sent again made %s (created %v), want %s", fs.name, idOf(s2), created, id)
+		}
+	}
+	return true
+}
+
+// tellAgain: the last tell sent again answers the session, changing
+// nothing.
+func (o *observer) tellAgain(id string, g int) {
+	f := exactbits.Floats(o.t, o.man.LastTell.Fitness)
+	s2, err := tell(o.m, id, o.man.LastTell.Generation, f, nil)
+	o.rec("tell sent again", s2, err)
+	if err != nil || generationOf(s2) != g {
+		o.t.Errorf("%s: the last tell sent again: generation %d, %v; want %d", o.name, generationOf(s2), err, g)
+	}
+}
+
+// tellRest: the values not held complete the generation.
+func (o *observer) tellRest(id string, s sessionOut, b batchOut, g int) {
+	held := heldOf(s)
+	if !slices.Equal(held, []int{0, 1, 7}) {
+		o.t.Errorf("%s: holds the values of %v, want [0 1 7]", o.name, held)
+	}
+	f := fitness(candidatesOf(b))
+	var idx []int
+	var val []float64
+	for k := range f {
+		if !slices.Contains(held, k) {
+			idx, val = append(idx, k), append(val, f[k])
+		}
+	}
+	s, err := tell(o.m, id, g, val, idx)
+	o.rec("tell the rest", s, err)
+	if err == nil && generationOf(s) != g+1 {
+		o.t.Errorf("%s: generation %d after the last values, want %d", o.name, generationOf(s), g+1)
+	}
+	b, err = ask(o.m, id)
+	o.rec("ask", b, err)
+}
+
+// leases: the lease renewed, another worker's claim, a renewal by another.
+func (o *observer) leases(id string) {
+	man, name := o.man, o.name
+	c, err := renew(o.m, id, man.Lease.Generation, man.Lease.Index, leaseWorker)
+	o.rec("renew", c, err)
+	if err == nil && claimIndex(c) != man.Lease.Index {
+		o.t.Errorf("%s: renewal of candidate %d leased %d", name, man.Lease.Index, claimIndex(c))
+	}
+	c2, err := claim(o.m, id, "worker-2")
+	o.rec("claim", c2, err)
+	if err == nil && claimIndex(c2) == man.Lease.Index {
+		o.t.Errorf("%s: another worker claimed candidate %d, leased to %s", name, man.Lease.Index, leaseWorker)
+	}
+	_, err = renew(o.m, id, man.Lease.Generation, man.Lease.Index, "worker-2")
+	o.rec("renew of another's lease", nil, err)
+	if errorCode(err) != string(session.CodeConflict) {
+		o.t.Errorf("%s: worker-2 renewing worker-1's lease: %v, want a conflict", name, err)
+	}
+}
+
+// stopped: a stopped session refuses a tell, leases nothing, stops again.
+func (o *observer) stopped(id string, s sessionOut, g int) {
+	if statusOf(s) != session.StatusStopped {
+		o.t.Errorf("%s: status %q, want stopped", o.name, statusOf(s))
+	}
+	_, err := tell(o.m, id, g, make([]float64, 8), nil)
+	o.rec("tell", nil, err)
+	if err == nil {
+		o.t.Errorf("%s: a tell on a stopped session was taken", o.name)
+	}
+	c, err := claim(o.m, id, "worker-2")
+	o.rec("claim", c, err)
+	s2, err := stop(o.m, id)
+	o.rec("stop", s2, err)
 }
 
 func TestUpgradeLayout4(t *testing.T) {

@@ -42,8 +42,7 @@ type Fixture struct {
 type ES[R any] interface {
 	Ask() [][]float64
 	Tell(f []float64) (R, error)
-	Stopped() []cmaes.StopReason
-	Params() cmaes.Params
+	Status() cmaes.Status
 	MarshalBinary() ([]byte, error)
 }
 
@@ -95,8 +94,8 @@ func Run[R any](t *testing.T, e ES[R], gens int) {
 func (s Suite[R, E]) Continue(t *testing.T, e E, tell func(int, [][]float64) []float64) Fixture {
 	t.Helper()
 	fx := Fixture{Snaps: []any{s.Snap(e)}}
-	if len(e.Stopped()) > 0 {
-		_, err := e.Tell(make([]float64, e.Params().Lambda))
+	if len(e.Status().Stop) > 0 {
+		_, err := e.Tell(make([]float64, e.Status().Params.Lambda))
 		fx.TellErr = fmt.Sprint(err)
 		if !errors.Is(err, cmaes.ErrStopped) {
 			t.Errorf("tell on a stopped state: %v, want ErrStopped", err)
