@@ -73,7 +73,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	inflight := httpapi.DefaultMaxInflightBytes
 	num(&inflight, "max-inflight-bytes", "SELFCMA_MAX_INFLIGHT_BYTES", inflight, "most bytes of request bodies under way together (each counted by its Content-Length, before it is read); beyond, 503 with Retry-After")
 	cache := session.DefaultCacheBytes
-	num(&cache, "cache-bytes", "SELFCMA_CACHE_BYTES", cache, "most bytes of decoded sessions kept in memory between requests (about 72(n² + λn) each), the least recently used forgotten beyond")
+	num(&cache, "cache-bytes", "SELFCMA_CACHE_BYTES", cache, "most bytes of decoded sessions kept in memory between requests (each counted as what its engine says it holds), the least recently used forgotten beyond")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")
 	var level string
 	str(&level, "log-level", "SELFCMA_LOG_LEVEL", "info", "least level logged: debug (every request), info (sessions created, restarted, stopped, deleted; refused requests with their error code), warn, error")

@@ -71,7 +71,7 @@ func TestMemoryBounded(t *testing.T) {
 	})
 
 	t.Run("creates of 8 MiB", func(t *testing.T) {
-		// The state of a session takes memory too, about 80·n² bytes while
+		// The state of a session takes memory too, what its engine says it holds while
 		// it is built and a third of it in the Manager's cache: creates of
 		// the largest dimension (SELFCMA_MEMORY_CREATE_DIM=2000) measure
 		// that rather than the bodies.
