@@ -133,7 +133,7 @@ func TestNumericsConfig(t *testing.T) {
 	x0 := uniformX0(1, 5)
 	for _, c := range []struct{ in, want int }{{0, NumericsLatest}, {1, 1}, {2, 2}, {3, 3}} {
 		e := mustNew(t, Config{X0: x0, Sigma0: 1, Numerics: c.in})
-		if e.Config().Numerics != c.want || e.Config().Numerics != c.want {
+		if e.Config().Numerics != c.want {
 			t.Errorf("Numerics %d: got %d, want %d", c.in, e.Config().Numerics, c.want)
 		}
 		blob, _ := e.MarshalBinary()

@@ -245,7 +245,7 @@ func (m *Manager) load(ctx context.Context, e *entry, id string) (*loaded, error
 func (m *Manager) decode(ctx context.Context, e *entry, rec Record) (*loaded, error) {
 	md, err := decodeMeta(rec.Meta)
 	if err != nil {
-		return nil, internal("load session", err)
+		return nil, internal("load session", &DamagedError{ID: rec.ID, What: "the record does not decode: " + err.Error()})
 	}
 	if err := m.cache.reserve(ctx, e, reserveBytes(md)); err != nil {
 		return nil, internal("wait for memory to load the session", err)
