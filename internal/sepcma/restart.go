@@ -116,6 +116,7 @@ func (e *ES) mayRestart() bool {
 // coordinates of the mean.
 func (e *ES) restart(gen int) error {
 	s := &e.s
+	largeRuns := e.largeRuns() // the ended run included
 	s.RunEnds = append(s.RunEnds, cmaes.RunEnd{Generation: gen, Lambda: e.p.Lambda, Reasons: s.Stop,
 		Regime: s.Regime, Sigma0: s.RunSigma0})
 	s.Stop = nil
@@ -130,13 +131,12 @@ func (e *ES) restart(gen int) error {
 	if next == cmaes.RegimeSmall {
 		uSigma, uLambda := e.rnd.Float64(), e.rnd.Float64()
 		sigma0 = math.Pow(0.01, uSigma) * s.Config.Sigma0
-		mult := math.Pow(rs.IncPopSize, float64(e.largeRuns()))
+		mult := math.Pow(rs.IncPopSize, float64(largeRuns))
 		lambda = max(2, int(e.popsize0()*math.Pow(mult, uLambda*uLambda)))
 		maxIter := math.Min(float64(maxIter0(n, e.popsize0())), 0.5*float64(large)/float64(lambda))
 		limit = max(1, int(math.Ceil(maxIter)))
 	} else {
-		k := e.largeRuns() + 1
-		lambda, _ = largeLambda(e.popsize0(), rs.IncPopSize, k, n)
+		lambda, _ = largeLambda(e.popsize0(), rs.IncPopSize, largeRuns+1, n)
 		if rs.BIPOP {
 			limit = maxIter0(n, e.popsize0())
 		}
