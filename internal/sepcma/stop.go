@@ -95,7 +95,8 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 			l := max(minLen, min(h, int(0.2*float64(s.T))))
 			k := int(0.3 * float64(l))
 			bb, mm := s.StagBest[h-l:], s.StagMed[h-l:]
-			if median3(bb[l-k:]) >= median3(bb[:k]) && median3(mm[l-k:]) >= median3(mm[:k]) {
+			buf := &e.sc.sorted
+			if median3(bb[l-k:], buf) >= median3(bb[:k], buf) && median3(mm[l-k:], buf) >= median3(mm[:k], buf) {
 				e.addStop(cmaes.StopStagnation, float64(l))
 			}
 		}
@@ -136,16 +137,61 @@ func (e *ES) condition() float64 {
 // stagMinLen is the shortest Stagnation window, 120 + ⌈30n/λ⌉ generations.
 func stagMinLen(n, lambda int) int { return 120 + int(math.Ceil(30*float64(n)/float64(lambda))) }
 
-// median3 is the median of v (v is not changed). The windows are at most
-// 0.3·stagMax long and checked once a generation; a sort is enough.
-func median3(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
+// median3 is the median of v, using buf as scratch (v is not changed):
+// O(len(v)) by selection, as cmaes's medianOf, since the windows grow to
+// 0.3·stagMax values and are checked every generation.
+func median3(v []float64, buf *[]float64) float64 {
+	s := append((*buf)[:0], v...)
+	*buf = s
 	m := len(s) / 2
+	hi := selectK(s, m)
 	if len(s)%2 == 1 {
-		return s[m]
+		return hi
 	}
-	return (s[m-1] + s[m]) / 2
+	return (slices.Max(s[:m]) + hi) / 2 // s[:m] holds the m smallest values
+}
+
+// selectK reorders s so that s[k] is its k-th smallest value, those before
+// it no larger and those after no smaller (Hoare's selection with a
+// median-of-three pivot), and returns s[k].
+func selectK(s []float64, k int) float64 {
+	lo, hi := 0, len(s)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if s[mid] < s[lo] {
+			s[mid], s[lo] = s[lo], s[mid]
+		}
+		if s[hi] < s[lo] {
+			s[hi], s[lo] = s[lo], s[hi]
+		}
+		if s[hi] < s[mid] {
+			s[hi], s[mid] = s[mid], s[hi]
+		}
+		pivot := s[mid]
+		i, j := lo, hi
+		for i <= j {
+			for s[i] < pivot {
+				i++
+			}
+			for s[j] > pivot {
+				j--
+			}
+			if i <= j {
+				s[i], s[j] = s[j], s[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return s[k]
+		}
+	}
+	return s[k]
 }
 
 // checkFailedStop checks the criteria that apply after a generation whose
