@@ -230,3 +230,39 @@ func TestBadInput(t *testing.T) {
 		t.Error("a tell of 1 value for λ = 7 accepted")
 	}
 }
+
+// TestBoundSigma: a σ beyond maxSigmaOverD·max √C_ii moves into C and
+// p_c; the distribution σ√C_ii stays as it was (to rounding).
+func TestBoundSigma(t *testing.T) {
+	e, _ := New(Config{X0: fill(4, 0), Sigma0: 1})
+	e.s.Sigma = 1e12
+	e.s.C = []float64{1e-6, 4e-6, 1e-8, 1e-4}
+	e.s.PC = []float64{1, 2, 3, 4}
+	e.setD()
+	before := e.Stds()
+	e.boundSigma()
+	// As cmaes's: σ becomes the old max D, and max D the old σ.
+	closeTo(t, "σ", e.s.Sigma, 1e-2, 1e-15)
+	closeTo(t, "max D", maxOf(e.d), 1e12, 1e-14)
+	vecClose(t, "σ√C", e.Stds(), before, 1e-14)
+	vecClose(t, "σ p_c", []float64{e.s.Sigma * e.s.PC[3]}, []float64{1e12 * 4}, 1e-14)
+	// Rosenbrock at n = 20 from far away: SepCMA's update alone lets C
+	// shrink to 1e-24 and tol_up_sigma stop the run (BBOB f8, cmd/sepbench);
+	// with the bound it reaches 1e-8 in about 160000 evaluations.
+	rosen := func(x []float64) float64 {
+		var s float64
+		for i := range len(x) - 1 {
+			a, b := x[i]*x[i]-x[i+1], x[i]-1
+			s += 100*a*a + b*b
+		}
+		return s
+	}
+	e, _ = New(Config{X0: fill(20, -3), Sigma0: 2, Seed: 1,
+		Termination: cmaes.Termination{HasTarget: true, TargetFitness: 1e-8, MaxEvaluations: 400000}})
+	for len(e.Stopped()) == 0 {
+		e.Tell(evalAll(rosen, e.Ask()))
+	}
+	if s := e.Stopped(); s[0].Name != cmaes.StopTargetFitness {
+		t.Errorf("Rosenbrock n = 20: stopped by %v after %d evaluations", s, e.Evaluations())
+	}
+}

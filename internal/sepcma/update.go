@@ -2,6 +2,12 @@ package sepcma
 
 import "math"
 
+// maxSigmaOverD bounds σ/max √C_ii, as cmaes's: beyond it the scale moves
+// from σ into C and p_c exactly (σ x = (σ/s)(s x)). SepCMA has no such
+// bound; without it, on Rosenbrock (BBOB f8, n = 20) C shrank towards
+// 10^−24 while σ grew, until tol_up_sigma stopped every run.
+const maxSigmaOverD = 1e10
+
 // cFloor replaces a negative C_ii in D = √C, as SepCMA's _EPS (C stays
 // non-negative: its decay factor 1 − c_1 − c_μ is, Params).
 const cFloor = 1e-8
@@ -87,7 +93,25 @@ func (e *ES) update(order []int) bool {
 	s.T++
 	e.setD()
 	e.lastHSigma = hSigma
+	e.boundSigma()
 	return true
+}
+
+// boundSigma moves the scale s = σ/max D from σ into C and p_c when σ
+// exceeds maxSigmaOverD·max D (cmaes's safeguard).
+func (e *ES) boundSigma() {
+	s := &e.s
+	maxD := maxOf(e.d)
+	if !(s.Sigma > maxSigmaOverD*maxD) {
+		return
+	}
+	f := s.Sigma / maxD
+	s.Sigma /= f
+	for i := range s.C {
+		s.C[i] *= f * f
+		s.PC[i] *= f
+	}
+	e.setD()
 }
 
 // setD sets D = √C, C_ii < 0 read as cFloor (SepCMA's _eigen_decomposition).
