@@ -120,7 +120,8 @@ func (e *ES) alloc() {
 
 // sample draws the batch x_k = m + σ D z_k, z_k ~ N(0, I), D = diag(√C_ii),
 // k = 1..λ, coordinate by coordinate (as SepCMA's _sample_solution), and
-// keeps the stream it started from.
+// keeps the stream it started from. State hashes the batch (BatchSum) when
+// asked, not here: it is a serial pass over λn values.
 func (e *ES) sample() {
 	e.s.Rand = *e.src
 	n, m, sigma := e.p.N, e.s.Mean, e.s.Sigma
@@ -133,7 +134,6 @@ func (e *ES) sample() {
 			xr[i] = m[i] + float64(sigma*y)
 		}
 	}
-	e.s.BatchSum = batchSum(e.x)
 }
 
 // batchSum hashes the bits of the batch; every step is a bijection, so a

@@ -30,10 +30,9 @@ func Restore(s State) (*ES, error) {
 	e.src = &src
 	e.rnd = rand.New(e.src)
 	if len(s.Stop) == 0 {
-		sum := s.BatchSum
 		e.sample()
-		if e.s.BatchSum != sum {
-			return nil, fmt.Errorf("sepcma: restore: the batch sampled again differs from the one handed out (hash %#x, want %#x)", e.s.BatchSum, sum)
+		if got := batchSum(e.x); got != s.BatchSum {
+			return nil, fmt.Errorf("sepcma: restore: the batch sampled again differs from the one handed out (hash %#x, want %#x)", got, s.BatchSum)
 		}
 	}
 	return e, nil

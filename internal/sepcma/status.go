@@ -66,5 +66,13 @@ func (e *ES) Stopped() []cmaes.StopReason { return slices.Clone(e.s.Stop) }
 // AxisRatio returns √(max C_ii / min C_ii).
 func (e *ES) AxisRatio() float64 { return math.Sqrt(e.condition()) }
 
-// State returns a deep copy of the state.
-func (e *ES) State() State { return e.s.clone() }
+// State returns a deep copy of the state, BatchSum set to the hash of the
+// pending batch (0 once stopped).
+func (e *ES) State() State {
+	s := e.s.clone()
+	s.BatchSum = 0
+	if len(s.Stop) == 0 {
+		s.BatchSum = batchSum(e.x)
+	}
+	return s
+}
