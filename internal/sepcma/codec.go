@@ -1,0 +1,204 @@
+package sepcma
+
+import (
+	"fmt"
+
+	"github.com/selfcma/selfcma/internal/binenc"
+	"github.com/selfcma/selfcma/internal/cmaes"
+)
+
+// The state's encoding: binenc's tag, schema version, the fields of State
+// in a fixed order, CRC-32. Bump stateVersion with any change of the
+// layout, and keep every older version decoding as before.
+//
+//   - Version 1: every field of State; the pending batch is left out (it
+//     is sampled again from Rand, and checked against BatchSum), so the
+//     encoding holds O(n) values: 4n for m, C, p_σ, p_c, n for the best
+//     point, and the histories.
+const (
+	stateMagic   = "sepcma.State"
+	stateVersion = 1
+)
+
+// MarshalBinary encodes s exactly.
+func (s State) MarshalBinary() ([]byte, error) {
+	n := len(s.Mean)
+	w := binenc.NewWriterSize(stateMagic, stateVersion, 8*(6*n+len(s.FunHist)+2*len(s.StagBest)+len(s.FlatGens))+1024)
+	c := s.Config
+	w.Floats(c.X0)
+	w.Float(c.Sigma0)
+	w.Int(c.Lambda)
+	w.Uint64(c.Seed)
+	w.Uint32(uint32(c.Rates))
+	t := c.Termination
+	w.Int(t.MaxEvaluations)
+	w.Bool(t.HasTarget)
+	w.Float(t.TargetFitness)
+	w.Floats([]float64{t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma})
+	w.Bool(t.NoEffectAxis)
+	w.Bool(t.NoEffectCoord)
+	w.Bool(t.NoStagnation)
+	w.Bool(t.NoEqualFunVal)
+	w.Int(t.MaxFailedGenerations)
+	rs := c.Restarts
+	w.Bool(rs.IPOP)
+	w.Bool(rs.BIPOP)
+	w.Int(rs.Max)
+	w.Float(rs.IncPopSize)
+	w.Bool(rs.Point.Uniform)
+	w.Bool(rs.Point.Region != nil)
+	if r := rs.Point.Region; r != nil {
+		w.Floats(r.Lower)
+		w.Floats(r.Upper)
+	}
+
+	w.Int(s.Lambda)
+	w.Floats(s.Mean)
+	w.Float(s.Sigma)
+	w.Floats(s.C)
+	w.Floats(s.PSigma)
+	w.Floats(s.PC)
+	w.Int(s.T)
+	w.Int(s.Generation)
+	w.Int(s.Evaluations)
+	w.Int(s.Run)
+	w.Int(len(s.RunEnds))
+	for _, r := range s.RunEnds {
+		w.Int(r.Generation)
+		w.Int(r.Lambda)
+		w.String(r.Regime)
+		w.Float(r.Sigma0)
+		writeReasons(w, r.Reasons)
+	}
+	w.String(s.Regime)
+	w.Float(s.RunSigma0)
+	w.Int(s.GenLimit)
+	w.Bool(s.HasBest)
+	w.Floats(s.Best.X)
+	w.Float(s.Best.F)
+	w.Int(s.Best.Generation)
+	w.Floats(s.FunHist)
+	w.Int(s.FunPos)
+	w.Int(s.FunN)
+	w.Floats(s.StagBest)
+	w.Floats(s.StagMed)
+	w.Ints(s.FlatGens)
+	w.Int(s.FlatPos)
+	w.Int(s.FlatN)
+	w.Int(s.FailedGens)
+	writeReasons(w, s.Stop)
+	rnd, err := s.Rand.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("sepcma: encode random stream: %w", err)
+	}
+	w.Bytes(rnd)
+	w.Uint64(s.BatchSum)
+	return w.Finish(), nil
+}
+
+func writeReasons(w *binenc.Writer, rs []cmaes.StopReason) {
+	w.Int(len(rs))
+	for _, r := range rs {
+		w.String(r.Name)
+		w.Float(r.Value)
+	}
+}
+
+func readReasons(r *binenc.Reader) []cmaes.StopReason {
+	k := r.Int()
+	if k < 0 || k > r.Remaining()/16 {
+		r.Fail("%d stop reasons", k)
+		return nil
+	}
+	var out []cmaes.StopReason
+	for range k {
+		out = append(out, cmaes.StopReason{Name: r.String(), Value: r.Float()})
+	}
+	return out
+}
+
+// UnmarshalBinary decodes what MarshalBinary wrote. It checks the encoding,
+// not the state: Restore does.
+func (s *State) UnmarshalBinary(blob []byte) error {
+	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	if err != nil {
+		return fmt.Errorf("sepcma: decode state: %w", err)
+	}
+	var d State
+	c := &d.Config
+	c.X0 = r.Floats()
+	c.Sigma0 = r.Float()
+	c.Lambda = r.Int()
+	c.Seed = r.Uint64()
+	c.Rates = Rates(r.Uint32())
+	t := &c.Termination
+	t.MaxEvaluations = r.Int()
+	t.HasTarget = r.Bool()
+	t.TargetFitness = r.Float()
+	if tol := r.Floats(); len(tol) == 4 {
+		t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma = tol[0], tol[1], tol[2], tol[3]
+	} else {
+		r.Fail("%d tolerances, want 4", len(tol))
+	}
+	t.NoEffectAxis = r.Bool()
+	t.NoEffectCoord = r.Bool()
+	t.NoStagnation = r.Bool()
+	t.NoEqualFunVal = r.Bool()
+	t.MaxFailedGenerations = r.Int()
+	rs := &c.Restarts
+	rs.IPOP = r.Bool()
+	rs.BIPOP = r.Bool()
+	rs.Max = r.Int()
+	rs.IncPopSize = r.Float()
+	rs.Point.Uniform = r.Bool()
+	if r.Bool() {
+		rs.Point.Region = &cmaes.Bounds{Lower: r.Floats(), Upper: r.Floats()}
+	}
+
+	d.Lambda = r.Int()
+	d.Mean = r.Floats()
+	d.Sigma = r.Float()
+	d.C = r.Floats()
+	d.PSigma = r.Floats()
+	d.PC = r.Floats()
+	d.T = r.Int()
+	d.Generation = r.Int()
+	d.Evaluations = r.Int()
+	d.Run = r.Int()
+	k := r.Int()
+	if k < 0 || k > r.Remaining()/32 {
+		r.Fail("%d run ends", k)
+		k = 0
+	}
+	for range k {
+		d.RunEnds = append(d.RunEnds, cmaes.RunEnd{Generation: r.Int(), Lambda: r.Int(), Regime: r.String(),
+			Sigma0: r.Float(), Reasons: readReasons(r)})
+	}
+	d.Regime = r.String()
+	d.RunSigma0 = r.Float()
+	d.GenLimit = r.Int()
+	d.HasBest = r.Bool()
+	d.Best.X = r.Floats()
+	d.Best.F = r.Float()
+	d.Best.Generation = r.Int()
+	d.FunHist = r.Floats()
+	d.FunPos = r.Int()
+	d.FunN = r.Int()
+	d.StagBest = r.Floats()
+	d.StagMed = r.Floats()
+	d.FlatGens = r.Ints()
+	d.FlatPos = r.Int()
+	d.FlatN = r.Int()
+	d.FailedGens = r.Int()
+	d.Stop = readReasons(r)
+	rnd := r.Bytes()
+	d.BatchSum = r.Uint64()
+	if err := r.Done(); err != nil {
+		return fmt.Errorf("sepcma: decode state: %w", err)
+	}
+	if err := d.Rand.UnmarshalBinary(rnd); err != nil {
+		return fmt.Errorf("sepcma: decode random stream: %w", err)
+	}
+	*s = d
+	return nil
+}
