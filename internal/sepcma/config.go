@@ -41,7 +41,14 @@ func (c *Config) validate() error {
 	if c.Rates >= ratesCount {
 		return fmt.Errorf("sepcma: unknown rates %d", c.Rates)
 	}
-	t := c.Termination
+	if err := validateTermination(c.Termination); err != nil {
+		return err
+	}
+	return validateRestarts(c.Restarts, n)
+}
+
+// validateTermination checks the termination criteria's values.
+func validateTermination(t cmaes.Termination) error {
 	if t.MaxEvaluations < 0 {
 		return fmt.Errorf("sepcma: max evaluations %d, want at least 0", t.MaxEvaluations)
 	}
@@ -50,7 +57,11 @@ func (c *Config) validate() error {
 			return fmt.Errorf("sepcma: termination values must be finite")
 		}
 	}
-	rs := c.Restarts
+	return nil
+}
+
+// validateRestarts checks the restart strategy of an n-dimensional run.
+func validateRestarts(rs cmaes.Restarts, n int) error {
 	if rs.Max < 0 {
 		return fmt.Errorf("sepcma: restarts max %d, want at least 0", rs.Max)
 	}

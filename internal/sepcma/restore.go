@@ -52,6 +52,17 @@ func (s *State) check() error {
 	if s.Lambda < 2 || float64(s.Lambda)*float64(n) > 2*maxRestartValues {
 		return fmt.Errorf("population size %d", s.Lambda)
 	}
+	if err := s.checkDistribution(n); err != nil {
+		return err
+	}
+	if err := s.checkRuns(); err != nil {
+		return err
+	}
+	return s.checkHistories(n)
+}
+
+// checkDistribution checks the mean, C, the paths and σ.
+func (s *State) checkDistribution(n int) error {
 	for name, v := range map[string][]float64{"mean": s.Mean, "C": s.C, "p_sigma": s.PSigma, "p_c": s.PC} {
 		if len(v) != n || !finite(v) {
 			return fmt.Errorf("%s: %d values or not finite, want %d finite", name, len(v), n)
@@ -65,6 +76,11 @@ func (s *State) check() error {
 	if !(s.Sigma > 0) || math.IsInf(s.Sigma, 0) || !(s.RunSigma0 > 0) || math.IsInf(s.RunSigma0, 0) {
 		return fmt.Errorf("sigma %v, run sigma0 %v", s.Sigma, s.RunSigma0)
 	}
+	return nil
+}
+
+// checkRuns checks the counters, the regime and the ended runs.
+func (s *State) checkRuns() error {
 	if s.T < 0 || s.Generation < 0 || s.Evaluations < 0 || s.Run != len(s.RunEnds) || s.GenLimit < 0 || s.FailedGens < 0 {
 		return fmt.Errorf("counters out of range")
 	}
@@ -79,6 +95,11 @@ func (s *State) check() error {
 		}
 		prev = r.Generation
 	}
+	return nil
+}
+
+// checkHistories checks the best point and the termination histories.
+func (s *State) checkHistories(n int) error {
 	if s.HasBest && len(s.Best.X) != n {
 		return fmt.Errorf("best point of %d values, want %d", len(s.Best.X), n)
 	}

@@ -16,7 +16,7 @@ const stagMax = 20000
 // where C's principal axes are the coordinate axes and its eigenvalues
 // the C_ii.
 func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
-	s, t, n := &e.s, e.term, e.p.N
+	s, n := &e.s, e.p.N
 
 	s.FunHist[s.FunPos] = best
 	s.FunPos = (s.FunPos + 1) % len(s.FunHist)
@@ -29,6 +29,15 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	s.StagBest = append(s.StagBest, best)
 	s.StagMed = append(s.StagMed, median)
 
+	e.checkBudget()
+	e.checkTolerances(fitness, order)
+	e.checkNoEffect()
+	e.checkHistory(fitness, order)
+}
+
+// checkBudget: MaxEvaluations, TargetFitness, MaxIter.
+func (e *ES) checkBudget() {
+	s, t := &e.s, e.term
 	if t.MaxEvaluations > 0 && s.Evaluations >= t.MaxEvaluations {
 		e.addStop(cmaes.StopMaxEvaluations, float64(s.Evaluations))
 	}
@@ -38,6 +47,11 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	if s.GenLimit > 0 && s.T >= s.GenLimit {
 		e.addStop(cmaes.StopMaxIter, float64(s.T))
 	}
+}
+
+// checkTolerances: TolFun and TolX.
+func (e *ES) checkTolerances(fitness []float64, order []int) {
+	s, t, n := &e.s, e.term, e.p.N
 
 	// TolFun: range of the recent bests and of this generation's values.
 	if t.TolFun > 0 && s.FunN == len(s.FunHist) {
@@ -62,6 +76,11 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 			e.addStop(cmaes.StopTolX, worst)
 		}
 	}
+}
+
+// checkNoEffect: NoEffectAxis, NoEffectCoord, ConditionCov.
+func (e *ES) checkNoEffect() {
+	s, t, n := &e.s, e.term, e.p.N
 
 	// NoEffectAxis: adding 0.1σ times the principal axis t mod n, here
 	// √C_ii e_i, leaves m unchanged.
@@ -87,6 +106,11 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 			e.addStop(cmaes.StopConditionCov, cond)
 		}
 	}
+}
+
+// checkHistory: Stagnation, EqualFunValues, TolUpSigma.
+func (e *ES) checkHistory(fitness []float64, order []int) {
+	s, t, n := &e.s, e.term, e.p.N
 
 	// Stagnation (BIPOP-CMA-ES), as cmaes's.
 	if !t.NoStagnation {
