@@ -7,8 +7,10 @@ the best feasible f is within 1e-8 of f*, one JSON line per run in
 cmd/mixedbench's fields. It works in a temporary directory, so that
 pycma's output files stay out of the repository.
 
-    PYTHONPATH=../shared/vendor /usr/bin/python3 scripts/al_bench.py \
+    python3 scripts/al_bench.py \
         -n 10 -seeds 15 > py-al.jsonl
+
+The peer, for measuring only (never imported by the service): pip install cma==4.4.0 numpy
 """
 import argparse
 import json

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Golden vectors for internal/constraints: pycma 4.4.0's
-ConstrainedFitnessAL (the vendored peer, defaults) driven by pycma's
+ConstrainedFitnessAL (the peer, with its defaults) driven by pycma's
 CMA-ES on constrained problems; every iteration's f and g values, the AL
 values returned for them, and the coefficients after the update. The Go
 test feeds the same f and g and compares.
 
-    PYTHONPATH=../shared/vendor /usr/bin/python3 scripts/al_golden.py \
+    python3 scripts/al_golden.py \
         > internal/constraints/testdata/golden.json
+
+The peer, for measuring only (never imported by the service): pip install cma==4.4.0 numpy
 """
 import json
 import warnings

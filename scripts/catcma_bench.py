@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The Python side of cmd/mixedbench: CyberAgentAILab/cmaes 0.13.1's
-CatCMAwM (the vendored peer, for measuring only) on the problems of
+CatCMAwM (for measuring only) on the problems of
 internal/mixedfn, with its defaults; evaluations until the best value
 reaches 1e-10, one JSON line per run in cmd/mixedbench's fields.
 
-    PYTHONPATH=../shared/vendor /usr/bin/python3 scripts/catcma_bench.py \
+    python3 scripts/catcma_bench.py \
         -n 9,30 -seeds 15 > py.jsonl
+
+The peer, for measuring only (never imported by the service): pip install cmaes==0.13.1 numpy
 """
 import argparse
 import json

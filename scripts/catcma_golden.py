@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Golden vectors for internal/catcma: CyberAgentAILab/cmaes 0.13.1's
-CatCMAwM (the vendored peer) run on fixed problems; every generation's
+CatCMAwM (the peer) run on fixed problems; every generation's
 sampled batch (raw Gaussian samples and categories), the fitness told, and
 the distribution after the tell. The Go test feeds the same batches and
 fitness to its own update and compares.
 
-    PYTHONPATH=../shared/vendor /usr/bin/python3 scripts/catcma_golden.py \
+    python3 scripts/catcma_golden.py \
         > internal/catcma/testdata/golden.json
+
+The peer, for measuring only (never imported by the service): pip install cmaes==0.13.1 numpy
 """
 import json
 
