@@ -349,14 +349,21 @@ func scaledTell(e *cmaes.ES, k float64, firstOnly bool) func([]float64) (cmaes.R
 	return func(f []float64) (cmaes.Record, error) {
 		h := e.Params().Hyper()
 		if !firstOnly || e.Run() == 0 {
-			h.C1, h.CMu = k*h.C1, k*h.CMu
-			if s := h.C1 + h.CMu; s > 0.9 {
-				h.C1, h.CMu = h.C1*0.9/s, h.CMu*0.9/s
-			}
+			h = scaleRates(h, k)
 		}
 		if err := e.SetHyper(h); err != nil {
 			return cmaes.Record{}, err
 		}
 		return e.Tell(f)
 	}
+}
+
+// scaleRates returns h with k times its c_1 and c_μ, c_1 + c_μ capped at
+// 0.9 keeping their ratio (c_c unchanged).
+func scaleRates(h cmaes.Hyper, k float64) cmaes.Hyper {
+	h.C1, h.CMu = k*h.C1, k*h.CMu
+	if s := h.C1 + h.CMu; s > 0.9 {
+		h.C1, h.CMu = h.C1*0.9/s, h.CMu*0.9/s
+	}
+	return h
 }

@@ -84,10 +84,7 @@ func snrTell(e *cmaes.ES) func([]float64) (cmaes.Record, error) {
 		h := e.Params().Hyper()
 		first := e.Run() == 0
 		if first {
-			h.C1, h.CMu = r.eta*h.C1, r.eta*h.CMu
-			if s := h.C1 + h.CMu; s > 0.9 {
-				h.C1, h.CMu = h.C1*0.9/s, h.CMu*0.9/s
-			}
+			h = scaleRates(h, r.eta)
 		}
 		if err := e.SetHyper(h); err != nil {
 			return cmaes.Record{}, err
