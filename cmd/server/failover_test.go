@@ -118,21 +118,37 @@ func TestFailover(t *testing.T) {
 	t.Run("switchover", func(t *testing.T) { testFailover(t, bin, algs, refs, true) })
 }
 
+// startFailoverLoad starts two servers on db (killed when the test ends)
+// and the load's bookkeeping, its random stream seeded by (25, seed).
+func startFailoverLoad(t *testing.T, bin, db string, seed uint64) *failoverLoad {
+	t.Helper()
+	l := &failoverLoad{rng: rand.New(rand.NewPCG(25, seed)), acked: map[string]int{}, answers: map[string]int{}}
+	for range 2 {
+		p, err := launch(bin, "-addr", "127.0.0.1:0", "-db", db, "-store-timeout", "5s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.kill)
+		l.bases = append(l.bases, p.base)
+	}
+	return l
+}
+
+// startOutage marks the start of the fault and returns its time.
+func (l *failoverLoad) startOutage() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.outage = true
+	return time.Now()
+}
+
 func testFailover(t *testing.T, bin string, algs []string, refs map[string]trace, switchover bool) {
 	primary := pgtest.NewCluster(t, "synchronous_standby_names=standby1")
 	standby := primary.Standby(t, "standby1")
 	primary.CreateDB(t, "selfcma")
 	db := fmt.Sprintf("postgres://%s@%s,%s/selfcma?sslmode=disable&target_session_attrs=read-write",
 		primary.User(), primary.Host(), standby.Host())
-	l := &failoverLoad{rng: rand.New(rand.NewPCG(25, 7)), acked: map[string]int{}, answers: map[string]int{}}
-	for range 2 {
-		p, err := launch(bin, "-addr", "127.0.0.1:0", "-db", db, "-store-timeout", "5s")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.kill()
-		l.bases = append(l.bases, p.base)
-	}
+	l := startFailoverLoad(t, bin, db, 7)
 
 	// The failover, once every session has told 5 generations; the
 	// promotion once the servers have answered the outage 8 times
@@ -142,10 +158,7 @@ func testFailover(t *testing.T, bin string, algs []string, refs map[string]trace
 	go func() {
 		defer close(failover)
 		l.waitAcked(len(algs), 5)
-		l.mu.Lock()
-		l.outage = true
-		l.mu.Unlock()
-		stopped = time.Now()
+		stopped = l.startOutage()
 		if switchover {
 			primary.Stop(t, "fast")
 		} else {

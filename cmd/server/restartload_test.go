@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -29,24 +28,13 @@ func TestDatabaseRestartUnderLoad(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			c := pgtest.NewCluster(t)
 			db := c.CreateDB(t, "selfcma")
-			l := &failoverLoad{rng: rand.New(rand.NewPCG(25, 8)), acked: map[string]int{}, answers: map[string]int{}}
-			for range 2 {
-				p, err := launch(bin, "-addr", "127.0.0.1:0", "-db", db, "-store-timeout", "5s")
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer p.kill()
-				l.bases = append(l.bases, p.base)
-			}
+			l := startFailoverLoad(t, bin, db, 8)
 			faults := make(chan struct{})
 			var stopped time.Time
 			go func() {
 				defer close(faults)
 				l.waitAcked(len(algs), 5)
-				l.mu.Lock()
-				l.outage = true
-				l.mu.Unlock()
-				stopped = time.Now()
+				stopped = l.startOutage()
 				if mode == "restart" {
 					c.Stop(t, "immediate")
 					l.waitOutage(8)
