@@ -67,15 +67,42 @@ func (s *ES) Adapting() bool {
 	return s.primary.Params().Lambda >= s.minLambda
 }
 
+// SNRMaxDim is the largest dimension at which Config.SNR applies: the
+// rule costs O(n³) a generation and n² values of state, and was measured
+// up to here (docs/algorithm.md §2, table 10).
+const SNRMaxDim = 100
+
+// snrUsed reports whether the first run uses the signal-to-noise rule
+// (snr.go): Config.SNR is set, n ≤ SNRMaxDim, and it does not self-adapt
+// by h_t.
+func (s *ES) snrUsed() bool {
+	return s.snrOn && s.primary.Run() == 0 && s.primary.Dim() <= SNRMaxDim && !s.Adapting()
+}
+
+// SNR reports whether Config.SNR is set, and η, the factor of the default
+// c_1 and c_μ the next update uses, while the first run uses the rule (1
+// otherwise).
+func (s *ES) SNR() (on bool, eta float64) {
+	if s.snr == nil {
+		return s.snrOn, 1
+	}
+	return s.snrOn, s.snr.Eta
+}
+
 // setTheta sets the primary's θ for the next update: 0.9 × the auxiliary's
-// mean in a run that self-adapts (applyAuxMean), else the defaults of its
-// λ, the values cmaes.ES starts a run with. It reports whether θ is the
-// auxiliary's.
+// mean in a run that self-adapts (applyAuxMean); η times the defaults in a
+// first run that uses the signal-to-noise rule (snr.go); else the defaults
+// of its λ, the values cmaes.ES starts a run with. It reports whether θ is
+// the auxiliary's.
 func (s *ES) setTheta() bool {
 	if s.Adapting() {
 		return s.applyAuxMean()
 	}
-	if err := s.primary.SetHyper(s.primary.Params().Hyper()); err != nil {
+	h := s.primary.Params().Hyper()
+	if s.snr != nil {
+		h = s.snr.hyper(h)
+	}
+	if err := s.primary.SetHyper(h); err != nil {
 		panic(fmt.Sprintf("selfcma: default θ rejected: %v", err))
 	}
 	return false

@@ -36,7 +36,19 @@ func HeldBytes(n, lambda int, active, bounded bool, numerics int, adapting bool)
 func (s *ES) HeldBytes() int64 {
 	p, cfg := s.primary.Params(), s.primary.Config()
 	adapting := s.Adapting() || s.prev != nil || len(s.work) > 0
-	return HeldBytes(p.N, p.Lambda, p.Active, cfg.Bounds != nil, cfg.Numerics, adapting)
+	b := HeldBytes(p.N, p.Lambda, p.Active, cfg.Bounds != nil, cfg.Numerics, adapting)
+	if s.snr != nil {
+		b += snrHeldBytes(p.N)
+	}
+	return b
+}
+
+// snrHeldBytes is what the signal-to-noise rule holds at dimension n
+// (snr.go): E's upper triangle, and C^t, B, D and three n×n buffers
+// while a generation is told.
+func snrHeldBytes(n int) int64 {
+	nn := int64(n) * int64(n)
+	return 8 * (nn/2 + int64(n) + 5*nn + int64(n))
 }
 
 // HeldBytes is HeldBytes of the first run of a self-CMA-ES of this
@@ -48,5 +60,9 @@ func (cfg Config) HeldBytes() int64 {
 	}
 	minLambda, err := minLambdaOf(cfg.MinLambda, n)
 	adapting := err == nil && lambda >= minLambda
-	return HeldBytes(n, lambda, cfg.CMA.Active, cfg.CMA.Bounds != nil, cfg.CMA.Numerics, adapting)
+	b := HeldBytes(n, lambda, cfg.CMA.Active, cfg.CMA.Bounds != nil, cfg.CMA.Numerics, adapting)
+	if cfg.SNR && !adapting && n <= SNRMaxDim {
+		b += snrHeldBytes(n)
+	}
+	return b
 }

@@ -77,6 +77,11 @@ type Config struct {
 	// CMA-ES. MinLambda: EveryLambda with AdaptRestarts is the paper's
 	// Algorithm 2 in every run.
 	AdaptRestarts bool
+	// SNR lets a first run below MinLambda adapt a factor η ∈ [1, 3] of its
+	// c_1 and c_μ by the signal-to-noise rule (snr.go) for n ≤ SNRMaxDim;
+	// false (the zero value, and every state written before the rule) runs
+	// it at the defaults, as plain CMA-ES.
+	SNR bool
 }
 
 // Record is a told generation: the primary's record and the auxiliary's
@@ -94,8 +99,11 @@ type Record struct {
 // ES is a self-CMA-ES. It is not safe for concurrent use.
 type ES struct {
 	init          string
-	minLambda     int  // runs with λ ≥ minLambda self-adapt (gate.go)
-	adaptRestarts bool // and not only the first run
+	minLambda     int       // runs with λ ≥ minLambda self-adapt (gate.go)
+	adaptRestarts bool      // and not only the first run
+	snrOn         bool      // Config.SNR
+	snr           *SNRState // the rule's state while the first run uses it (snr.go)
+	snrWork       snrWork   // not state
 	primary       *cmaes.ES
 	aux           *cmaes.ES
 	auxRuns       int // auxiliary CMA-ES started so far (one per primary run)
@@ -136,7 +144,10 @@ func New(cfg Config) (*ES, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, primary: p}
+	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, snrOn: cfg.SNR, primary: p}
+	if s.snrUsed() {
+		s.snr = newSNR(p.Dim())
+	}
 	if err := s.startAux(); err != nil {
 		return nil, err
 	}
@@ -225,11 +236,21 @@ func (s *ES) Injected() int { return s.primary.Injected() }
 // auxiliary CMA-ES on h_t when a previous update exists, and θ for the next
 // update from the auxiliary's new mean.
 func (s *ES) Tell(fitness []float64) (Record, error) {
+	snr := s.snr != nil
+	if snr {
+		s.snrWork.before(s.primary.State())
+	}
 	rec, err := s.primary.Tell(fitness) // line 8
 	if err != nil {
 		return Record{}, err
 	}
 	cur := s.primary.LastStep()
+	switch {
+	case snr && !rec.Restarted && cur != nil:
+		s.snr.observe(&s.snrWork, s.primary.State().C)
+	case snr && rec.Restarted:
+		s.snr, s.snrWork = nil, snrWork{} // restarts run at the defaults
+	}
 	switch {
 	case rec.Restarted:
 		// A restart of the primary (IPOP, or BIPOP's small or large run)
@@ -335,10 +356,11 @@ func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma()
 // C so: Algorithm 1, line 13), and the step keeps only the μ points C_μ
 // uses; 7 in 7 (the primary's Active flag, BIPOP restarts and restart
 // points with their bookkeeping), with MinLambda and AdaptRestarts after
-// the auxiliary's run count.
+// the auxiliary's run count; 8 in 7, with Config.SNR and the rule's state
+// (η, V, E) after AdaptRestarts.
 const (
 	stateMagic   = "selfcma/selfcma"
-	stateVersion = 7
+	stateVersion = 8
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -346,11 +368,15 @@ const (
 	// AdaptRestarts (gate.go); an older state self-adapts every run, as its
 	// code did.
 	versionGate = 7
+	// versionSNR is the first version that writes Config.SNR and the
+	// rule's state (snr.go); an older state runs at the defaults below
+	// MinLambda, as its code did.
+	versionSNR = 8
 )
 
 // esEncoding is the cmaes encoding version embedded by each state version
 // (esEncoding[stateVersion] must be cmaes.EncodingVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7}
 
 // MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
 // replays, and the auxiliary's run count.
@@ -369,6 +395,13 @@ func (s *ES) AppendBinary(dst []byte) ([]byte, error) {
 	w.Int(s.auxRuns)
 	w.Int(s.minLambda) // from version 7 (gate.go)
 	w.Bool(s.adaptRestarts)
+	w.Bool(s.snrOn) // from version 8 (snr.go)
+	w.Bool(s.snr != nil)
+	if s.snr != nil {
+		w.Float(s.snr.Eta)
+		w.Float(s.snr.V)
+		w.Floats(s.snr.E)
+	}
 	w.Bool(s.hasPrev)
 	var prev *cmaes.Step
 	if s.hasPrev {
@@ -399,6 +432,9 @@ func Unmarshal(blob []byte) (*ES, error) {
 		}
 		s.adaptRestarts = r.Bool()
 	}
+	if version >= versionSNR {
+		s.decodeSNR(r)
+	}
 	if version >= versionStepFirst {
 		// The step first: the primary's C may be its replay.
 		if err := s.decodeStep(r, esVersion); err != nil {
@@ -427,7 +463,20 @@ func Unmarshal(blob []byte) (*ES, error) {
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("selfcma: decode state: %w", err)
 	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("selfcma: decode state: %w: %w", err, binenc.ErrCorrupt)
+	}
 	return s, nil
+}
+
+// decodeSNR reads Config.SNR and the rule's state (version 8 on).
+func (s *ES) decodeSNR(r *binenc.Reader) {
+	s.snrOn = r.Bool()
+	if !r.Bool() {
+		return
+	}
+	s.snr = &SNRState{Eta: r.Float(), V: r.Float()}
+	s.snr.E = r.Floats()
 }
 
 // decodeStep reads whether a step is kept, and the step.

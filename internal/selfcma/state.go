@@ -16,15 +16,19 @@ type State struct {
 	Init          string // InitDefault or InitUniform
 	MinLambda     int    // runs with λ ≥ MinLambda self-adapt (gate.go; ≥ EveryLambda)
 	AdaptRestarts bool   // and not only the first run
-	AuxRuns       int    // auxiliary CMA-ES started so far (one per primary run)
-	Prev          *cmaes.Step
-	Primary, Aux  *cmaes.State
+	SNR           bool   // Config.SNR
+	// SNRRule is the signal-to-noise rule's state while the first run uses
+	// it (snr.go), else nil.
+	SNRRule      *SNRState
+	AuxRuns      int // auxiliary CMA-ES started so far (one per primary run)
+	Prev         *cmaes.Step
+	Primary, Aux *cmaes.State
 }
 
 // State returns the self-CMA-ES's state, sharing its data (see State).
 func (s *ES) State() *State {
 	st := &State{Init: s.init, MinLambda: s.minLambda, AdaptRestarts: s.adaptRestarts, AuxRuns: s.auxRuns,
-		Primary: s.primary.State(), Aux: s.aux.State()}
+		SNR: s.snrOn, SNRRule: s.snr, Primary: s.primary.State(), Aux: s.aux.State()}
 	if s.hasPrev {
 		st.Prev = s.prev
 	}
@@ -47,7 +51,7 @@ func Restore(st *State) (*ES, error) {
 		return nil, fmt.Errorf("%w: auxiliary: %w", ErrInvalidState, err)
 	}
 	s := &ES{init: st.Init, minLambda: st.MinLambda, adaptRestarts: st.AdaptRestarts, auxRuns: st.AuxRuns,
-		primary: primary, aux: aux, prev: st.Prev, hasPrev: st.Prev != nil}
+		snrOn: st.SNR, snr: st.SNRRule, primary: primary, aux: aux, prev: st.Prev, hasPrev: st.Prev != nil}
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
@@ -64,6 +68,13 @@ func (s *ES) check() error {
 		return fmt.Errorf("min lambda %d", s.minLambda)
 	case s.aux.Dim() != 3:
 		return fmt.Errorf("auxiliary of dimension %d", s.aux.Dim())
+	case (s.snr != nil) != s.snrUsed():
+		return fmt.Errorf("snr: rule state %t where the first run's use of it is %t", s.snr != nil, s.snrUsed())
+	}
+	if s.snr != nil {
+		if err := s.snr.check(s.primary.Dim()); err != nil {
+			return err
+		}
 	}
 	if s.hasPrev {
 		if l, n := s.prev.X.Dims(); n != s.primary.Dim() || l != s.primary.Params().Lambda {

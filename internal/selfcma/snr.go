@@ -1,0 +1,145 @@
+package selfcma
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+)
+
+// The signal-to-noise rule: how a first run below MinLambda adapts its
+// rates when Config.SNR is set (docs/algorithm.md §2, tables 9 and 10).
+//
+// Below MinLambda the likelihood h_t is too noisy to choose rates (gate.go,
+// table 8). The rule of LRA-CMA-ES (Nomura, Akimoto, Ono, "CMA-ES with
+// Learning Rate Adaptation", GECCO 2023, Algorithm 1; CyberAgentAILab/cmaes
+// _cma.py _lr_adaptation) measures progress instead: E, a moving average of
+// C's update in the coordinates of C^t, and V, of its squared norm, give a
+// signal-to-noise ratio; where the update keeps its direction the SNR is
+// high and a larger factor η of c_1 and c_μ pays. We differ from LRA in four
+// places, each measured (tables 9, 10): the update measured is C's alone
+// (CSA keeps σ); η lies in [SNREtaMin, SNREtaMax] = [1, 3], so the rule only
+// ever speeds CMA-ES up (an η that fell below 1 stalled the bent cigar for
+// thousands of generations: LRA's step γη vanishes with η); the target
+// SNR/η is SNRAlpha = 0.02 (LRA's 1.4 is for σ²C's update); and only the
+// first run uses it (restarts look for another basin, at the defaults).
+const (
+	SNRAlpha  = 0.02 // α, the target of SNR/η
+	SNRBeta   = 0.03 // β, the smoothing of E and V (LRA's β_Σ)
+	SNRGamma  = 0.1  // γ, LRA's bound on the step of ln η
+	SNREtaMin = 1.0  // smallest η: never slower than CMA-ES
+	SNREtaMax = 3.0  // largest η
+)
+
+// SNRState is the rule's state in a run: η, the factor of the default c_1
+// and c_μ the next update uses; E, the moving average of the update at
+// η = 1 in the coordinates of the distribution, symmetric, its upper
+// triangle packed by rows (n(n+1)/2 values); V, the moving average of the
+// update's squared Frobenius norm.
+type SNRState struct {
+	Eta float64
+	E   []float64
+	V   float64
+}
+
+// newSNR returns the rule's state at the start of a run of dimension n.
+func newSNR(n int) *SNRState { return &SNRState{Eta: 1, E: make([]float64, n*(n+1)/2)} }
+
+// check reports a state no run of dimension n could have.
+func (r *SNRState) check(n int) error {
+	switch {
+	case len(r.E) != n*(n+1)/2:
+		return fmt.Errorf("snr: %d values of E, want %d", len(r.E), n*(n+1)/2)
+	case !(r.Eta >= SNREtaMin && r.Eta <= SNREtaMax):
+		return fmt.Errorf("snr: η %v outside [%v, %v]", r.Eta, SNREtaMin, SNREtaMax)
+	case !(r.V >= 0) || math.IsInf(r.V, 0):
+		return fmt.Errorf("snr: V %v", r.V)
+	}
+	return nil
+}
+
+// hyper returns η times the default rates h (c_c unchanged), c_1 + c_μ
+// capped at Scale = 0.9 as the auxiliary's θ is.
+func (r *SNRState) hyper(h cmaes.Hyper) cmaes.Hyper {
+	h.C1, h.CMu = r.Eta*h.C1, r.Eta*h.CMu
+	if s := h.C1 + h.CMu; s > Scale {
+		h.C1, h.CMu = h.C1*Scale/s, h.CMu*Scale/s
+	}
+	return h
+}
+
+// snrWork holds what observe needs between the generation's start and its
+// end: C^t and its eigendecomposition. Not state.
+type snrWork struct {
+	c0       *mat.SymDense
+	b        *mat.Dense
+	d        []float64
+	isq, tmp *mat.Dense
+	bd       *mat.Dense
+}
+
+// before keeps C^t = B D² Bᵀ of the primary's state st (copied: the tell
+// overwrites them).
+func (w *snrWork) before(st *cmaes.State) {
+	n := len(st.D)
+	if w.c0 == nil || w.c0.SymmetricDim() != n {
+		*w = snrWork{c0: mat.NewSymDense(n, nil), b: mat.NewDense(n, n, nil), d: make([]float64, n),
+			isq: mat.NewDense(n, n, nil), tmp: mat.NewDense(n, n, nil), bd: mat.NewDense(n, n, nil)}
+	}
+	w.c0.CopySym(st.C)
+	w.b.Copy(st.B)
+	copy(w.d, st.D)
+}
+
+// observe updates η from C^t (kept by before) and C^{t+1} = c1, the update
+// having used η times the default c_1 and c_μ (LRA, Algorithm 1, lines
+// 9–13 with Σ = C alone).
+func (r *SNRState) observe(w *snrWork, c1 *mat.SymDense) {
+	n := len(w.d)
+	// C^{−1/2} = B D^{−1} Bᵀ (D: the axis lengths, the roots of C's
+	// eigenvalues).
+	for i := range n {
+		for k := range n {
+			w.bd.Set(i, k, w.b.At(i, k)/w.d[k])
+		}
+	}
+	w.isq.Mul(w.bd, w.b.T())
+	// ΔC = C^{t+1} − C^t, then Δ = C^{−1/2} ΔC C^{−1/2}.
+	for i := range n {
+		for j := range n {
+			w.tmp.Set(i, j, c1.At(i, j)-w.c0.At(i, j))
+		}
+	}
+	w.bd.Mul(w.isq, w.tmp)
+	w.tmp.Mul(w.bd, w.isq)
+	// The update at η = 1 (it is linear in c_1 and c_μ), in LRA's scale
+	// 1/√2 of a symmetric matrix; E and V as moving averages, ‖·‖ the
+	// Frobenius norm (an off-diagonal entry counts twice).
+	k := 1 / (r.Eta * math.Sqrt2)
+	var sq, e2 float64
+	p := 0
+	for i := range n {
+		for j := i; j < n; j++ {
+			x := (w.tmp.At(i, j) + w.tmp.At(j, i)) / 2 * k
+			r.E[p] = (1-SNRBeta)*r.E[p] + SNRBeta*x
+			m := 2.0
+			if i == j {
+				m = 1
+			}
+			sq += m * x * x
+			e2 += m * r.E[p] * r.E[p]
+			p++
+		}
+	}
+	r.V = (1-SNRBeta)*r.V + SNRBeta*sq
+	// SNR = (‖E‖² − β/(2 − β) V) / (V − ‖E‖²); η ← η exp(min(γη, β)
+	// clip(SNR/(αη) − 1, −1, 1)), then bounded to [SNREtaMin, SNREtaMax].
+	snr := (e2 - SNRBeta/(2-SNRBeta)*r.V) / (r.V - e2)
+	if math.IsNaN(snr) {
+		return // no update (V = ‖E‖² = 0): no evidence
+	}
+	rel := max(-1, min(1, snr/(SNRAlpha*r.Eta)-1))
+	r.Eta = max(SNREtaMin, min(SNREtaMax, r.Eta*math.Exp(min(SNRGamma*r.Eta, SNRBeta)*rel)))
+}
