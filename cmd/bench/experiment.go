@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -289,10 +290,10 @@ func runJob(o options, j job) (runResult, error) {
 			tell = scaledTell(e, c.RateScale, c.RateScaleFirst)
 		}
 		if c.RateSNR {
-			tell = snrTell(e)
+			tell = snrTell(e, c.RateSNRMin, cmp.Or(c.RateSNRMax, snrEtaMax))
 		}
 	case algSelf:
-		sc := selfcma.Config{CMA: cfg, Init: c.Init, MinLambda: c.MinLambda, AdaptRestarts: c.AdaptRestarts}
+		sc := selfcma.Config{CMA: cfg, Init: c.Init, MinLambda: c.MinLambda, AdaptRestarts: c.AdaptRestarts, SNR: c.SNR}
 		if c.Paper {
 			// Algorithm 2 in every run, at every λ (the paper's).
 			sc.AdaptRestarts = true

@@ -55,10 +55,46 @@ func TestRateScale(t *testing.T) {
 	}
 }
 
+// TestSNRFlag: the default self-CMA-ES runs the signal-to-noise rule at
+// its default λ (c_1, c_μ at η ≥ 1 times the defaults, above them at some
+// generation); -snr false and -paper keep the defaults.
+func TestSNRFlag(t *testing.T) {
+	r := knobJob(t, algSelf, "-algorithms", "self-cma-es")
+	if r.Label != "self-cma-es" || !r.Config.SNR {
+		t.Fatalf("label %q, snr %v; want self-cma-es, true", r.Label, r.Config.SNR)
+	}
+	above := false
+	for g, tp := range r.Trace {
+		eta := tp.Hyper.C1 / r.Defaults.C1
+		if eta < 1 || eta > 3.0001 || math.Abs(tp.Hyper.CMu/r.Defaults.CMu-eta) > 1e-9 || tp.Hyper.Cc != r.Defaults.Cc {
+			t.Fatalf("generation %d: θ %+v, want η ∈ [1, 3] times c_1, c_μ of %+v", g, tp.Hyper, r.Defaults)
+		}
+		above = above || eta > 1
+	}
+	if !above {
+		t.Error("η never left 1")
+	}
+	off := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr", "false")
+	if off.Label != "self-cma-es+no-snr" {
+		t.Errorf("label %q", off.Label)
+	}
+	paper, err := parseOptions([]string{"-paper"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paper.config(algSelf).SNR {
+		t.Error("-paper runs the rule")
+	}
+	if _, err := parseOptions([]string{"-snr", "yes"}, io.Discard); err == nil {
+		t.Error("-snr yes accepted")
+	}
+}
+
 // TestMinLambda: -min-lambda 1 -adapt-restarts self-adapts at the default
-// λ (θ leaves the defaults), without it self-CMA-ES keeps the defaults.
+// λ (θ leaves the defaults), without it (and without the rule, -snr false)
+// self-CMA-ES keeps the defaults.
 func TestMinLambda(t *testing.T) {
-	gated := knobJob(t, algSelf, "-algorithms", "self-cma-es")
+	gated := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr", "false")
 	for g, tp := range gated.Trace {
 		if tp.Hyper != gated.Defaults {
 			t.Fatalf("default gate, generation %d: θ %+v, want the defaults %+v", g, tp.Hyper, gated.Defaults)
@@ -123,7 +159,7 @@ func TestSNRRuleNoise(t *testing.T) {
 	for i := range n {
 		c0.SetSym(i, i, 1)
 	}
-	noise, drift := newSNRRule(n), newSNRRule(n)
+	noise, drift := newSNRRule(n, 0, snrEtaMax), newSNRRule(n, 0, snrEtaMax)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		c1 := mat.NewSymDense(n, nil)

@@ -68,6 +68,7 @@ type options struct {
 	paper        bool
 	restarts     string // flagDefault, none, ipop or bipop
 	active       string // flagDefault, true or false
+	snr          string // flagDefault, true or false
 	maxRestarts  int
 	incPopSize   float64
 	restartPoint string // flagDefault, x0 or uniform
@@ -82,6 +83,8 @@ type options struct {
 	rateScale      float64
 	rateScaleFirst bool
 	rateSNR        bool
+	rateSNRMax     float64
+	rateSNRMin     float64
 	init           string // selfcma.InitDefault or selfcma.InitUniform
 	numerics       int    // cmaes.Config.Numerics: 0 = the latest
 	seed           uint64
@@ -127,6 +130,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.target, "target", 1e-8, "a run succeeds when f − f_opt ≤ target (with -summary -metric delta-f: a median at most target is within)")
 	fs.BoolVar(&o.paper, "paper", false, "the paper's setting (Algorithms 1 and 2 as cmd/bench ran them before the defaults package): no active update, no restarts unless -restarts ipop, restarts from x0, self-CMA-ES λ = max(100, default)")
 	fs.StringVar(&restarts, "restarts", flagDefault, "none, ipop, bipop, or default: internal/defaults' strategy for the algorithm (none with -paper)")
+	fs.StringVar(&o.snr, "snr", flagDefault, "self-CMA-ES: a first run below -min-lambda adapts its c_1 and c_μ by the signal-to-noise rule (selfcma.Config.SNR): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.active, "active", flagDefault, "active covariance update (pycma's CMA_active): true, false, or default: internal/defaults' (false with -paper)")
 	fs.IntVar(&o.maxRestarts, "max-restarts", 0, "at most this many (large) restarts; 0 = the default (internal/defaults', 9 with -paper)")
 	fs.Float64Var(&o.incPopSize, "incpopsize", 0, "λ factor at an IPOP or large BIPOP restart; 0 = the default (internal/defaults', 2 with -paper)")
@@ -137,6 +141,8 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.BoolVar(&o.adaptRestarts, "adapt-restarts", false, "self-CMA-ES: restarts self-adapt too when their λ ≥ -min-lambda (the paper's; default: the first run only)")
 	fs.Float64Var(&o.rateScale, "rate-scale", 0, "CMA-ES: use k times the default c_1 and c_μ in every generation (capped at c_1 + c_μ = 0.9); 0 or 1 = the defaults. A measuring knob, not a session setting")
 	fs.BoolVar(&o.rateScaleFirst, "rate-scale-first", false, "with -rate-scale: scale the rates of the first run only, restarts use the defaults")
+	fs.Float64Var(&o.rateSNRMax, "rate-snr-max", 3, "with -rate-snr: the largest η")
+	fs.Float64Var(&o.rateSNRMin, "rate-snr-min", 0, "with -rate-snr: the smallest η (0: no bound)")
 	fs.BoolVar(&o.rateSNR, "rate-snr", false, "CMA-ES: in the first run, η times the default c_1 and c_μ, η adapted by LRA-CMA-ES's signal-to-noise rule (docs/algorithm.md §2, table 9). A measuring knob, not a session setting")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
 	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, or 0 = the latest")
@@ -278,6 +284,8 @@ func (o *options) checkNames() error {
 		return fmt.Errorf("-restarts %q: want none, ipop, bipop or default", o.restarts)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.active):
 		return fmt.Errorf("-active %q: want true, false or default", o.active)
+	case !slices.Contains([]string{flagDefault, "true", "false"}, o.snr):
+		return fmt.Errorf("-snr %q: want true, false or default", o.snr)
 	case !slices.Contains([]string{flagDefault, defaults.PointX0, defaults.PointUniform}, o.restartPoint):
 		return fmt.Errorf("-restart-point %q: want uniform, x0 or default", o.restartPoint)
 	}
@@ -330,12 +338,15 @@ type algConfig struct {
 	RestartPoint string  `json:"restart_point"` // x0 or uniform (in [−4, 4]^n)
 	Lambda       int     `json:"lambda"`        // 0 = the default
 	Init         string  `json:"init,omitempty"`
+	SNR          bool    `json:"snr,omitempty"` // self-CMA-ES: selfcma.Config.SNR
 	// Measuring knobs (cmd/bench only).
 	MinLambda      int     `json:"min_lambda,omitempty"`
 	AdaptRestarts  bool    `json:"adapt_restarts,omitempty"`
 	RateScale      float64 `json:"rate_scale,omitempty"`
 	RateScaleFirst bool    `json:"rate_scale_first,omitempty"`
 	RateSNR        bool    `json:"rate_snr,omitempty"`
+	RateSNRMax     float64 `json:"rate_snr_max,omitempty"`
+	RateSNRMin     float64 `json:"rate_snr_min,omitempty"`
 	LocalStops     bool    `json:"local_stops"`
 	Numerics       int     `json:"numerics"`
 	Budget         float64 `json:"budget"` // per dimension
@@ -361,6 +372,7 @@ func (o options) baseConfig(alg string) algConfig {
 	}
 	d := defaults.For(alg)
 	c.Active, c.Restarts, c.MaxRestarts, c.IncPopSize = d.Active, d.Restarts, d.MaxRestarts, d.IncPopSize
+	c.SNR = alg == algSelf && d.SNR
 	if c.MaxRestarts == 0 {
 		c.MaxRestarts = cmaes.DefaultMaxRestarts
 	}
@@ -382,6 +394,9 @@ func (o options) config(alg string) algConfig {
 	if given(o.active) {
 		c.Active = o.active == "true"
 	}
+	if given(o.snr) && alg == algSelf {
+		c.SNR = o.snr == "true"
+	}
 	if o.maxRestarts != 0 {
 		c.MaxRestarts = o.maxRestarts
 	}
@@ -400,6 +415,12 @@ func (o options) config(alg string) algConfig {
 	}
 	if alg == algCMA {
 		c.RateSNR = o.rateSNR
+		if o.rateSNR && o.rateSNRMax != snrEtaMax {
+			c.RateSNRMax = o.rateSNRMax
+		}
+		if o.rateSNR {
+			c.RateSNRMin = o.rateSNRMin
+		}
 	}
 	if alg == algCMA && o.rateScale != 0 && o.rateScale != 1 {
 		c.RateScale, c.RateScaleFirst = o.rateScale, o.rateScaleFirst
@@ -435,6 +456,9 @@ func (o options) label(c algConfig) string {
 	if c.Active != base.Active {
 		parts = append(parts, map[bool]string{true: "active", false: "passive"}[c.Active])
 	}
+	if c.SNR != base.SNR {
+		parts = append(parts, map[bool]string{true: "snr", false: "no-snr"}[c.SNR])
+	}
 	if c.Restarts != defaults.RestartsNone {
 		if c.MaxRestarts != base.MaxRestarts {
 			parts = append(parts, "max-restarts="+strconv.Itoa(c.MaxRestarts))
@@ -467,6 +491,12 @@ func (o options) label(c algConfig) string {
 	}
 	if c.RateSNR {
 		parts = append(parts, "rate-snr")
+		if c.RateSNRMax != 0 {
+			parts = append(parts, "rate-snr-max="+strconv.FormatFloat(c.RateSNRMax, 'g', -1, 64))
+		}
+		if c.RateSNRMin != 0 {
+			parts = append(parts, "rate-snr-min="+strconv.FormatFloat(c.RateSNRMin, 'g', -1, 64))
+		}
 	}
 	if !c.LocalStops {
 		parts = append(parts, "no-local-stops")

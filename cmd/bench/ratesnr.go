@@ -13,9 +13,10 @@ import (
 // _lr_adaptation), applied to a factor η of CMA-ES's c_1 and c_μ in the
 // first run (docs/algorithm.md §2, table 9). It differs from LRA in three
 // places: the update measured is C's alone (not σ²C's: CSA keeps σ), η
-// may grow past 1 (to snrEtaMax), and the target SNR α is snrAlpha, 0.02
-// (LRA: 1.4), since C's update alone has a far smaller SNR. A measuring
-// knob: not a session setting.
+// may grow past 1 (to snrEtaMax, or -rate-snr-max; -rate-snr-min bounds it
+// below), and the target SNR α is snrAlpha, 0.02 (LRA: 1.4), since C's
+// update alone has a far smaller SNR. A measuring knob: the session
+// setting is self-CMA-ES's (selfcma.Config.SNR, η in [1, 3]).
 const (
 	snrAlpha  = 0.02 // target of SNR/η (LRA's α)
 	snrBeta   = 0.03 // LRA's β_Σ, the smoothing of E and V
@@ -25,12 +26,16 @@ const (
 
 // snrRule is the state of the rule in one run.
 type snrRule struct {
-	eta float64
-	e   []float64 // E: moving average of the local update, n² entries
-	v   float64   // V: moving average of its squared norm
+	eta    float64
+	etaMin float64
+	etaMax float64
+	e      []float64 // E: moving average of the local update, n² entries
+	v      float64   // V: moving average of its squared norm
 }
 
-func newSNRRule(n int) *snrRule { return &snrRule{eta: 1, e: make([]float64, n*n)} }
+func newSNRRule(n int, etaMin, etaMax float64) *snrRule {
+	return &snrRule{eta: 1, etaMin: etaMin, etaMax: etaMax, e: make([]float64, n*n)}
+}
 
 // observe updates η from C^t (with its eigendecomposition B, D) and
 // C^{t+1}, the update having used η times the default c_1, c_μ.
@@ -72,14 +77,14 @@ func (r *snrRule) observe(c0, c1 *mat.SymDense, b *mat.Dense, d []float64) {
 	// clip(SNR/(αη) − 1, −1, 1)).
 	snr := (e2 - snrBeta/(2-snrBeta)*r.v) / (r.v - e2)
 	rel := max(-1, min(1, snr/(snrAlpha*r.eta)-1))
-	r.eta = min(snrEtaMax, r.eta*math.Exp(min(snrGamma*r.eta, snrBeta)*rel))
+	r.eta = max(r.etaMin, min(r.etaMax, r.eta*math.Exp(min(snrGamma*r.eta, snrBeta)*rel)))
 }
 
 // snrTell tells e with η times its run's default c_1 and c_μ (c_1 + c_μ
 // capped at 0.9) in the first run, η adapted by snrRule; restarts use the
 // defaults.
-func snrTell(e *cmaes.ES) func([]float64) (cmaes.Record, error) {
-	r := newSNRRule(e.Dim())
+func snrTell(e *cmaes.ES, etaMin, etaMax float64) func([]float64) (cmaes.Record, error) {
+	r := newSNRRule(e.Dim(), etaMin, etaMax)
 	return func(f []float64) (cmaes.Record, error) {
 		h := e.Params().Hyper()
 		first := e.Run() == 0

@@ -38,6 +38,9 @@ type Settings struct {
 	MaxRestarts  int     // (large) restarts; cmaes.DefaultMaxRestarts
 	IncPopSize   float64 // λ factor at a (large) restart
 	RestartPoint string  // PointX0, or PointUniform where a region or bounds exist
+	// SNR: self-CMA-ES's first run below its MinLambda adapts a factor of
+	// c_1 and c_μ by the signal-to-noise rule (selfcma.Config.SNR).
+	SNR bool
 }
 
 // For returns the defaults of algorithm alg (CMAES or SelfCMAES; any other
@@ -50,5 +53,6 @@ type Settings struct {
 // BIPOP on 22 of 24 BBOB functions at n = 10 (docs/algorithm.md,
 // "Defaults", with the commands).
 func For(alg string) Settings {
-	return Settings{Active: true, Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform}
+	return Settings{Active: true, Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform,
+		SNR: alg == SelfCMAES}
 }
