@@ -54,8 +54,8 @@ func readOldSessions(tb testing.TB) []oldSession {
 // A session created before active CMA-ES, BIPOP, incpopsize and restart
 // points is answered as before, with the new fields saying what it runs:
 // active false, point x0, incpopsize 2 (λ doubled) with ipop, and the
-// regimes: the first run default, every IPOP restart large; and it goes
-// on.
+// regimes: the first run default, every IPOP restart large; a
+// self-CMA-ES snr false; and it goes on.
 func TestSessionsFromBeforeBIPOP(t *testing.T) {
 	var st session.Store
 	ts := newTestServer(t, serverOpts{wrapStore: func(s session.Store) session.Store { st = s; return s }})
@@ -75,6 +75,9 @@ func TestSessionsFromBeforeBIPOP(t *testing.T) {
 			added = []string{`,"active":false`, `,"incpopsize":2`, `,"point":"x0"`, `,"regime":"large"`, `,"regime":"default"`}
 		case bytes.Contains(old.view, []byte(`"strategy":"ipop"`)):
 			added = append(added, `,"incpopsize":2`)
+		}
+		if bytes.Contains(old.view, []byte(`"algorithm":"self-cma-es"`)) {
+			added = append(added, `,"snr":false`) // before the signal-to-noise rule
 		}
 		body := got.body
 		for _, a := range added {

@@ -41,6 +41,7 @@ type boundsJSON struct {
 
 type hyperRequest struct {
 	Init string `json:"init"`
+	SNR  *bool  `json:"snr"`
 }
 
 type restartsRequest struct {
@@ -211,7 +212,7 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 		return session.CreateParams{}, err
 	}
 	if h := req.Hyperparameters; h != nil {
-		p.Init = h.Init
+		p.Init, p.SNR = h.Init, h.SNR
 	}
 	if rs := req.Restarts; rs != nil {
 		p.Restarts = session.Restarts{Strategy: rs.Strategy, Max: rs.Max, IncPopSize: rs.IncPopSize, Point: rs.Point}

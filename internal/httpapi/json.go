@@ -190,6 +190,10 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 		b = append(b, `,"init":`...)
 		b = appendString(b, h.Init)
 	}
+	if h.SNR != nil {
+		b = append(b, `,"snr":`...)
+		b = strconv.AppendBool(b, *h.SNR)
+	}
 	rs := &j.Restarts
 	b = append(b, `},"restarts":{"strategy":`...)
 	b = appendString(b, rs.Strategy)

@@ -55,6 +55,7 @@ type hyperJSON struct {
 	DSigma num    `json:"d_sigma"`
 	MuW    num    `json:"mu_w"`
 	Init   string `json:"init,omitempty"`
+	SNR    *bool  `json:"snr,omitempty"`
 }
 
 type restartsJSON struct {
@@ -125,7 +126,7 @@ func toSessionJSON(s session.Session) sessionJSON {
 		Mean: nums(s.Mean), Sigma: num(s.Sigma), Stds: nums(s.Stds),
 		Hyperparameters: hyperJSON{
 			C1: num(s.Hyper.C1), CMu: num(s.Hyper.CMu), Cc: num(s.Hyper.Cc),
-			CSigma: num(s.Hyper.CSigma), DSigma: num(s.Hyper.DSigma), MuW: num(s.Hyper.MuW), Init: s.Hyper.Init,
+			CSigma: num(s.Hyper.CSigma), DSigma: num(s.Hyper.DSigma), MuW: num(s.Hyper.MuW), Init: s.Hyper.Init, SNR: s.Hyper.SNR,
 		},
 		Restarts: restartsJSON{
 			Strategy: s.Restarts.Strategy, Max: s.Restarts.Max, IncPopSize: num(s.Restarts.IncPopSize), Point: s.Restarts.Point,

@@ -32,7 +32,7 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Session, error) {
 
 // create is Create of a new session, stored with key k (nil: none).
 func (m *Manager) create(ctx context.Context, p CreateParams, k *idemKey) (Session, error) {
-	alg, init, cfg, err := m.prepare(ctx, p)
+	alg, sp, cfg, err := m.prepare(ctx, p)
 	if err != nil {
 		return Session{}, err
 	}
@@ -47,7 +47,7 @@ func (m *Manager) create(ctx context.Context, p CreateParams, k *idemKey) (Sessi
 	} else {
 		cfg.Seed = randomSeed()
 	}
-	o, err := newOptimizer(alg, init, cfg)
+	o, err := newOptimizer(alg, sp, cfg)
 	if err != nil {
 		// config has checked what the engines check.
 		return Session{}, errorf(CodeOutOfRange, "%v", err)

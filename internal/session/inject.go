@@ -188,16 +188,16 @@ func (m *Manager) warmStart(ctx context.Context, p *CreateParams) ([][]float64, 
 }
 
 // prepare resolves p's warm start and checks p against the limits: the
-// algorithm, the auxiliary's initialization and the engine's configuration
+// algorithm, the self-CMA-ES settings and the engine's configuration
 // (without the seed), with the points to inject into the first batch.
-func (m *Manager) prepare(ctx context.Context, p CreateParams) (string, string, cmaes.Config, error) {
+func (m *Manager) prepare(ctx context.Context, p CreateParams) (string, selfParams, cmaes.Config, error) {
 	inject, err := m.warmStart(ctx, &p)
 	if err != nil {
-		return "", "", cmaes.Config{}, err
+		return "", selfParams{}, cmaes.Config{}, err
 	}
-	alg, init, cfg, err := m.limits.config(p)
+	alg, sp, cfg, err := m.limits.config(p)
 	if err != nil {
-		return "", "", cmaes.Config{}, err
+		return "", selfParams{}, cmaes.Config{}, err
 	}
 	if len(inject) > 0 {
 		lambda := cfg.Lambda
@@ -206,9 +206,9 @@ func (m *Manager) prepare(ctx context.Context, p CreateParams) (string, string, 
 		}
 		// config checked the bounds; λ ≥ 2 takes the one point.
 		if err := checkInjection(inject, 0, lambda, len(cfg.X0), cfg.Bounds); err != nil {
-			return "", "", cmaes.Config{}, err
+			return "", selfParams{}, cmaes.Config{}, err
 		}
 		cfg.Inject = inject
 	}
-	return alg, init, cfg, nil
+	return alg, sp, cfg, nil
 }

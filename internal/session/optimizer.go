@@ -59,7 +59,7 @@ func historyOf(r cmaes.Record) HistoryRecord {
 	}
 }
 
-func newOptimizer(algorithm, init string, cfg cmaes.Config) (optimizer, error) {
+func newOptimizer(algorithm string, sp selfParams, cfg cmaes.Config) (optimizer, error) {
 	switch algorithm {
 	case AlgorithmCMAES:
 		e, err := cmaes.New(cfg)
@@ -68,7 +68,7 @@ func newOptimizer(algorithm, init string, cfg cmaes.Config) (optimizer, error) {
 		}
 		return plainES{e}, nil
 	case AlgorithmSelfCMAES:
-		e, err := selfcma.New(selfcma.Config{CMA: cfg, Init: init})
+		e, err := selfcma.New(selfcma.Config{CMA: cfg, Init: sp.Init, SNR: sp.SNR})
 		if err != nil {
 			return nil, err
 		}
@@ -93,6 +93,15 @@ func decodeOptimizer(algorithm string, state []byte) (optimizer, error) {
 		return selfES{e}, nil
 	}
 	return nil, fmt.Errorf("unknown algorithm %q", algorithm)
+}
+
+// snrOf returns selfcma.Config.SNR of a self-CMA-ES, nil for a CMA-ES.
+func snrOf(o optimizer) *bool {
+	if s, ok := o.(selfES); ok {
+		on, _ := s.SNR()
+		return &on
+	}
+	return nil
 }
 
 // initOf returns the auxiliary's initialization of a self-CMA-ES, "" for a

@@ -119,7 +119,7 @@ func view(l *loaded) Session {
 		Status: StatusRunning, StopReasons: stopReasons(st.Stop),
 		Generation: st.Generation, Evaluations: st.Evaluations,
 		Mean: slices.Clone(st.Mean), Sigma: st.Sigma, Stds: st.Stds(),
-		Hyper:     Hyper{C1: h.C1, CMu: h.CMu, Cc: h.Cc, CSigma: p.CSigma, DSigma: p.DSigma, MuW: p.MuW, Init: initOf(o)},
+		Hyper:     Hyper{C1: h.C1, CMu: h.CMu, Cc: h.Cc, CSigma: p.CSigma, DSigma: p.DSigma, MuW: p.MuW, Init: initOf(o), SNR: snrOf(o)},
 		Injected:  Injected{Waiting: st.Queued, InBatch: st.Injected},
 		Metadata:  md.Metadata,
 		CreatedAt: md.CreatedAt, UpdatedAt: md.UpdatedAt,

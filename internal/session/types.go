@@ -17,10 +17,14 @@ type CreateParams struct {
 	Seed           *uint64   // nil = drawn from crypto/rand
 	Bounds         *Bounds
 	Init           string // self-CMA-ES: "default" (also "") or "uniform"
-	Restarts       Restarts
-	Termination    Termination
-	Name           string
-	Metadata       []byte // a JSON object, stored and echoed as is; nil = none
+	// SNR: self-CMA-ES's first run below its MinLambda adapts c_1 and c_μ
+	// by the signal-to-noise rule (selfcma.Config.SNR); nil =
+	// defaults.For(algorithm).SNR.
+	SNR         *bool `json:",omitempty"`
+	Restarts    Restarts
+	Termination Termination
+	Name        string
+	Metadata    []byte // a JSON object, stored and echoed as is; nil = none
 
 	// Active selects active CMA-ES (pycma's CMA_active); nil =
 	// defaults.For(algorithm).Active.
@@ -121,6 +125,7 @@ type Hyper struct {
 	C1, CMu, Cc         float64
 	CSigma, DSigma, MuW float64
 	Init                string // self-CMA-ES: the auxiliary's initialization
+	SNR                 *bool  // self-CMA-ES: selfcma.Config.SNR; nil for CMA-ES
 }
 
 // RestartsView describes the restarts of a session, as its engine runs

@@ -29,57 +29,68 @@ var DefaultLimits = Limits{
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
+// selfParams are a self-CMA-ES's settings beyond its primary's
+// configuration (zero for CMA-ES).
+type selfParams struct {
+	Init string // the auxiliary's initialization
+	SNR  bool   // selfcma.Config.SNR
+}
+
 // config checks p against the limits and returns the algorithm, the
-// auxiliary's initialization and the engine's configuration, without the
+// self-CMA-ES settings and the engine's configuration, without the
 // seed. Each part of the request has its own check, named for the field;
 // every message names the field's path.
-func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
+func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error) {
 	var cfg cmaes.Config
 	n := len(p.X0)
 	if err := l.checkX0(p.X0); err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
 	}
 	if err := checkSigma0(p.Sigma0); err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
 	}
 	alg, err := checkAlgorithm(p.Algorithm)
 	if err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
 	}
 	init, err := checkInit(alg, p.Init)
 	if err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
+	}
+	snr, err := checkSNR(alg, p.SNR)
+	if err != nil {
+		return "", selfParams{}, cfg, err
 	}
 	lambda, err := l.checkPopulationSize(alg, p.PopulationSize, n)
 	if err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
 	}
 	if cfg.Bounds, err = checkBounds(p.Bounds, p.X0); err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
 	}
 	def := defaults.For(alg)
 	cfg.X0, cfg.Lambda = p.X0, p.PopulationSize
 	if cfg.Restarts, err = l.checkRestarts(p.Restarts, def, cfg, lambda); err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
 	}
 	cfg.Active = def.Active
 	if p.Active != nil {
 		cfg.Active = *p.Active
 	}
 	if cfg.Termination, err = checkTermination(p.Termination); err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
 	}
 	if err := l.checkName(p.Name); err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
 	}
 	if err := l.checkMetadata(p.Metadata); err != nil {
-		return "", "", cfg, err
+		return "", selfParams{}, cfg, err
 	}
 	// A population_size left out is left to the engine (0): the same λ,
 	// and BIPOP's populations from pycma's unrounded popsize0, as
 	// cmd/bench runs them.
 	cfg.X0, cfg.Sigma0, cfg.Lambda = p.X0, p.Sigma0, p.PopulationSize
-	return alg, init, cfg, nil
+	return alg, selfParams{Init: init, SNR: snr}, cfg, nil
 }
 
 // checkX0 checks x0: 1 to MaxDimension finite values.
@@ -112,6 +123,18 @@ func checkAlgorithm(alg string) (string, error) {
 		return alg, nil
 	}
 	return "", errorf(CodeOutOfRange, "algorithm %q, want %q or %q", alg, AlgorithmSelfCMAES, AlgorithmCMAES)
+}
+
+// checkSNR checks hyperparameters.snr for alg and returns it, with its
+// default for self-CMA-ES.
+func checkSNR(alg string, snr *bool) (bool, error) {
+	switch {
+	case snr == nil:
+		return alg == AlgorithmSelfCMAES && defaults.For(alg).SNR, nil
+	case alg != AlgorithmSelfCMAES && *snr:
+		return false, errorf(CodeOutOfRange, "hyperparameters.snr applies to %q only", AlgorithmSelfCMAES)
+	}
+	return *snr, nil
 }
 
 // checkInit checks hyperparameters.init for alg and returns it, with its
