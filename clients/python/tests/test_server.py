@@ -185,6 +185,9 @@ class LoopTest(ServerTestCase):
         self.assertEqual(info["restarts"]["max"], 2)
         self.assertEqual(info["metadata"], {"lab": "B", "run": [1, 2]})
         self.assertEqual(es.hyperparameters.get("init"), "uniform")
+        self.assertIs(es.hyperparameters.get("snr"), True)  # the server's default
+        off = self.client.create([0.0, 0.5], 1.0, algorithm="self-cma-es", hyperparameters={"snr": False})
+        self.assertIs(off.hyperparameters.get("snr"), False)
         for x in es.ask():
             self.assertTrue(-1 <= x[0] <= 1 and -1 <= x[1] <= 2, x)
         es2 = self.client.create([0.0, 0.5], 1.0, bounds={"lower": [-1, -1], "upper": [1, 2]}, restarts="none")
