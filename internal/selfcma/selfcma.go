@@ -29,8 +29,10 @@
 // self-adapts only from λ = MinLambda, 10n, up, and by default only the
 // first run (gate.go); other runs are plain CMA-ES. The default λ is
 // CMA-ES's, 4 + ⌊3 ln n⌋: a self-CMA-ES with neither λ nor MinLambda set
-// is CMA-ES until a client asks for a large population
-// (docs/algorithm.md §2, "Population size", has the measurements).
+// runs no h_t until a client asks for a large population; with Config.SNR
+// its first run below the gate adapts c_1 and c_μ by LRA-CMA-ES's
+// signal-to-noise rule instead (snr.go; docs/algorithm.md §2, "Population
+// size", tables 9 and 10, has the measurements).
 package selfcma
 
 import (

@@ -152,8 +152,9 @@ class SelfCmaSampler(BaseSampler):
 
     Args:
         url_or_client: the server's URL, or a ``selfcma.Client``.
-        algorithm: ``"cma-es"`` (default: suits the few hundred trials of a
-            study) or ``"self-cma-es"`` (its default λ is 100).
+        algorithm: ``"self-cma-es"`` (default: the server's default, at
+            CMA-ES's population size, its first run adapting c1 and cmu by
+            the signal-to-noise rule) or ``"cma-es"``.
         sigma0: the initial step size in the coordinates (log space for a
             log parameter); default: the smallest range / 6, as Optuna's
             CmaEsSampler.
@@ -186,7 +187,7 @@ class SelfCmaSampler(BaseSampler):
         self,
         url_or_client="http://127.0.0.1:8080",
         *,
-        algorithm="cma-es",
+        algorithm="self-cma-es",
         sigma0=None,
         seed=None,
         population_size=None,

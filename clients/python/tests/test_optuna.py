@@ -217,7 +217,7 @@ class LiveTest(unittest.TestCase):
         self.assertLess(study.best_value, 1e-6, study.best_params)
         self.assertAlmostEqual(study.best_params["lr"], 1e-3, delta=1e-5)
         es = self.session_of(study)
-        self.assertEqual((es.dimension, es.algorithm, es.popsize), (4, "cma-es", 8))
+        self.assertEqual((es.dimension, es.algorithm, es.popsize), (4, "self-cma-es", 8))
         self.assertGreater(len(claimed(study)), N_TRIALS - 10)
         self.assertEqual({t.system_attrs[sampler_mod.CLAIM_ATTR]["session"] for t in claimed(study)}, {es.id})
         self.assert_every_claim_told(study, es)
