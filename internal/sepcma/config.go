@@ -10,13 +10,24 @@ import (
 // Config says how an ES starts and when it stops. The zero value of every
 // optional field selects its documented default. Termination and Restarts
 // are cmaes's, with the same meaning (restart.go, stop.go); a uniform
-// restart point needs Restarts.Point.Region, as there are no bounds.
+// restart point draws in Restarts.Point.Region, else in Bounds.
 type Config struct {
-	X0     []float64 // initial mean m^0 (required)
+	X0     []float64 // initial mean m^0 (required); inside Bounds when set
 	Sigma0 float64   // initial step size σ^0 > 0 (required)
 	Lambda int       // population size λ ≥ 2; 0 = DefaultLambda(n)
 	Seed   uint64    // seed of the random stream
 	Rates  Rates     // learning rates of C; 0 = RatesSepCMA
+
+	// Bounds, when not nil, keeps every candidate handed out inside
+	// [Lower, Upper] by cmaes's transformation (pycma's
+	// BoxConstraintsLinQuadTransformation, bounds.go); the update uses the
+	// untransformed points.
+	Bounds *cmaes.Bounds
+
+	// Inject, when not empty, holds at most λ points (inside Bounds) that
+	// replace candidates 0, 1, ... of the first batch, as if passed to
+	// ES.Inject(Inject, true) before it was sampled. New consumes it.
+	Inject [][]float64
 
 	Termination cmaes.Termination
 	Restarts    cmaes.Restarts
@@ -41,10 +52,45 @@ func (c *Config) validate() error {
 	if c.Rates >= ratesCount {
 		return fmt.Errorf("sepcma: unknown rates %d", c.Rates)
 	}
+	if err := validateBounds(c.Bounds, c.X0); err != nil {
+		return err
+	}
 	if err := validateTermination(c.Termination); err != nil {
 		return err
 	}
-	return validateRestarts(c.Restarts, n)
+	if err := cmaes.CheckInjection(c.Inject, 0, c.firstLambda(), n, c.Bounds); err != nil {
+		return fmt.Errorf("sepcma: inject: %w", err)
+	}
+	return validateRestarts(c.Restarts, n, c.Bounds)
+}
+
+// firstLambda is λ of the first run.
+func (c *Config) firstLambda() int {
+	if c.Lambda != 0 {
+		return c.Lambda
+	}
+	return DefaultLambda(len(c.X0))
+}
+
+// validateBounds checks the bounds (nil: none) against x0.
+func validateBounds(b *cmaes.Bounds, x0 []float64) error {
+	if b == nil {
+		return nil
+	}
+	n := len(x0)
+	if len(b.Lower) != n || len(b.Upper) != n {
+		return fmt.Errorf("sepcma: bounds have %d and %d values, want %d", len(b.Lower), len(b.Upper), n)
+	}
+	for i := range n {
+		lo, up := b.Lower[i], b.Upper[i]
+		if math.IsNaN(lo) || math.IsNaN(up) || math.IsInf(lo, 0) || math.IsInf(up, 0) || !(lo < up) {
+			return fmt.Errorf("sepcma: bounds[%d] = [%v, %v], want finite lower < upper", i, lo, up)
+		}
+		if !(x0[i] >= lo && x0[i] <= up) {
+			return fmt.Errorf("sepcma: x0[%d] = %v is outside the bounds", i, x0[i])
+		}
+	}
+	return nil
 }
 
 // validateTermination checks the termination criteria's values.
@@ -60,8 +106,9 @@ func validateTermination(t cmaes.Termination) error {
 	return nil
 }
 
-// validateRestarts checks the restart strategy of an n-dimensional run.
-func validateRestarts(rs cmaes.Restarts, n int) error {
+// validateRestarts checks the restart strategy of an n-dimensional run
+// with bounds b (checked; nil: none).
+func validateRestarts(rs cmaes.Restarts, n int, b *cmaes.Bounds) error {
 	if rs.Max < 0 {
 		return fmt.Errorf("sepcma: restarts max %d, want at least 0", rs.Max)
 	}
@@ -82,8 +129,8 @@ func validateRestarts(rs cmaes.Restarts, n int) error {
 			}
 		}
 	}
-	if rs.Point.Uniform && rs.Point.Region == nil {
-		return fmt.Errorf("sepcma: restarts: uniform restart points need a region")
+	if rs.Point.Uniform && rs.Point.Region == nil && b == nil {
+		return fmt.Errorf("sepcma: restarts: uniform restart points need a region or bounds")
 	}
 	return nil
 }
@@ -91,9 +138,9 @@ func validateRestarts(rs cmaes.Restarts, n int) error {
 // resolved returns c with its defaults filled in, sharing no slice with c.
 func (c Config) resolved() Config {
 	c.X0 = append([]float64(nil), c.X0...)
-	if r := c.Restarts.Point.Region; r != nil {
-		c.Restarts.Point.Region = &cmaes.Bounds{Lower: append([]float64(nil), r.Lower...), Upper: append([]float64(nil), r.Upper...)}
-	}
+	c.Restarts.Point.Region = cloneBounds(c.Restarts.Point.Region)
+	c.Bounds = cloneBounds(c.Bounds)
+	c.Inject = nil
 	if rs := &c.Restarts; rs.IPOP || rs.BIPOP {
 		if rs.Max == 0 {
 			rs.Max = cmaes.DefaultMaxRestarts
@@ -128,4 +175,11 @@ func tolerances(t cmaes.Termination, sigma0 float64) cmaes.Termination {
 		t.MaxFailedGenerations = 0
 	}
 	return t
+}
+
+func cloneBounds(b *cmaes.Bounds) *cmaes.Bounds {
+	if b == nil {
+		return nil
+	}
+	return &cmaes.Bounds{Lower: append([]float64(nil), b.Lower...), Upper: append([]float64(nil), b.Upper...)}
 }

@@ -149,6 +149,9 @@ func (e *ES) restart(gen int) error {
 	e.term = tolerances(s.Config.Termination, s.Config.Sigma0)
 	if rs.Point.Uniform {
 		r := rs.Point.Region
+		if r == nil {
+			r = s.Config.Bounds
+		}
 		for i := range s.Mean {
 			s.Mean[i] = r.Lower[i] + (r.Upper[i]-r.Lower[i])*e.rnd.Float64()
 		}
