@@ -66,11 +66,11 @@ func TestCreateCharge(t *testing.T) {
 		p    session.CreateParams
 		want int64
 	}{
-		{"x0", session.CreateParams{X0: make([]float64, 3)}, createCost(3)},
+		{"x0", session.CreateParams{X0: make([]float64, 3)}, createCost(session.CreateParams{}, 3)},
 		{"x0 over the limit", session.CreateParams{X0: make([]float64, 51)}, 0},
-		{"warm start", session.CreateParams{WarmStart: src.ID}, createCost(7)},
-		{"warm start with x0", session.CreateParams{WarmStart: src.ID, X0: make([]float64, 7)}, createCost(7)},
-		{"warm start from nothing", session.CreateParams{WarmStart: "nope"}, createCost(50)},
+		{"warm start", session.CreateParams{WarmStart: src.ID}, createCost(session.CreateParams{}, 7)},
+		{"warm start with x0", session.CreateParams{WarmStart: src.ID, X0: make([]float64, 7)}, createCost(session.CreateParams{}, 7)},
+		{"warm start from nothing", session.CreateParams{WarmStart: "nope"}, createCost(session.CreateParams{}, 50)},
 		{"neither", session.CreateParams{}, 0},
 	} {
 		if got := s.createCharge(ctx, tc.p); got != tc.want {
