@@ -153,7 +153,10 @@ class SelfCmaSampler(BaseSampler):
     Args:
         url_or_client: the server's URL, or a ``selfcma.Client``.
         algorithm: ``"cma-es"`` (default: suits the few hundred trials of a
-            study) or ``"self-cma-es"`` (its default λ is 100).
+            study), ``"self-cma-es"`` (its default λ is 100) or
+            ``"sep-cma-es"`` (C kept diagonal).
+        use_separable_cma: Optuna's CmaEsSampler option: True selects
+            ``"sep-cma-es"`` (give algorithm= or this, not both).
         sigma0: the initial step size in the coordinates (log space for a
             log parameter); default: the smallest range / 6, as Optuna's
             CmaEsSampler.
@@ -200,11 +203,16 @@ class SelfCmaSampler(BaseSampler):
         CMA_active=None,
         bipop=False,
         incpopsize=None,
+        use_separable_cma=False,
     ):
         if isinstance(url_or_client, Client):
             self._client = url_or_client
         else:
             self._client = Client(url_or_client, token=token, cafile=cafile)
+        if use_separable_cma:
+            if algorithm not in ("cma-es", "sep-cma-es"):
+                raise ValueError(f"use_separable_cma=True with algorithm={algorithm!r}: give one of them")
+            algorithm = "sep-cma-es"
         self._algorithm = algorithm
         self._sigma0 = sigma0
         self._seed = seed
