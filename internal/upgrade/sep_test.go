@@ -41,7 +41,7 @@ var sepFixtureSessions = []fixtureSession{
 	{"sep_midrun", session.CreateParams{X0: []float64{1, -0.5, 2, 0.3}, Sigma0: 0.5, Algorithm: "sep-cma-es", Seed: u64(401), Name: "sep mid-run",
 		Bounds: &session.Bounds{Lower: []float64{-1, -1, 0, 0}, Upper: []float64{3, 3, 3, 1}}}},
 	{"sep_bipop", session.CreateParams{X0: []float64{2, -2}, Sigma0: 1, Algorithm: "sep-cma-es", Seed: u64(402),
-		Restarts: session.Restarts{Strategy: "bipop", Max: intp(3), Region: &session.Bounds{Lower: []float64{-3, -3}, Upper: []float64{3, 3}}, Point: "uniform"},
+		Restarts:    session.Restarts{Strategy: "bipop", Max: intp(3), Region: &session.Bounds{Lower: []float64{-3, -3}, Upper: []float64{3, 3}}, Point: "uniform"},
 		Termination: session.Termination{TolFun: f64(1e-6)}}},
 	{"sep_partial", session.CreateParams{X0: []float64{1, 2, 3}, Sigma0: 0.4, Algorithm: "sep-cma-es", PopulationSize: 10, Seed: u64(403)}},
 	{"sep_lease", session.CreateParams{X0: []float64{0.1, 0.2, 0.3}, Sigma0: 0.3, Algorithm: "sep-cma-es", Seed: u64(404)}},
