@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/selfcma/selfcma/internal/bbob"
+	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/sepcma"
 	"github.com/selfcma/selfcma/internal/session"
 )
@@ -176,5 +178,59 @@ func TestSepClaimsWarmStart(t *testing.T) {
 	wb, _ := m.Ask(ctx, w.ID)
 	if !reflect.DeepEqual(w.Mean, s.Mean) || !reflect.DeepEqual(wb.Candidates[0], s.Best.X) || w.Injected.InBatch != 1 {
 		t.Errorf("warm start: mean %v (want %v), candidate 0 %v (want the best %v)", w.Mean, s.Mean, wb.Candidates[0], s.Best.X)
+	}
+}
+
+// TestSepSessionEqualsInProcess: BBOB f1 and f2 in 10-D run over a
+// sep-cma-es session (its defaults: BIPOP restarts) equal sepcma run in
+// process with the configuration the session reports, candidate for
+// candidate, to the target f_opt + 1e-8.
+func TestSepSessionEqualsInProcess(t *testing.T) {
+	ctx := context.Background()
+	m, _ := newManager(t)
+	for _, fn := range []int{1, 2} {
+		p, err := bbob.New(fn, 10, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := p.FOpt() + 1e-8
+		x0 := make([]float64, 10)
+		s, err := m.Create(ctx, session.CreateParams{X0: x0, Sigma0: 2, Algorithm: session.AlgorithmSepCMAES, Seed: seed(uint64(fn)),
+			Termination: session.Termination{TargetFitness: &target, MaxEvaluations: 200000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := s.Restarts
+		e, err := sepcma.New(sepcma.Config{X0: x0, Sigma0: 2, Seed: uint64(fn),
+			Termination: cmaes.Termination{HasTarget: true, TargetFitness: target, MaxEvaluations: 200000},
+			Restarts:    cmaes.Restarts{BIPOP: rs.Strategy == session.RestartsBIPOP, IPOP: rs.Strategy == session.RestartsIPOP, Max: rs.Max, IncPopSize: rs.IncPopSize}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := 0; s.Status == session.StatusRunning; g++ {
+			b, err := m.Ask(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := e.Ask()
+			if !reflect.DeepEqual(b.Candidates, want) {
+				t.Fatalf("f%d, generation %d: the session's batch differs from sepcma's", fn, g)
+			}
+			f := make([]float64, len(want))
+			for k, x := range want {
+				f[k] = p.Eval(x)
+			}
+			if s, err = m.Tell(ctx, s.ID, session.TellParams{Generation: g, Fitness: f}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Tell(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		best, _ := e.Best()
+		if s.Evaluations != e.Evaluations() || s.Best.F != best.F || len(e.Stopped()) == 0 || s.StopReasons[0].Name != cmaes.StopTargetFitness {
+			t.Errorf("f%d: session %d evaluations, f %v, %v; in process %d, %v, %v", fn, s.Evaluations, s.Best.F, s.StopReasons, e.Evaluations(), best.F, e.Stopped())
+		}
+		t.Logf("f%d 10-D: %d evaluations to f_opt + 1e-8, session = in process", fn, s.Evaluations)
 	}
 }
