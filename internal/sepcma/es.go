@@ -63,9 +63,9 @@ func New(cfg Config) (*ES, error) {
 	}
 	e.s.Regime, e.s.RunSigma0 = cmaes.RegimeDefault, cfg.Sigma0
 	if cfg.Restarts.BIPOP {
-		e.s.GenLimit = maxIter0(len(cfg.X0), e.popsize0())
+		e.s.GenLimit = cmaes.MaxIter0(len(cfg.X0), e.popsize0())
 	}
-	e.term = tolerances(e.s.Config.Termination, cfg.Sigma0)
+	e.term = e.s.Config.Termination.Resolved(cfg.Sigma0)
 	for _, x := range cfg.Inject {
 		e.s.Queued = append(e.s.Queued, cmaes.Injection{X: append([]float64(nil), x...), Clip: true})
 	}

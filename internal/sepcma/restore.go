@@ -22,7 +22,7 @@ func Restore(s State) (*ES, error) {
 		return nil, fmt.Errorf("sepcma: restore: %w", err)
 	}
 	e.p = p
-	e.term = tolerances(e.s.Config.Termination, e.s.Config.Sigma0)
+	e.term = e.s.Config.Termination.Resolved(e.s.Config.Sigma0)
 	e.d = make([]float64, p.N)
 	e.setD()
 	e.alloc()
@@ -51,7 +51,7 @@ func (s *State) check() error {
 		return fmt.Errorf("restarts not resolved")
 	}
 	n := len(c.X0)
-	if s.Lambda < 2 || float64(s.Lambda)*float64(n) > 2*maxRestartValues {
+	if s.Lambda < 2 || float64(s.Lambda)*float64(n) > 2*cmaes.MaxRestartValues {
 		return fmt.Errorf("population size %d", s.Lambda)
 	}
 	if err := s.checkDistribution(n); err != nil {
