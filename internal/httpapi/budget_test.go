@@ -72,6 +72,10 @@ func TestCreateCharge(t *testing.T) {
 		{"warm start with x0", session.CreateParams{WarmStart: src.ID, X0: make([]float64, 7)}, createCost(session.CreateParams{}, 7)},
 		{"warm start from nothing", session.CreateParams{WarmStart: "nope"}, createCost(session.CreateParams{}, 50)},
 		{"neither", session.CreateParams{}, 0},
+		{"sep-cma-es above the others' n", session.CreateParams{X0: make([]float64, 51), Algorithm: session.AlgorithmSepCMAES},
+			session.CreateBytesFor(session.AlgorithmSepCMAES, 51, 0)},
+		{"sep-cma-es with its λ", session.CreateParams{X0: make([]float64, 51), PopulationSize: 500, Algorithm: session.AlgorithmSepCMAES},
+			session.CreateBytesFor(session.AlgorithmSepCMAES, 51, 500)},
 	} {
 		if got := s.createCharge(ctx, tc.p); got != tc.want {
 			t.Errorf("%s: charged %d, want %d", tc.name, got, tc.want)
