@@ -81,7 +81,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	fs.IntVar(&c.sessions, "sessions", 1, "sessions driven in parallel, one worker each")
 	fs.IntVar(&c.dim, "dim", 10, "dimension n of the sessions")
 	fs.IntVar(&c.lambda, "lambda", 0, "population size λ; 0 = the algorithm's default")
-	fs.StringVar(&c.algorithm, "algorithm", "cma-es", "cma-es or self-cma-es")
+	fs.StringVar(&c.algorithm, "algorithm", "cma-es", "cma-es, self-cma-es or sep-cma-es")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to run")
 	fs.BoolVar(&c.next, "next", false, "tell with ?next=true: one request per generation instead of two")
 	fs.BoolVar(&c.keep, "keep", false, "keep the sessions instead of deleting them at the end")
@@ -98,8 +98,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		return c, fmt.Errorf("-dim %d: want at least 1", c.dim)
 	case c.lambda != 0 && c.lambda < 2:
 		return c, fmt.Errorf("-lambda %d: want 0 or at least 2", c.lambda)
-	case c.algorithm != "cma-es" && c.algorithm != "self-cma-es":
-		return c, fmt.Errorf("-algorithm %q: want cma-es or self-cma-es", c.algorithm)
+	case c.algorithm != "cma-es" && c.algorithm != "self-cma-es" && c.algorithm != "sep-cma-es":
+		return c, fmt.Errorf("-algorithm %q: want cma-es, self-cma-es or sep-cma-es", c.algorithm)
 	case c.duration <= 0:
 		return c, fmt.Errorf("-duration %v: want more than 0", c.duration)
 	}

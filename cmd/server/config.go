@@ -68,6 +68,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	num(&c.Limits.MaxDimension, "max-dimension", "SELFCMA_MAX_DIMENSION", c.Limits.MaxDimension, "largest dimension n of a session")
 	num(&c.Limits.MaxPopulation, "max-population", "SELFCMA_MAX_POPULATION", c.Limits.MaxPopulation, "largest population size λ, also after restarts")
 	num(&c.Limits.MaxBatch, "max-batch", "SELFCMA_MAX_BATCH", c.Limits.MaxBatch, "largest λ·n of a batch")
+	num(&c.Limits.MaxSepDimension, "max-sep-dimension", "SELFCMA_MAX_SEP_DIMENSION", c.Limits.MaxSepDimension, "largest dimension n of a sep-cma-es session")
+	num(&c.Limits.MaxSepBatch, "max-sep-batch", "SELFCMA_MAX_SEP_BATCH", c.Limits.MaxSepBatch, "largest λ·n of a sep-cma-es session's batch")
 	body := httpapi.DefaultMaxBodyBytes
 	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
 	inflight := httpapi.DefaultMaxInflightBytes

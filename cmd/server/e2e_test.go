@@ -257,6 +257,14 @@ func createBody(alg string) map[string]any {
 		body["restarts"] = map[string]any{"strategy": "bipop", "max": 3, "point": "uniform"}
 		body["termination"] = map[string]any{"target_fitness": 1e-8, "tol_fun": 1e-4}
 	}
+	if alg == "sep-cma-es" {
+		// With bounds, so that the kills cover its transformation too.
+		lo, up := make([]float64, 10), make([]float64, 10)
+		for i := range lo {
+			lo[i], up[i] = -5, 5
+		}
+		body["bounds"] = map[string]any{"lower": lo, "upper": up}
+	}
 	if alg == "self-cma-es" {
 		// The paper's setting for the sphere (and internal/selfcma's test of
 		// it); with the default λ = 10 the current self-CMA-ES stops on
@@ -347,7 +355,7 @@ func sameBits(a, b [][]float64) bool {
 // bit for bit, and no told value is lost or applied twice.
 func TestEndToEndKills(t *testing.T) {
 	bin := serverBinary(t)
-	for _, alg := range []string{"cma-es", "self-cma-es", algBIPOP} {
+	for _, alg := range []string{"cma-es", "self-cma-es", algBIPOP, "sep-cma-es"} {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			ref := reference(t, bin, alg)

@@ -113,7 +113,7 @@ func injectTrace(t *testing.T, bin, db, alg string, kill bool) trace {
 // failed under CI, without it).
 func TestEndToEndInjectKill(t *testing.T) {
 	bin := serverBinary(t)
-	for _, c := range []struct{ alg, store string }{{"cma-es", "bbolt"}, {"self-cma-es", "bbolt"}, {"cma-es", "postgres"}} {
+	for _, c := range []struct{ alg, store string }{{"cma-es", "bbolt"}, {"self-cma-es", "bbolt"}, {"sep-cma-es", "bbolt"}, {"cma-es", "postgres"}} {
 		t.Run(c.alg+"/"+c.store, func(t *testing.T) {
 			t.Parallel()
 			db := func() string {

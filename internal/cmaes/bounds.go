@@ -70,3 +70,17 @@ func inverse1(y, lo, up float64) float64 {
 	}
 	return up + au - 2*math.Sqrt(au*(up-y))
 }
+
+// ImageInto writes the image of genotype x into dst (len(x) values): Image
+// without allocating, for engines that share this transformation
+// (internal/sepcma).
+func (b *Bounds) ImageInto(dst, x []float64) { transformInto(dst, x, b) }
+
+// GenotypeInto writes into dst the genotype of point y of the box (every
+// y_i in [Lower_i, Upper_i]): its preimage under the transformation in
+// [l − a_l, u + a_u], as an injected point's.
+func (b *Bounds) GenotypeInto(dst, y []float64) {
+	for i, v := range y {
+		dst[i] = inverse1(v, b.Lower[i], b.Upper[i])
+	}
+}

@@ -95,6 +95,13 @@ func appendInjections(q []Injection, points [][]float64, clip bool) []Injection 
 	return q
 }
 
+// CheckInjection reports why points cannot join a queue of waiting points
+// with population size lambda in dimension n and bounds b (nil: none), as
+// Inject checks them; the error wraps ErrInvalidInjection.
+func CheckInjection(points [][]float64, waiting, lambda, n int, b *Bounds) error {
+	return checkInjection(points, waiting, lambda, n, b)
+}
+
 // checkInjection reports why points cannot join a queue of waiting points
 // with population size lambda in dimension n.
 func checkInjection(points [][]float64, waiting, lambda, n int, b *Bounds) error {
@@ -154,6 +161,10 @@ func (e *ES) takeInjections() {
 	}
 	e.s.Queued = append([]Injection(nil), e.s.Queued[k:]...)
 }
+
+// ClipLength is c_y = √n + 2n/(n + 2): the longest step, in the
+// Mahalanobis norm, an injected point with Clip contributes.
+func ClipLength(n int) float64 { return clipLength(n) }
 
 // clipLength is c_y = √n + 2n/(n + 2), the longest step, in the Mahalanobis
 // norm, that an injected point may contribute (Hansen 2011; pycma's

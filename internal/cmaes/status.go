@@ -102,8 +102,9 @@ type Status struct {
 	RunEnds     []RunEnd
 	Mean        []float64
 	Sigma       float64
-	C           *mat.SymDense
-	AxisRatio   float64 // √(max/min eigenvalue of C)
+	C           *mat.SymDense // nil for a diagonal model (Diag)
+	Diag        []float64     // sep-CMA-ES (internal/sepcma): the diagonal of C, C being nil
+	AxisRatio   float64       // √(max/min eigenvalue of C)
 	Best        Best
 	HasBest     bool
 	Stop        []StopReason // nil while the ES runs
@@ -125,6 +126,13 @@ func (e *ES) Status() Status {
 // Stds returns the standard deviations of the coordinates, σ·√C_ii (a new
 // slice).
 func (s *Status) Stds() []float64 {
+	if s.C == nil {
+		d := make([]float64, len(s.Diag))
+		for i, c := range s.Diag {
+			d[i] = s.Sigma * math.Sqrt(c)
+		}
+		return d
+	}
 	n := s.C.SymmetricDim()
 	d := make([]float64, n)
 	for i := range d {

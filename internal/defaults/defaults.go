@@ -9,6 +9,7 @@ package defaults
 const (
 	CMAES     = "cma-es"
 	SelfCMAES = "self-cma-es"
+	SepCMAES  = "sep-cma-es" // diagonal C (internal/sepcma)
 )
 
 // Algorithm is what a create that names no algorithm gets: self-CMA-ES.
@@ -46,8 +47,8 @@ type Settings struct {
 	SNR bool
 }
 
-// For returns the defaults of algorithm alg (CMAES or SelfCMAES; any other
-// name gets CMAES's).
+// For returns the defaults of algorithm alg (CMAES, SelfCMAES or
+// SepCMAES; any other name gets CMAES's).
 //
 // Both get active CMA-ES (1.4–1.9× fewer evaluations than Algorithm 1 on
 // f2, f10, f11, f13, f14), BIPOP restarts as pycma's fmin runs them, and
@@ -55,7 +56,13 @@ type Settings struct {
 // when neither is given): with these, CMA-ES ties or beats pycma 4.4.0's
 // BIPOP on 22 of 24 BBOB functions at n = 10 (docs/algorithm.md,
 // "Defaults", with the commands).
+//
+// sep-CMA-ES has no active update (CyberAgentAILab/cmaes's SepCMA, which it
+// follows, has none) and takes the same restarts, not measured apart.
 func For(alg string) Settings {
+	if alg == SepCMAES {
+		return Settings{Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform}
+	}
 	return Settings{Active: true, Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform,
 		SNR: alg == SelfCMAES}
 }

@@ -56,9 +56,11 @@ func (b *budget) give(n int64) {
 	b.mu.Unlock()
 }
 
-// createCost is the memory a create of dimension n takes while it runs,
-// as the engines report it (session.CreateBytes).
-func createCost(n int) int64 { return session.CreateBytes(n) }
+// createCost is the memory the create of p, of dimension n, takes while it
+// runs, as the engines report it (session.CreateBytesFor).
+func createCost(p session.CreateParams, n int) int64 {
+	return session.CreateBytesFor(p.Algorithm, n, p.PopulationSize)
+}
 
 // createWait is how long a create waits for its share of the budget.
 const createWait = 10 * time.Second

@@ -66,12 +66,16 @@ func TestCreateCharge(t *testing.T) {
 		p    session.CreateParams
 		want int64
 	}{
-		{"x0", session.CreateParams{X0: make([]float64, 3)}, createCost(3)},
+		{"x0", session.CreateParams{X0: make([]float64, 3)}, createCost(session.CreateParams{}, 3)},
 		{"x0 over the limit", session.CreateParams{X0: make([]float64, 51)}, 0},
-		{"warm start", session.CreateParams{WarmStart: src.ID}, createCost(7)},
-		{"warm start with x0", session.CreateParams{WarmStart: src.ID, X0: make([]float64, 7)}, createCost(7)},
-		{"warm start from nothing", session.CreateParams{WarmStart: "nope"}, createCost(50)},
+		{"warm start", session.CreateParams{WarmStart: src.ID}, createCost(session.CreateParams{}, 7)},
+		{"warm start with x0", session.CreateParams{WarmStart: src.ID, X0: make([]float64, 7)}, createCost(session.CreateParams{}, 7)},
+		{"warm start from nothing", session.CreateParams{WarmStart: "nope"}, createCost(session.CreateParams{}, 50)},
 		{"neither", session.CreateParams{}, 0},
+		{"sep-cma-es above the others' n", session.CreateParams{X0: make([]float64, 51), Algorithm: session.AlgorithmSepCMAES},
+			session.CreateBytesFor(session.AlgorithmSepCMAES, 51, 0)},
+		{"sep-cma-es with its λ", session.CreateParams{X0: make([]float64, 51), PopulationSize: 500, Algorithm: session.AlgorithmSepCMAES},
+			session.CreateBytesFor(session.AlgorithmSepCMAES, 51, 500)},
 	} {
 		if got := s.createCharge(ctx, tc.p); got != tc.want {
 			t.Errorf("%s: charged %d, want %d", tc.name, got, tc.want)

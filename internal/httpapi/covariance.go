@@ -10,7 +10,8 @@ import (
 type covarianceJSON struct {
 	Generation int    `json:"generation"`
 	Sigma      num    `json:"sigma"`
-	C          matrix `json:"c"`
+	C          matrix `json:"c,omitempty"`
+	Diagonal   nums   `json:"c_diagonal,omitempty"`
 }
 
 func (s *server) covariance(w http.ResponseWriter, r *http.Request) {
@@ -19,5 +20,5 @@ func (s *server) covariance(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, covarianceJSON{Generation: c.Generation, Sigma: num(c.Sigma), C: matrix(c.C)})
+	s.writeJSON(w, r, http.StatusOK, covarianceJSON{Generation: c.Generation, Sigma: num(c.Sigma), C: matrix(c.C), Diagonal: c.Diagonal})
 }

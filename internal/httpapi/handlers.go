@@ -84,7 +84,7 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 // builds a state unaccounted. A create that will be refused for its
 // dimension takes nothing.
 func (s *server) createCharge(ctx context.Context, p session.CreateParams) int64 {
-	maxN := s.m.Limits().MaxDimension
+	maxN := s.m.Limits().DimensionLimit(p.Algorithm)
 	n := len(p.X0)
 	if n == 0 && p.WarmStart != "" {
 		n = maxN
@@ -95,7 +95,7 @@ func (s *server) createCharge(ctx context.Context, p session.CreateParams) int64
 	if n == 0 || n > maxN {
 		return 0
 	}
-	return createCost(n)
+	return createCost(p, n)
 }
 
 // idempotencyKey is the key of an Idempotency-Key header, as is or in the

@@ -15,9 +15,12 @@ import (
 //     is sampled again from Rand, and checked against BatchSum), so the
 //     encoding holds O(n) values: 4n for m, C, p_σ, p_c, n for the best
 //     point, and the histories.
+//   - Version 2: version 1's fields, then the bounds (Config.Bounds) and
+//     the injected points (Queued, BatchInjected). Version 1 reads as a
+//     state without them.
 const (
 	stateMagic   = "sepcma.State"
-	stateVersion = 1
+	stateVersion = 2
 )
 
 // MarshalBinary encodes s exactly.
@@ -93,7 +96,35 @@ func (s State) MarshalBinary() ([]byte, error) {
 	}
 	w.Bytes(rnd)
 	w.Uint64(s.BatchSum)
+	w.Bool(c.Bounds != nil)
+	if b := c.Bounds; b != nil {
+		w.Floats(b.Lower)
+		w.Floats(b.Upper)
+	}
+	writeInjections(w, s.Queued)
+	writeInjections(w, s.BatchInjected)
 	return w.Finish(), nil
+}
+
+func writeInjections(w *binenc.Writer, q []cmaes.Injection) {
+	w.Int(len(q))
+	for _, in := range q {
+		w.Floats(in.X)
+		w.Bool(in.Clip)
+	}
+}
+
+func readInjections(r *binenc.Reader) []cmaes.Injection {
+	k := r.Int()
+	if k < 0 || k > r.Remaining()/9 {
+		r.Fail("%d injected points", k)
+		return nil
+	}
+	var out []cmaes.Injection
+	for range k {
+		out = append(out, cmaes.Injection{X: r.Floats(), Clip: r.Bool()})
+	}
+	return out
 }
 
 func writeReasons(w *binenc.Writer, rs []cmaes.StopReason) {
@@ -120,7 +151,7 @@ func readReasons(r *binenc.Reader) []cmaes.StopReason {
 // UnmarshalBinary decodes what MarshalBinary wrote. It checks the encoding,
 // not the state: Restore does.
 func (s *State) UnmarshalBinary(blob []byte) error {
-	r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+	r, version, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion)
 	if err != nil {
 		return fmt.Errorf("sepcma: decode state: %w", err)
 	}
@@ -193,6 +224,13 @@ func (s *State) UnmarshalBinary(blob []byte) error {
 	d.Stop = readReasons(r)
 	rnd := r.Bytes()
 	d.BatchSum = r.Uint64()
+	if version >= 2 {
+		if r.Bool() {
+			c.Bounds = &cmaes.Bounds{Lower: r.Floats(), Upper: r.Floats()}
+		}
+		d.Queued = readInjections(r)
+		d.BatchInjected = readInjections(r)
+	}
 	if err := r.Done(); err != nil {
 		return fmt.Errorf("sepcma: decode state: %w", err)
 	}

@@ -17,9 +17,11 @@
 //
 // Termination criteria, IPOP and BIPOP restarts mirror internal/cmaes
 // (docs/algorithm.md §1) with C's diagonal in place of its
-// eigendecomposition; their configuration types are cmaes's. There is no
-// active update (SepCMA has none; pycma's CMA_diagonal has one), no bounds
-// and no injection yet (docs/sepcma.md).
+// eigendecomposition; their configuration types are cmaes's. So are the
+// bounds (cmaes's transformation, pycma's BoxConstraintsLinQuadTransformation)
+// and the injected points (Hansen 2011, arXiv:1110.4181; inject.go), the
+// Mahalanobis norm of a clipped step taken with the diagonal C. There is no
+// active update (SepCMA has none; pycma's CMA_diagonal has one).
 //
 // The ES is used ask/tell like cmaes.ES. Its whole state is plain exported
 // data (State), encoded exactly (State.MarshalBinary), so a restored ES

@@ -31,7 +31,8 @@ type ES struct {
 
 	src *rand.PCG // the stream after the pending batch
 	rnd *rand.Rand
-	x   []float64 // the pending batch, λ×n, row k is x_k
+	x   []float64 // the pending batch, λ×n, row k is x_k (the genotypes, with bounds)
+	ph  []float64 // with bounds, the points handed out: the images of x; else nil
 
 	sc         scratch
 	lastHSigma float64 // h_σ of the last update (tests read it)
@@ -62,9 +63,12 @@ func New(cfg Config) (*ES, error) {
 	}
 	e.s.Regime, e.s.RunSigma0 = cmaes.RegimeDefault, cfg.Sigma0
 	if cfg.Restarts.BIPOP {
-		e.s.GenLimit = maxIter0(len(cfg.X0), e.popsize0())
+		e.s.GenLimit = cmaes.MaxIter0(len(cfg.X0), e.popsize0())
 	}
-	e.term = tolerances(e.s.Config.Termination, cfg.Sigma0)
+	e.term = e.s.Config.Termination.Resolved(cfg.Sigma0)
+	for _, x := range cfg.Inject {
+		e.s.Queued = append(e.s.Queued, cmaes.Injection{X: append([]float64(nil), x...), Clip: true})
+	}
 	e.sample()
 	return e, nil
 }
@@ -111,6 +115,9 @@ func (e *ES) alloc() {
 	} else {
 		e.x = make([]float64, l*n)
 	}
+	if e.s.Config.Bounds != nil {
+		e.ph = make([]float64, l*n)
+	}
 	e.sc = scratch{
 		yw: make([]float64, n), rankMu: make([]float64, n), mean: make([]float64, n),
 		pSigma: make([]float64, n), pc: make([]float64, n), c: make([]float64, n),
@@ -118,12 +125,45 @@ func (e *ES) alloc() {
 	}
 }
 
-// sample draws the batch x_k = m + σ D z_k, z_k ~ N(0, I), D = diag(√C_ii),
-// k = 1..λ, coordinate by coordinate (as SepCMA's _sample_solution), and
-// keeps the stream it started from. State hashes the batch (BatchSum) when
-// asked, not here: it is a serial pass over λn values.
+// sample draws the batch (draw), keeping the stream it started from, puts
+// the waiting injected points in it and with bounds maps it into the box.
+// State hashes the batch (BatchSum) when asked, not here: it is a serial
+// pass over λn values.
 func (e *ES) sample() {
 	e.s.Rand = *e.src
+	e.draw()
+	e.takeInjections()
+	e.placeInjected()
+	e.images()
+}
+
+// images sets the points handed out with bounds: the images of the
+// genotypes, an injected point as given.
+func (e *ES) images() {
+	b := e.s.Config.Bounds
+	if b == nil {
+		return
+	}
+	n := e.p.N
+	for k := range e.p.Lambda {
+		b.ImageInto(e.ph[k*n:(k+1)*n], e.x[k*n:(k+1)*n])
+	}
+	for k, in := range e.s.BatchInjected {
+		copy(e.ph[k*n:(k+1)*n], in.X)
+	}
+}
+
+// points returns the batch as handed out: the images with bounds.
+func (e *ES) points() []float64 {
+	if e.ph != nil {
+		return e.ph
+	}
+	return e.x
+}
+
+// draw draws the batch x_k = m + σ D z_k, z_k ~ N(0, I), D = diag(√C_ii),
+// k = 1..λ, coordinate by coordinate (as SepCMA's _sample_solution).
+func (e *ES) draw() {
 	n, m, sigma := e.p.N, e.s.Mean, e.s.Sigma
 	for k := range e.p.Lambda {
 		xr := e.x[k*n : (k+1)*n]
@@ -154,7 +194,7 @@ func (e *ES) Ask() [][]float64 {
 		return nil
 	}
 	n, l := e.p.N, e.p.Lambda
-	flat := append([]float64(nil), e.x...)
+	flat := append([]float64(nil), e.points()...)
 	out := make([][]float64, l)
 	for k := range out {
 		out[k] = flat[k*n : (k+1)*n : (k+1)*n]
@@ -166,7 +206,7 @@ func (e *ES) Ask() [][]float64 {
 // valid until the next Tell and must not be modified.
 func (e *ES) Candidate(k int) []float64 {
 	n := e.p.N
-	return e.x[k*n : (k+1)*n : (k+1)*n]
+	return e.points()[k*n : (k+1)*n : (k+1)*n]
 }
 
 // Tell takes one value per point of the pending generation, in the order
@@ -183,7 +223,7 @@ func (e *ES) Tell(fitness []float64) (Record, error) {
 		return Record{}, fmt.Errorf("sepcma: %d fitness values, want λ = %d", len(fitness), e.p.Lambda)
 	}
 	rec := Record{Generation: s.Generation, Run: s.Run, Regime: s.Regime, Lambda: e.p.Lambda,
-		Hyper: cmaes.Hyper{C1: e.p.C1, CMu: e.p.CMu, Cc: e.p.Cc}}
+		Hyper: cmaes.Hyper{C1: e.p.C1, CMu: e.p.CMu, Cc: e.p.Cc}, Injected: len(s.BatchInjected)}
 	order := e.rank(fitness)
 	nFinite := 0
 	for _, f := range fitness {

@@ -10,10 +10,6 @@ import (
 // pycma 4.4.0's fmin (internal/cmaes/restart.go, docs/algorithm.md §1).
 // The schedule, the random draws and their order are cmaes's.
 
-// maxRestartValues bounds λn of a restart's batch, as cmaes's: a restart
-// that would need more ends the ES instead (128 MiB of points).
-const maxRestartValues = 1 << 24
-
 // lambda0 is λ of the first run.
 func (e *ES) lambda0() int {
 	if l := e.s.Config.Lambda; l != 0 {
@@ -29,37 +25,6 @@ func (e *ES) popsize0() float64 {
 		return 4 + 3*math.Log(float64(len(e.s.Config.X0)))
 	}
 	return float64(e.lambda0())
-}
-
-// largeLambda is λ of the k-th large run, ⌊λ0·inc^k⌋; false if λn would
-// exceed maxRestartValues.
-func largeLambda(lambda0, inc float64, k, n int) (int, bool) {
-	l := lambda0 * math.Pow(inc, float64(k))
-	if !(l*float64(n) <= maxRestartValues) {
-		return 0, false
-	}
-	return int(l), true
-}
-
-// maxIter0 is the generation limit of BIPOP's first and large runs,
-// pycma's 100 + 150(n + 3)² // √λ0.
-func maxIter0(n int, popsize0 float64) int {
-	a := 150 * float64(n+3) * float64(n+3)
-	return 100 + int(pyFloorDiv(a, math.Sqrt(popsize0)))
-}
-
-// pyFloorDiv is Python's a // b for floats a ≥ 0, b > 0.
-func pyFloorDiv(a, b float64) float64 {
-	mod := math.Mod(a, b)
-	div := (a - mod) / b
-	if div == 0 {
-		return 0
-	}
-	fd := math.Floor(div)
-	if div-fd > 0.5 {
-		fd++
-	}
-	return fd
 }
 
 // largeRuns counts the large runs so far, the current one included.
@@ -105,7 +70,7 @@ func (e *ES) mayRestart() bool {
 			return false
 		}
 	}
-	_, ok := largeLambda(e.popsize0(), rs.IncPopSize, e.largeRuns()+1, e.p.N)
+	_, ok := cmaes.LargeLambda(e.popsize0(), rs.IncPopSize, e.largeRuns()+1, e.p.N)
 	return ok
 }
 
@@ -133,12 +98,12 @@ func (e *ES) restart(gen int) error {
 		sigma0 = math.Pow(0.01, uSigma) * s.Config.Sigma0
 		mult := math.Pow(rs.IncPopSize, float64(largeRuns))
 		lambda = max(2, int(e.popsize0()*math.Pow(mult, uLambda*uLambda)))
-		maxIter := math.Min(float64(maxIter0(n, e.popsize0())), 0.5*float64(large)/float64(lambda))
+		maxIter := math.Min(float64(cmaes.MaxIter0(n, e.popsize0())), 0.5*float64(large)/float64(lambda))
 		limit = max(1, int(math.Ceil(maxIter)))
 	} else {
-		lambda, _ = largeLambda(e.popsize0(), rs.IncPopSize, largeRuns+1, n)
+		lambda, _ = cmaes.LargeLambda(e.popsize0(), rs.IncPopSize, largeRuns+1, n)
 		if rs.BIPOP {
-			limit = maxIter0(n, e.popsize0())
+			limit = cmaes.MaxIter0(n, e.popsize0())
 		}
 	}
 	if err := e.startRun(lambda); err != nil {
@@ -146,9 +111,12 @@ func (e *ES) restart(gen int) error {
 	}
 	s.Regime, s.RunSigma0, s.GenLimit = next, sigma0, limit
 	s.Sigma = sigma0
-	e.term = tolerances(s.Config.Termination, s.Config.Sigma0)
+	e.term = s.Config.Termination.Resolved(s.Config.Sigma0)
 	if rs.Point.Uniform {
 		r := rs.Point.Region
+		if r == nil {
+			r = s.Config.Bounds
+		}
 		for i := range s.Mean {
 			s.Mean[i] = r.Lower[i] + (r.Upper[i]-r.Lower[i])*e.rnd.Float64()
 		}
@@ -175,7 +143,7 @@ func (cfg Config) MaxLambda() int {
 	}
 	best := l0
 	for k := 1; k <= rs.Max; k++ {
-		l, ok := largeLambda(base, rs.IncPopSize, k, n)
+		l, ok := cmaes.LargeLambda(base, rs.IncPopSize, k, n)
 		if !ok {
 			break
 		}

@@ -114,31 +114,3 @@ func TestMemoryLinear(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-func TestMedian3(t *testing.T) {
-	var buf []float64
-	for _, tc := range []struct {
-		v    []float64
-		want float64
-	}{{[]float64{3}, 3}, {[]float64{2, 1}, 1.5}, {[]float64{5, 1, 4, 2, 3}, 3}, {[]float64{4, 4, 1, 9, 2, 7}, 4}} {
-		in := append([]float64(nil), tc.v...)
-		if got := median3(tc.v, &buf); got != tc.want {
-			t.Errorf("median3(%v) = %v, want %v", in, got, tc.want)
-		}
-		if !slicesEqual(in, tc.v) {
-			t.Errorf("median3 changed its input")
-		}
-	}
-}
-
-func slicesEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

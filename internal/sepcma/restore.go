@@ -22,7 +22,7 @@ func Restore(s State) (*ES, error) {
 		return nil, fmt.Errorf("sepcma: restore: %w", err)
 	}
 	e.p = p
-	e.term = tolerances(e.s.Config.Termination, e.s.Config.Sigma0)
+	e.term = e.s.Config.Termination.Resolved(e.s.Config.Sigma0)
 	e.d = make([]float64, p.N)
 	e.setD()
 	e.alloc()
@@ -30,7 +30,9 @@ func Restore(s State) (*ES, error) {
 	e.src = &src
 	e.rnd = rand.New(e.src)
 	if len(s.Stop) == 0 {
-		e.sample()
+		e.draw()
+		e.placeInjected()
+		e.images()
 		if got := batchSum(e.x); got != s.BatchSum {
 			return nil, fmt.Errorf("sepcma: restore: the batch sampled again differs from the one handed out (hash %#x, want %#x)", got, s.BatchSum)
 		}
@@ -49,13 +51,16 @@ func (s *State) check() error {
 		return fmt.Errorf("restarts not resolved")
 	}
 	n := len(c.X0)
-	if s.Lambda < 2 || float64(s.Lambda)*float64(n) > 2*maxRestartValues {
+	if s.Lambda < 2 || float64(s.Lambda)*float64(n) > 2*cmaes.MaxRestartValues {
 		return fmt.Errorf("population size %d", s.Lambda)
 	}
 	if err := s.checkDistribution(n); err != nil {
 		return err
 	}
 	if err := s.checkRuns(); err != nil {
+		return err
+	}
+	if err := s.checkInjections(n); err != nil {
 		return err
 	}
 	return s.checkHistories(n)
@@ -112,6 +117,24 @@ func (s *State) checkHistories(n int) error {
 	}
 	if want := 10 + n; len(s.FlatGens) != want || s.FlatPos < 0 || s.FlatPos >= want || s.FlatN < 0 || s.FlatN > want {
 		return fmt.Errorf("equal-values history")
+	}
+	return nil
+}
+
+// checkInjections checks the waiting and the batch's injected points: at
+// most λ in the batch, of n finite coordinates inside the bounds.
+func (s *State) checkInjections(n int) error {
+	for name, q := range map[string][]cmaes.Injection{"waiting": s.Queued, "batch": s.BatchInjected} {
+		pts := make([][]float64, len(q))
+		for i, in := range q {
+			pts[i] = in.X
+		}
+		if err := cmaes.CheckInjection(pts, 0, max(s.Lambda, len(s.Queued)), n, s.Config.Bounds); err != nil {
+			return fmt.Errorf("injected points (%s): %w", name, err)
+		}
+	}
+	if len(s.BatchInjected) > s.Lambda {
+		return fmt.Errorf("%d injected candidates of %d", len(s.BatchInjected), s.Lambda)
 	}
 	return nil
 }

@@ -53,6 +53,11 @@ type State struct {
 
 	Stop []cmaes.StopReason // empty while running
 
+	// Injected points (inject.go): those waiting for the next batch, and
+	// those that are candidates 0, 1, ... of the pending batch.
+	Queued        []cmaes.Injection
+	BatchInjected []cmaes.Injection
+
 	// Rand is the random stream before the pending batch was sampled.
 	Rand     rand.PCG
 	BatchSum uint64
@@ -75,5 +80,7 @@ func (s State) clone() State {
 	s.StagMed = slices.Clone(s.StagMed)
 	s.FlatGens = slices.Clone(s.FlatGens)
 	s.Stop = slices.Clone(s.Stop)
+	s.Queued = cloneInjections(s.Queued)
+	s.BatchInjected = cloneInjections(s.BatchInjected)
 	return s
 }

@@ -76,3 +76,36 @@ func (e *ES) State() State {
 	}
 	return s
 }
+
+// Status is what a caller reads of an ES between generations, as data (as
+// cmaes.Status): one call, no copies. Its slices are the ES's own, valid
+// until the next Tell, Inject or StopNow; copy what is kept.
+type Status struct {
+	Config      Config // as New resolved it
+	Params      Params // of the current run
+	Generation  int    // generations told over all runs; id of the pending batch
+	Evaluations int
+	Run         int    // restarts so far
+	Regime      string // of the current run
+	RunEnds     []cmaes.RunEnd
+	Mean        []float64
+	Sigma       float64
+	C           []float64 // the diagonal of C
+	AxisRatio   float64   // √(max C_ii / min C_ii)
+	Best        cmaes.Best
+	HasBest     bool
+	Stop        []cmaes.StopReason // nil while the ES runs
+	Queued      int                // injected points waiting for the next batch
+	Injected    int                // candidates 0 to Injected − 1 of the pending batch are injected points
+}
+
+// Status returns the ES's status (see Status).
+func (e *ES) Status() Status {
+	s := &e.s
+	return Status{
+		Config: s.Config, Params: e.p, Generation: s.Generation, Evaluations: s.Evaluations,
+		Run: s.Run, Regime: s.Regime, RunEnds: s.RunEnds, Mean: s.Mean, Sigma: s.Sigma, C: s.C,
+		AxisRatio: e.AxisRatio(), Best: s.Best, HasBest: s.HasBest, Stop: s.Stop,
+		Queued: len(s.Queued), Injected: len(s.BatchInjected),
+	}
+}

@@ -2,7 +2,6 @@ package sepcma
 
 import (
 	"math"
-	"slices"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
@@ -21,7 +20,7 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	s.FunHist[s.FunPos] = best
 	s.FunPos = (s.FunPos + 1) % len(s.FunHist)
 	s.FunN = min(s.FunN+1, len(s.FunHist))
-	keep := min(stagMax, max(stagMinLen(n, e.p.Lambda), int(0.2*float64(s.T))+1)) - 1
+	keep := min(stagMax, max(cmaes.StagnationMinLength(n, e.p.Lambda), int(0.2*float64(s.T))+1)) - 1
 	if drop := len(s.StagBest) - keep; drop > 0 {
 		s.StagBest = append(s.StagBest[:0], s.StagBest[drop:]...)
 		s.StagMed = append(s.StagMed[:0], s.StagMed[drop:]...)
@@ -114,13 +113,13 @@ func (e *ES) checkHistory(fitness []float64, order []int) {
 
 	// Stagnation (BIPOP-CMA-ES), as cmaes's.
 	if !t.NoStagnation {
-		minLen := stagMinLen(n, e.p.Lambda)
+		minLen := cmaes.StagnationMinLength(n, e.p.Lambda)
 		if h := len(s.StagBest); h >= minLen {
 			l := max(minLen, min(h, int(0.2*float64(s.T))))
 			k := int(0.3 * float64(l))
 			bb, mm := s.StagBest[h-l:], s.StagMed[h-l:]
 			buf := &e.sc.sorted
-			if median3(bb[l-k:], buf) >= median3(bb[:k], buf) && median3(mm[l-k:], buf) >= median3(mm[:k], buf) {
+			if cmaes.Median(bb[l-k:], buf) >= cmaes.Median(bb[:k], buf) && cmaes.Median(mm[l-k:], buf) >= cmaes.Median(mm[:k], buf) {
 				e.addStop(cmaes.StopStagnation, float64(l))
 			}
 		}
@@ -156,66 +155,6 @@ func (e *ES) condition() float64 {
 		return math.Inf(1)
 	}
 	return maxOf(e.s.C) / lo
-}
-
-// stagMinLen is the shortest Stagnation window, 120 + ⌈30n/λ⌉ generations.
-func stagMinLen(n, lambda int) int { return 120 + int(math.Ceil(30*float64(n)/float64(lambda))) }
-
-// median3 is the median of v, using buf as scratch (v is not changed):
-// O(len(v)) by selection, as cmaes's medianOf, since the windows grow to
-// 0.3·stagMax values and are checked every generation.
-func median3(v []float64, buf *[]float64) float64 {
-	s := append((*buf)[:0], v...)
-	*buf = s
-	m := len(s) / 2
-	hi := selectK(s, m)
-	if len(s)%2 == 1 {
-		return hi
-	}
-	return (slices.Max(s[:m]) + hi) / 2 // s[:m] holds the m smallest values
-}
-
-// selectK reorders s so that s[k] is its k-th smallest value, those before
-// it no larger and those after no smaller (Hoare's selection with a
-// median-of-three pivot), and returns s[k].
-func selectK(s []float64, k int) float64 {
-	lo, hi := 0, len(s)-1
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if s[mid] < s[lo] {
-			s[mid], s[lo] = s[lo], s[mid]
-		}
-		if s[hi] < s[lo] {
-			s[hi], s[lo] = s[lo], s[hi]
-		}
-		if s[hi] < s[mid] {
-			s[hi], s[mid] = s[mid], s[hi]
-		}
-		pivot := s[mid]
-		i, j := lo, hi
-		for i <= j {
-			for s[i] < pivot {
-				i++
-			}
-			for s[j] > pivot {
-				j--
-			}
-			if i <= j {
-				s[i], s[j] = s[j], s[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return s[k]
-		}
-	}
-	return s[k]
 }
 
 // checkFailedStop checks the criteria that apply after a generation whose

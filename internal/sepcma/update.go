@@ -20,6 +20,7 @@ func (e *ES) update(order []int) bool {
 	p, s, sc := e.p, &e.s, &e.sc
 	n := p.N
 	m, sigma := s.Mean, s.Sigma
+	x := e.updatePoints()
 
 	// y_i = (x_{i:λ} − m)/σ; y_w = Σ w_i y_i (tutorial eq. 41); and the
 	// diagonal of the rank-μ matrix, Σ w_i y_i² (eq. 47's C_μ, diagonal).
@@ -28,7 +29,7 @@ func (e *ES) update(order []int) bool {
 	clear(rankMu)
 	var sumW float64
 	for i, w := range p.Weights {
-		xr := e.x[order[i]*n : (order[i]+1)*n]
+		xr := x[order[i]*n : (order[i]+1)*n]
 		for j := range xr {
 			y := (xr[j] - m[j]) / sigma
 			yw[j] += w * y

@@ -10,6 +10,7 @@ import (
 
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/selfcma"
+	"github.com/selfcma/selfcma/internal/sepcma"
 )
 
 // cache holds a lock for each session in use and the decoded sessions
@@ -264,8 +265,11 @@ func (m *Manager) decode(ctx context.Context, e *entry, rec Record) (*loaded, er
 // that self-adapts).
 func reserveBytes(md *meta) int64 {
 	n, lambda := md.Dimension, md.PopulationSize
-	if md.Algorithm == AlgorithmSelfCMAES {
+	switch md.Algorithm {
+	case AlgorithmSelfCMAES:
 		return selfcma.HeldBytes(n, lambda, true, true, cmaes.NumericsLatest, true)
+	case AlgorithmSepCMAES:
+		return sepcma.HeldBytes(n, lambda, true)
 	}
 	return cmaes.HeldBytes(n, lambda, true, true, cmaes.NumericsLatest)
 }

@@ -15,7 +15,8 @@ const MaxCovarianceDimension = 200
 type Covariance struct {
 	Generation int
 	Sigma      float64
-	C          [][]float64 // n rows of n; symmetric
+	C          [][]float64 // n rows of n; symmetric; nil for a sep-CMA-ES above MaxCovarianceDimension
+	Diagonal   []float64   // sep-CMA-ES only: C's diagonal (C is diagonal)
 }
 
 // Covariance returns σ and C of session id (of the primary CMA-ES of a
@@ -29,6 +30,9 @@ func (m *Manager) Covariance(ctx context.Context, id string) (Covariance, error)
 		return Covariance{}, err
 	}
 	st := l.opt.Status() // the primary's, for a self-CMA-ES
+	if st.C == nil {
+		return diagonalCovariance(st), nil
+	}
 	if n := st.Params.N; n > MaxCovarianceDimension {
 		return Covariance{}, errorf(CodeOutOfRange,
 			"the covariance matrix of a session of %d coordinates is %d numbers; it is served up to %d coordinates: "+

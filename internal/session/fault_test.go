@@ -57,7 +57,7 @@ func TestStoreFaults(t *testing.T) {
 	ctx := context.Background()
 	const gens = 24
 	faults := map[int]fault{2: failBefore, 3: failAfter, 7: failAfter, 8: failBefore, 9: failBefore, 15: failAfter}
-	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES} {
+	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES, session.AlgorithmSepCMAES} {
 		t.Run(alg, func(t *testing.T) {
 			params := session.CreateParams{X0: []float64{1, -2, 0.5, 3}, Sigma0: 0.7, Algorithm: alg, PopulationSize: 12, Seed: seed(11)}
 			run := func(inject bool) ([]session.Batch, []session.HistoryRecord) {

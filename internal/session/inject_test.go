@@ -59,7 +59,7 @@ func injectRun(t *testing.T, p session.CreateParams, gens int, points map[int][]
 func TestInjectPersisted(t *testing.T) {
 	ctx := context.Background()
 	points := map[int][][]float64{1: {{0.1, 0.2, 0.3, 0.4}}, 4: {{0, 0, 0, 0}, {1, -1, 1, -1}}, 5: {{0.5, 0.5, 0.5, 0.5}}}
-	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES} {
+	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES, session.AlgorithmSepCMAES} {
 		t.Run(alg, func(t *testing.T) {
 			p := session.CreateParams{X0: []float64{1, -2, 0.5, 3}, Sigma0: 0.7, Algorithm: alg, PopulationSize: 8, Seed: seed(21)}
 			plain, _ := newManager(t)

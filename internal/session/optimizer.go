@@ -14,7 +14,8 @@ const (
 	AlgorithmCMAES     = defaults.CMAES
 )
 
-// optimizer is what a session needs of an ES (cmaes.ES, selfcma.ES): ask,
+// optimizer is what a session needs of an ES (cmaes.ES, selfcma.ES,
+// sepcma.ES: sep.go): ask,
 // tell (returning the session's history record), the actions, the state's
 // encoding and what it holds in memory; everything it reads of the ES is
 // the data of Status.
@@ -73,6 +74,8 @@ func newOptimizer(algorithm string, sp selfParams, cfg cmaes.Config) (optimizer,
 			return nil, err
 		}
 		return selfES{e}, nil
+	case AlgorithmSepCMAES:
+		return newSep(cfg)
 	}
 	return nil, fmt.Errorf("unknown algorithm %q", algorithm)
 }
@@ -91,6 +94,8 @@ func decodeOptimizer(algorithm string, state []byte) (optimizer, error) {
 			return nil, err
 		}
 		return selfES{e}, nil
+	case AlgorithmSepCMAES:
+		return decodeSep(state)
 	}
 	return nil, fmt.Errorf("unknown algorithm %q", algorithm)
 }

@@ -22,7 +22,7 @@ import (
 // session and history as the run told whole.
 func TestPartialTells(t *testing.T) {
 	ctx := context.Background()
-	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES} {
+	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES, session.AlgorithmSepCMAES} {
 		t.Run(alg, func(t *testing.T) {
 			dir := t.TempDir()
 			p := session.CreateParams{X0: []float64{1, -2, 0.5}, Sigma0: 0.7, Algorithm: alg, PopulationSize: 12, Seed: seed(11)}

@@ -34,7 +34,7 @@ func TestCreateDefaults(t *testing.T) {
 	ctx := context.Background()
 	m, _ := newManager(t)
 	bounds := &session.Bounds{Lower: []float64{-3, -3}, Upper: []float64{3, 3}}
-	for _, alg := range []string{"", session.AlgorithmCMAES, session.AlgorithmSelfCMAES} {
+	for _, alg := range []string{"", session.AlgorithmCMAES, session.AlgorithmSelfCMAES, session.AlgorithmSepCMAES} {
 		for _, b := range []*session.Bounds{nil, bounds} {
 			name := alg
 			if b != nil {

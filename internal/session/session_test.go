@@ -61,7 +61,7 @@ func wantCode(t *testing.T, err error, code session.Code) {
 
 func TestAskTellRetryConflict(t *testing.T) {
 	ctx := context.Background()
-	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES} {
+	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES, session.AlgorithmSepCMAES} {
 		t.Run(alg, func(t *testing.T) {
 			m, _ := newManager(t)
 			s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2, 3}, Sigma0: 0.5, Algorithm: alg, Seed: seed(7), Metadata: []byte(` {"a": 1} `)})
@@ -199,7 +199,7 @@ func TestStopped(t *testing.T) {
 // the last tell is still answered; stopping again changes nothing.
 func TestStop(t *testing.T) {
 	ctx := context.Background()
-	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES} {
+	for _, alg := range []string{session.AlgorithmCMAES, session.AlgorithmSelfCMAES, session.AlgorithmSepCMAES} {
 		t.Run(alg, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.db")
 			st := openStore(t, path)

@@ -10,10 +10,10 @@ import (
 // CreateParams are the settings of a new session. Pointers and zero values
 // select the documented defaults.
 type CreateParams struct {
-	X0             []float64 // initial mean, 1 ≤ n ≤ Limits.MaxDimension finite values; with WarmStart, nil or of the warm start's dimension
+	X0             []float64 // initial mean, 1 ≤ n ≤ Limits.MaxDimension (sep-cma-es: MaxSepDimension) finite values; with WarmStart, nil or of the warm start's dimension
 	Sigma0         float64   // initial step size > 0
 	PopulationSize int       // λ ≥ 2; 0 = the engine's default (cmaes.DefaultLambda)
-	Algorithm      string    // AlgorithmSelfCMAES or AlgorithmCMAES; "" = defaults.Algorithm
+	Algorithm      string    // AlgorithmSelfCMAES, AlgorithmCMAES or AlgorithmSepCMAES; "" = defaults.Algorithm
 	Seed           *uint64   // nil = drawn from crypto/rand
 	Bounds         *Bounds
 	Init           string // self-CMA-ES: "default" (also "") or "uniform"

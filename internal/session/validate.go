@@ -16,6 +16,11 @@ type Limits struct {
 	MaxBatch       int // λ·n, the numbers of one batch, also after restarts
 	MaxNameBytes   int
 	MaxMetadataLen int // bytes of the metadata object
+
+	// sep-CMA-ES sessions (sep.go) have their own n and λ·n limits in place
+	// of MaxDimension and MaxBatch; 0 = DefaultMaxSepDimension,
+	// DefaultMaxSepBatch.
+	MaxSepDimension, MaxSepBatch int
 }
 
 // DefaultLimits are the server's defaults.
@@ -25,6 +30,9 @@ var DefaultLimits = Limits{
 	MaxBatch:       1000000,
 	MaxNameBytes:   256,
 	MaxMetadataLen: 64 << 10,
+
+	MaxSepDimension: DefaultMaxSepDimension,
+	MaxSepBatch:     DefaultMaxSepBatch,
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -43,14 +51,15 @@ type selfParams struct {
 func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error) {
 	var cfg cmaes.Config
 	n := len(p.X0)
+	alg, err := checkAlgorithm(p.Algorithm)
+	if err != nil {
+		return "", selfParams{}, cfg, err
+	}
+	l = l.forAlgorithm(alg)
 	if err := l.checkX0(p.X0); err != nil {
 		return "", selfParams{}, cfg, err
 	}
 	if err := checkSigma0(p.Sigma0); err != nil {
-		return "", selfParams{}, cfg, err
-	}
-	alg, err := checkAlgorithm(p.Algorithm)
-	if err != nil {
 		return "", selfParams{}, cfg, err
 	}
 	init, err := checkInit(alg, p.Init)
@@ -75,6 +84,9 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 	}
 	cfg.Active = def.Active
 	if p.Active != nil {
+		if *p.Active && alg == AlgorithmSepCMAES {
+			return "", selfParams{}, cfg, errorf(CodeOutOfRange, "active applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+		}
 		cfg.Active = *p.Active
 	}
 	if cfg.Termination, err = checkTermination(p.Termination); err != nil {
@@ -119,10 +131,10 @@ func checkAlgorithm(alg string) (string, error) {
 	switch alg {
 	case "":
 		return defaults.Algorithm, nil
-	case AlgorithmSelfCMAES, AlgorithmCMAES:
+	case AlgorithmSelfCMAES, AlgorithmCMAES, AlgorithmSepCMAES:
 		return alg, nil
 	}
-	return "", errorf(CodeOutOfRange, "algorithm %q, want %q or %q", alg, AlgorithmSelfCMAES, AlgorithmCMAES)
+	return "", errorf(CodeOutOfRange, "algorithm %q, want %q, %q or %q", alg, AlgorithmSelfCMAES, AlgorithmCMAES, AlgorithmSepCMAES)
 }
 
 // checkSNR checks hyperparameters.snr for alg and returns it, with its
@@ -141,7 +153,7 @@ func checkSNR(alg string, snr *bool) (bool, error) {
 // default for self-CMA-ES.
 func checkInit(alg, init string) (string, error) {
 	switch {
-	case alg == AlgorithmCMAES && init != "":
+	case alg != AlgorithmSelfCMAES && init != "":
 		return "", errorf(CodeOutOfRange, "hyperparameters.init applies to %q only", AlgorithmSelfCMAES)
 	case alg == AlgorithmSelfCMAES && init == "":
 		return selfcma.InitDefault, nil

@@ -435,16 +435,28 @@ func fmtTime(t time.Time) string {
 // vectorHead is how many coordinates a vector shows before "show all".
 const vectorHead = 8
 
+// vectorAllMax is the longest vector a page shows in full ("show all"): a
+// sep-cma-es session may have 10^5 coordinates, which the API serves.
+const vectorAllMax = 10000
+
 // vector is a vector on a page: its first coordinates, and all of them
-// when there are more.
+// when there are more, up to vectorAllMax.
 type vector struct {
 	ID   string // of the element, and of its <details> with "-all"
 	Len  int
 	Head []string
-	All  []string // nil when Head is all
+	All  []string // nil when Head is all, or when there are more than vectorAllMax
+	Long bool     // more than vectorAllMax: the page shows the head only
 }
 
 func newVector(id string, v []float64) vector {
+	if len(v) > vectorAllMax {
+		head := make([]string, vectorHead)
+		for i := range head {
+			head[i] = fmtFloat(v[i])
+		}
+		return vector{ID: id, Len: len(v), Head: head, Long: true}
+	}
 	all := make([]string, len(v))
 	for i, x := range v {
 		all[i] = fmtFloat(x)

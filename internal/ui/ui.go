@@ -89,7 +89,7 @@ const (
 type Summary struct {
 	ID          string
 	Name        string
-	Algorithm   string // "self-cma-es" or "cma-es"
+	Algorithm   string // "self-cma-es", "cma-es" or "sep-cma-es"
 	Status      string // StatusRunning or StatusStopped
 	Generation  int    // generations told
 	Evaluations int

@@ -473,13 +473,13 @@ func (o *observer) session(fs fixtureSession) {
 // on.
 func (o *observer) sessionKind(fs fixtureSession, id string, s sessionOut, b batchOut, g int) bool {
 	switch fs.name {
-	case "cma_midrun":
+	case "cma_midrun", "sep_midrun":
 		o.tellAgain(id, g)
-	case "self_partial":
+	case "self_partial", "sep_partial":
 		o.tellRest(id, s, b, g)
-	case "cma_lease":
+	case "cma_lease", "sep_lease":
 		o.leases(id)
-	case "stopped_client", "stopped_max_evaluations":
+	case "stopped_client", "stopped_max_evaluations", "sep_stopped":
 		o.stopped(id, s, g)
 		return false
 	case "idempotent_uniform":

@@ -143,7 +143,7 @@ class Client:
                 'maxfevals': 1e4, 'maxiter': 500, 'ftarget': 1e-8,
                 'tolfun': 1e-11, 'tolx': 1e-11, 'tolconditioncov': 1e14,
                 'tolupsigma': 1e20, 'verb_disp': 100, 'verbose': 3,
-                'CMA_active': True}``
+                'CMA_active': True, 'CMA_diagonal': False}``
                 (``selfcma.options.SUPPORTED`` says what each does here).
                 pycma's logging options (``verb_log``, ``verb_time``,
                 ``verb_plot``, ``verb_filenameprefix``, ...) are accepted
@@ -153,9 +153,10 @@ class Client:
                 (``es.opts``, also when attached from another process).
             population_size: λ; None for the server's default
                 (self-cma-es: max(100, 4 + ⌊3 ln n⌋); cma-es: 4 + ⌊3 ln n⌋).
-            algorithm: ``"self-cma-es"`` or ``"cma-es"``; None (default):
-                the server's default (self-cma-es), which ``es.algorithm``
-                reports.
+            algorithm: ``"self-cma-es"``, ``"cma-es"`` or ``"sep-cma-es"``
+                (C kept diagonal, as pycma's ``CMA_diagonal=True``, which
+                selects it too; n up to 10^5); None (default): the server's
+                default, which ``es.algorithm`` reports.
             seed: an unsigned 64-bit integer; None lets the server draw one
                 (``Session.seed`` reports it). The run is a pure function of
                 the seed and the told values.

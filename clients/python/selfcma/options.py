@@ -38,6 +38,9 @@ SUPPORTED = {
     "verbose": "fmin2 prints result_pretty() at the end when verbose ≥ 1 (default 3), nothing when < 0",
     "CMA_active": "True: active CMA-ES (negative weights in the update of C, the service's active); "
                   "False: without; absent: the server's default",
+    "CMA_diagonal": "True: sep-CMA-ES, C kept diagonal (the service's algorithm \"sep-cma-es\", "
+                    "for n up to 10^5); False or absent: a full C. pycma's number of diagonal "
+                    "iterations before a full C is not supported",
 }
 
 # pycma's options of logging and display that have no use here: accepted
@@ -83,6 +86,19 @@ def _flag(v, name):
     raise TypeError(f"{name} is {v!r}: want True or False")
 
 
+def _diagonal(v):
+    """pycma's CMA_diagonal as a bool: True (or 1, or pycma's 'True')
+    selects sep-CMA-ES, False (or 0) a full C. pycma's other values, a
+    number of iterations after which C becomes full, have no counterpart."""
+    try:
+        return _flag(v, "options['CMA_diagonal']")
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"options['CMA_diagonal'] is {v!r}: selfcma runs sep-CMA-ES for the whole run (True) "
+            "or a full C (False); pycma's diagonal phase of some iterations is not supported"
+        ) from None
+
+
 def _inf_to_none(v, name):
     """pycma writes 'no limit' as inf (or None)."""
     if v is None:
@@ -113,6 +129,9 @@ def to_create(inopts, n):
         body["population_size"] = conv.integer(o["popsize"], "options['popsize']")
     if o.get("CMA_active") is not None:
         body["active"] = _flag(o["CMA_active"], "options['CMA_active']")
+    if o.get("CMA_diagonal") is not None:
+        if _diagonal(o["CMA_diagonal"]):
+            body["algorithm"] = "sep-cma-es"
     if o.get("seed") not in (None, 0):
         s = o["seed"]
         if isinstance(s, str):

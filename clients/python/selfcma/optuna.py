@@ -152,9 +152,12 @@ class SelfCmaSampler(BaseSampler):
 
     Args:
         url_or_client: the server's URL, or a ``selfcma.Client``.
-        algorithm: ``"self-cma-es"`` (default: the server's default, at
+        algorithm: ``"self-cma-es"`` (None, the default: the server's default, at
             CMA-ES's population size, its first run adapting c1 and cmu by
-            the signal-to-noise rule) or ``"cma-es"``.
+            the signal-to-noise rule), ``"cma-es"`` or ``"sep-cma-es"``
+            (C kept diagonal).
+        use_separable_cma: Optuna's CmaEsSampler option: True selects
+            ``"sep-cma-es"`` (give algorithm= or this, not both).
         sigma0: the initial step size in the coordinates (log space for a
             log parameter); default: the smallest range / 6, as Optuna's
             CmaEsSampler.
@@ -187,7 +190,7 @@ class SelfCmaSampler(BaseSampler):
         self,
         url_or_client="http://127.0.0.1:8080",
         *,
-        algorithm="self-cma-es",
+        algorithm=None,
         sigma0=None,
         seed=None,
         population_size=None,
@@ -201,12 +204,17 @@ class SelfCmaSampler(BaseSampler):
         CMA_active=None,
         bipop=False,
         incpopsize=None,
+        use_separable_cma=False,
     ):
         if isinstance(url_or_client, Client):
             self._client = url_or_client
         else:
             self._client = Client(url_or_client, token=token, cafile=cafile)
-        self._algorithm = algorithm
+        if use_separable_cma:
+            if algorithm not in (None, "sep-cma-es"):
+                raise ValueError(f"use_separable_cma=True with algorithm={algorithm!r}: give one of them")
+            algorithm = "sep-cma-es"
+        self._algorithm = algorithm or "self-cma-es"
         self._sigma0 = sigma0
         self._seed = seed
         self._population_size = population_size

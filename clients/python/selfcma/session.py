@@ -787,7 +787,7 @@ class Session:
 
     id = property(lambda self: self._state["id"], doc="The session's id (pass it to Client.session to resume).")
     name = property(lambda self: self._state.get("name", ""), doc="The session's name.")
-    algorithm = property(lambda self: self._state.get("algorithm"), doc='"self-cma-es" or "cma-es".')
+    algorithm = property(lambda self: self._state.get("algorithm"), doc='"self-cma-es", "cma-es" or "sep-cma-es".')
     dimension = property(lambda self: self._state.get("dimension"), doc="n.")
     population_size = property(
         lambda self: self._state.get("population_size"), doc="λ of the pending generation (it changes at a restart)."
@@ -863,12 +863,19 @@ class Session:
         from N(mean, sigma² C); a numpy array (n × n) when the session was
         made with numpy, else a list of lists. One request per read.
 
-        The server hands it out for sessions of at most 200 coordinates;
-        for larger ones, and from a server older than the endpoint, this
+        The server hands it out for sessions of at most 200 coordinates
+        (a diagonal matrix for sep-cma-es); for larger ones, and from a
+        server older than the endpoint, this
         raises Unsupported naming what there is instead (``stds``,
         ``overall_step``, the history's ``axis_lengths``)."""
         try:
-            c = self._req("GET", "/covariance")["c"]
+            got = self._req("GET", "/covariance")
+            c = got.get("c")
+            if c is None:  # sep-cma-es above 200 coordinates: its C is diagonal
+                raise Unsupported(
+                    f"es.C: the C of this sep-cma-es session is diagonal ({len(got.get('c_diagonal') or [])} values); "
+                    "es.stds are σ·√C_ii, es.sigma is σ"
+                )
         except OutOfRange as e:
             raise Unsupported(f"es.C: {e.message}") from None
         except NotFound as e:

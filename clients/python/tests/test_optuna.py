@@ -152,6 +152,7 @@ class FakeTransportTest(unittest.TestCase):
         cases = [
             (dict(), {}),
             (dict(CMA_active=True), {"active": True}),
+            (dict(use_separable_cma=True), {"algorithm": "sep-cma-es"}),
             (dict(restarts=3, bipop=True, incpopsize=3), {"restarts": {"strategy": "bipop", "max": 3, "incpopsize": 3.0}}),
             (dict(bipop=True), {"restarts": {"strategy": "bipop"}}),
             (dict(restarts=2), {"restarts": {"strategy": "ipop", "max": 2}}),
@@ -162,7 +163,8 @@ class FakeTransportTest(unittest.TestCase):
                 study = optuna.create_study(sampler=sampler_mod.SelfCmaSampler(fake_client(t), **kw))
                 study.optimize(lambda tr: tr.suggest_float("x", 0, 1) + tr.suggest_float("y", 0, 1), n_trials=2)
                 body = t.of("POST", "/v1/sessions")[0][2]
-                self.assertEqual({k: body[k] for k in ("active", "restarts") if k in body}, want)
+                self.assertEqual({k: body[k] for k in ("active", "restarts", "algorithm")
+                                  if k in body and (k != "algorithm" or body[k] != "cma-es")}, want)
         with self.assertRaisesRegex(ValueError, "without restarts"):
             sampler_mod.SelfCmaSampler(fake_client(FakeTransport()), incpopsize=3)
         with self.assertRaisesRegex(TypeError, "CMA_active"):

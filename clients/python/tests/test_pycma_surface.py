@@ -65,6 +65,17 @@ class BodiesTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "CMA_active"):
             self.create_body([0.0], 1.0, {"CMA_active": "maybe"})
 
+    def test_cma_diagonal(self):
+        # pycma's CMA_diagonal=True is the service's sep-CMA-ES.
+        self.assertEqual(self.create_body([0.0], 1.0, {"CMA_diagonal": True})["algorithm"], "sep-cma-es")
+        self.assertEqual(self.create_body([0.0], 1.0, {"CMA_diagonal": "True"})["algorithm"], "sep-cma-es")
+        self.assertNotIn("algorithm", self.create_body([0.0], 1.0, {"CMA_diagonal": False}))
+        self.assertEqual(self.create_body([0.0], 1.0, {"CMA_diagonal": False}, algorithm="cma-es")["algorithm"], "cma-es")
+        with self.assertRaisesRegex(ValueError, "algorithm given both"):
+            self.create_body([0.0], 1.0, {"CMA_diagonal": True}, algorithm="cma-es")
+        with self.assertRaisesRegex(ValueError, "diagonal phase"):
+            self.create_body([0.0], 1.0, {"CMA_diagonal": 100})
+
     def test_restarts(self):
         cases = [
             (dict(), None),
@@ -396,6 +407,20 @@ class SurfaceLiveTest(unittest.TestCase):
         es.tell(*es.ask_and_eval(sphere, number=6))
         es.tell(*es.ask_and_eval(sphere, evaluations=3))
         self.assertEqual(es.generation, 5)
+
+    def test_cma_diagonal(self):
+        """pycma's CMA_diagonal=True runs a sep-cma-es session: it solves
+        the sphere, its C is diagonal, and above 200 coordinates es.C says
+        what there is instead."""
+        es = self.client.create([1.0] * 10, 0.5, {"CMA_diagonal": True, "seed": 5, "ftarget": 1e-8, "verbose": -9})
+        self.assertEqual(es.algorithm, "sep-cma-es")
+        C = es.C
+        self.assertTrue(all(C[i][j] == 0 for i in range(10) for j in range(10) if i != j))
+        es.optimize(sphere)
+        self.assertLessEqual(es.best.f, 1e-8)
+        big = self.client.create([0.0] * 201, 1.0, {"CMA_diagonal": True})
+        with self.assertRaisesRegex(Unsupported, "diagonal"):
+            big.C
 
     def test_C(self):
         """es.C is the server's C: σ·√C_ii are the stds; numpy in, numpy

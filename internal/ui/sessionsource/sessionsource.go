@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/sepcma"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/ui"
 )
@@ -101,10 +102,17 @@ func newestFirst(ss []ui.Summary) []ui.Summary {
 	return ss
 }
 
-// defaults returns the default rates of dimension n and population size λ,
-// active CMA-ES's when active (zero if they are out of range, which a
-// stored session never is).
-func defaults(n, lambda int, active bool) ui.Hyper {
+// defaults returns the default rates of algorithm alg in dimension n with
+// population size λ, active CMA-ES's when active (zero if they are out of
+// range, which a stored session never is).
+func defaults(alg string, n, lambda int, active bool) ui.Hyper {
+	if alg == session.AlgorithmSepCMAES {
+		p, err := sepcma.NewParams(n, lambda, sepcma.RatesSepCMA)
+		if err != nil {
+			return ui.Hyper{}
+		}
+		return ui.Hyper{C1: p.C1, CMu: p.CMu, Cc: p.Cc}
+	}
 	p, err := cmaes.NewParamsActive(n, lambda, active)
 	if err != nil {
 		return ui.Hyper{}
@@ -137,7 +145,7 @@ func (s *Source) Session(ctx context.Context, id string) (ui.Detail, error) {
 		StopReasons: stops(ss.StopReasons),
 		Mean:        ss.Mean, Sigma: ss.Sigma,
 		Hyper:    ui.Hyper{C1: ss.Hyper.C1, CMu: ss.Hyper.CMu, Cc: ss.Hyper.Cc},
-		Defaults: defaults(ss.Dimension, ss.PopulationSize, ss.Active),
+		Defaults: defaults(ss.Algorithm, ss.Dimension, ss.PopulationSize, ss.Active),
 		Restarts: ss.Restarts.Count,
 		Held:     len(ss.Partial.Indices),
 
@@ -149,7 +157,7 @@ func (s *Source) Session(ctx context.Context, id string) (ui.Detail, error) {
 	}
 	// The defaults of each run: λ doubles at every restart.
 	for _, r := range ss.Restarts.Runs {
-		d.RunDefaults = append(d.RunDefaults, defaults(ss.Dimension, r.PopulationSize, ss.Active))
+		d.RunDefaults = append(d.RunDefaults, defaults(ss.Algorithm, ss.Dimension, r.PopulationSize, ss.Active))
 		d.Runs = append(d.Runs, ui.RunEnd{Generation: r.Generation, PopulationSize: r.PopulationSize, StopReasons: stops(r.StopReasons)})
 	}
 	d.RunDefaults = append(d.RunDefaults, d.Defaults)

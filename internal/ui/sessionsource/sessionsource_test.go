@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/session"
 	"github.com/selfcma/selfcma/internal/store/bolt"
@@ -329,5 +331,57 @@ func BenchmarkListSessions(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestSepSession: a sep-cma-es session's page: its default rates are
+// sep-CMA-ES's (those the update used), its history keeps the diagonal's
+// axis lengths per coordinate, and the page renders.
+func TestSepSession(t *testing.T) {
+	ctx := context.Background()
+	m := newManager(t)
+	src := New(m)
+	s, err := m.Create(ctx, session.CreateParams{X0: []float64{1, 2, 3, 4}, Sigma0: 0.5, Seed: seed(7), Algorithm: session.AlgorithmSepCMAES})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = step(t, m, s.ID, 6)
+	d, err := src.Session(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Algorithm != session.AlgorithmSepCMAES || d.Defaults != d.Hyper || d.Defaults.C1 == 0 {
+		t.Errorf("algorithm %q, defaults %+v, rates %+v: want sep-CMA-ES's, equal", d.Algorithm, d.Defaults, d.Hyper)
+	}
+	pts, err := src.History(ctx, s.ID)
+	if err != nil || len(pts) != 6 || len(pts[5].AxisLengths) != 4 {
+		t.Fatalf("history: %d points, %v", len(pts), err)
+	}
+	r := chi.NewRouter()
+	r.Mount(ui.Prefix, ui.Handler(src, ui.Options{}))
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, httptest.NewRequest("GET", ui.Prefix+"/sessions/"+s.ID, nil))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "sep-cma-es") {
+		t.Errorf("the page: %d, sep-cma-es named: %v", rec.Code, strings.Contains(rec.Body.String(), "sep-cma-es"))
+	}
+}
+
+// TestSepSessionLarge: the page of a sep-cma-es session of n = 10^5 shows
+// the head of its vectors, not 10^5 numbers each.
+func TestSepSessionLarge(t *testing.T) {
+	ctx := context.Background()
+	m := newManager(t)
+	s, err := m.Create(ctx, session.CreateParams{X0: make([]float64, 100000), Sigma0: 1, Seed: seed(7), PopulationSize: 4, Algorithm: session.AlgorithmSepCMAES})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, m, s.ID, 2)
+	r := chi.NewRouter()
+	r.Mount(ui.Prefix, ui.Handler(New(m), ui.Options{}))
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, httptest.NewRequest("GET", ui.Prefix+"/sessions/"+s.ID, nil))
+	body := rec.Body.String()
+	if rec.Code != 200 || !strings.Contains(body, "100000 coordinates: the API") || len(body) > 1<<20 {
+		t.Errorf("the page: %d, %d bytes", rec.Code, len(body))
 	}
 }
