@@ -287,3 +287,6 @@ func cloneInjections(q []Injection) []Injection {
 	}
 	return out
 }
+
+// sameBits compares bit patterns, so −0 and +0 (equal as numbers) differ.
+func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }

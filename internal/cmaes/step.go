@@ -170,8 +170,8 @@ func (s *Step) CMuInto(cmu *mat.SymDense, ym *mat.Dense) bool {
 // cMuInto sets cmu to C_μ = Σ_{i≤μ} w_i y_i y_iᵀ, y_i = (x_{i:λ} − m)/σ
 // (Algorithm 1, line 12), formed as Y Yᵀ where column i of the n×μ matrix
 // ym is √w_i y_i. x is λ×n, row k = x_k; order ranks its rows, best first.
-// The update and the decoding of a Step without its C_μ both compute C_μ
-// here, so the decoded C_μ is the update's bit for bit.
+// The update and Step.CMuInto (for a Step stored without its C_μ) both
+// compute C_μ here, so the recomputed C_μ is the update's bit for bit.
 func cMuInto(cmu *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mean []float64, sigma float64, weights []float64) {
 	n := len(mean)
 	xr, yr := x.RawMatrix(), ym.RawMatrix()
