@@ -12,25 +12,8 @@ import (
 // if replaying the Step given (nil: none) gives it (version 6), B and D if
 // decomposing C gives them, the batch if sampling gives it (version 5).
 func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
-	src := &s.Rand
 	resampled := resampled(s)
-	if resampled {
-		src = &s.BatchRand // the decoder samples the batch from it again
-	}
-	rng, err := src.MarshalBinary()
-	if err != nil {
-		panic(err) // PCG.MarshalBinary never fails
-	}
-	writeConfig(w, &s.Config)
-
-	// Run and distribution.
-	w.Bytes(rng)
-	w.Int(s.Lambda)
-	w.Float(s.Hyper.C1)
-	w.Float(s.Hyper.CMu)
-	w.Float(s.Hyper.Cc)
-	w.Floats(s.Mean)
-	w.Float(s.Sigma)
+	writeHead(w, s, resampled)
 	derived := given != nil && replaysTo(given, s.C) // version 6
 	w.Bool(derived)
 	if !derived {
@@ -43,6 +26,21 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	}
 	w.Floats(s.PSigma)
 	w.Floats(s.PC)
+	writeRuns(w, s)
+	w.Bool(resampled) // version 5: the batch, or the hash of the batch sampled again
+	if resampled {
+		w.Uint64(batchChecksum(s.Batch))
+	} else {
+		w.Floats(s.Batch.RawMatrix().Data)
+	}
+	writeHistories(w, s)
+	writeInjected(w, s)      // version 2
+	w.Int(s.Config.Numerics) // version 3: the eigendecomposition's version
+	writeRestarts(w, s)      // version 7
+}
+
+// writeRuns writes the counters and the runs ended.
+func writeRuns(w *binenc.Writer, s *cmaes.State) {
 	w.Int(s.T)
 	w.Int(s.Generation)
 	w.Int(s.Evaluations)
@@ -53,18 +51,15 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 		w.Int(r.Lambda)
 		writeReasons(w, r.Reasons)
 	}
-	w.Bool(resampled) // version 5: the batch, or the hash of the batch sampled again
-	if resampled {
-		w.Uint64(batchChecksum(s.Batch))
-	} else {
-		w.Floats(s.Batch.RawMatrix().Data)
-	}
+}
+
+// writeHistories writes the best point, the termination criteria's
+// histories and the stop reasons.
+func writeHistories(w *binenc.Writer, s *cmaes.State) {
 	w.Bool(s.HasBest)
 	w.Floats(s.Best.X)
 	w.Float(s.Best.F)
 	w.Int(s.Best.Generation)
-
-	// Termination histories.
 	w.Floats(s.FunHist)
 	w.Int(s.FunPos)
 	w.Int(s.FunN)
@@ -74,17 +69,36 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	w.Int(s.FlatPos)
 	w.Int(s.FlatN)
 	writeReasons(w, s.Stop)
+}
 
-	// Version 2: the runaway criterion and injected points.
+// writeInjected writes version 2's block: the runaway criterion, the
+// failed generations counted and the injected points.
+func writeInjected(w *binenc.Writer, s *cmaes.State) {
 	w.Int(s.Config.Termination.MaxFailedGenerations)
 	w.Int(s.FailedGenerations)
 	writeInjections(w, s.Queued)
 	writeInjections(w, s.BatchInjected)
+}
 
-	// Version 3: the eigendecomposition's version.
-	w.Int(s.Config.Numerics)
-
-	writeRestarts(w, s) // version 7
+// writeHead writes the config, the random stream (the one before the batch
+// if the batch is left out to be sampled again), λ, the rates, m and σ.
+func writeHead(w *binenc.Writer, s *cmaes.State, resampled bool) {
+	src := &s.Rand
+	if resampled {
+		src = &s.BatchRand // the decoder samples the batch from it again
+	}
+	rng, err := src.MarshalBinary()
+	if err != nil {
+		panic(err) // PCG.MarshalBinary never fails
+	}
+	writeConfig(w, &s.Config)
+	w.Bytes(rng)
+	w.Int(s.Lambda)
+	w.Float(s.Hyper.C1)
+	w.Float(s.Hyper.CMu)
+	w.Float(s.Hyper.Cc)
+	w.Floats(s.Mean)
+	w.Float(s.Sigma)
 }
 
 // writeConfig writes the Config of version 1's layout (the later fields

@@ -18,23 +18,8 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 		encodeCMAES(w, s, given)
 		return
 	}
-	src := &s.Rand
 	resampled := version >= versionRecompute && resampled(s)
-	if resampled {
-		src = &s.BatchRand
-	}
-	rng, err := src.MarshalBinary()
-	if err != nil {
-		panic(err)
-	}
-	writeConfig(w, &s.Config)
-	w.Bytes(rng)
-	w.Int(s.Lambda)
-	w.Float(s.Hyper.C1)
-	w.Float(s.Hyper.CMu)
-	w.Float(s.Hyper.Cc)
-	w.Floats(s.Mean)
-	w.Float(s.Sigma)
+	writeHead(w, s, resampled)
 	derived := false
 	if version >= versionStepDerived {
 		derived = given != nil && replaysTo(given, s.C)
@@ -54,16 +39,7 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 	}
 	w.Floats(s.PSigma)
 	w.Floats(s.PC)
-	w.Int(s.T)
-	w.Int(s.Generation)
-	w.Int(s.Evaluations)
-	w.Int(s.Run)
-	w.Int(len(s.RunEnds))
-	for _, r := range s.RunEnds {
-		w.Int(r.Generation)
-		w.Int(r.Lambda)
-		writeReasons(w, r.Reasons)
-	}
+	writeRuns(w, s)
 	if version >= versionRecompute {
 		w.Bool(resampled)
 	}
@@ -72,23 +48,8 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 	} else {
 		w.Floats(s.Batch.RawMatrix().Data)
 	}
-	w.Bool(s.HasBest)
-	w.Floats(s.Best.X)
-	w.Float(s.Best.F)
-	w.Int(s.Best.Generation)
-	w.Floats(s.FunHist)
-	w.Int(s.FunPos)
-	w.Int(s.FunN)
-	w.Floats(s.StagBest)
-	w.Floats(s.StagMed)
-	w.Ints(s.FlatGens)
-	w.Int(s.FlatPos)
-	w.Int(s.FlatN)
-	writeReasons(w, s.Stop)
-	w.Int(s.Config.Termination.MaxFailedGenerations)
-	w.Int(s.FailedGenerations)
-	writeInjections(w, s.Queued)
-	writeInjections(w, s.BatchInjected)
+	writeHistories(w, s)
+	writeInjected(w, s)
 	w.Int(s.Config.Numerics)
 }
 
@@ -106,24 +67,5 @@ func encodeStepVersion(w *binenc.Writer, version uint32, s *cmaes.Step) {
 		encodeStep(w, s)
 		return
 	}
-	writeUpper(w, s.C)
-	w.Floats(s.PC)
-	w.Floats(s.Yw)
-	w.Float(s.HSigma)
-	keep := !cMuRecomputes(s)
-	w.Bool(keep)
-	if keep {
-		writeUpper(w, s.CMu)
-	}
-	w.Float(s.MuW)
-	w.Float(s.Hyper.C1)
-	w.Float(s.Hyper.CMu)
-	w.Float(s.Hyper.Cc)
-	w.Float(s.Sigma)
-	w.Floats(s.PSigma)
-	w.Floats(s.Mean)
-	l, _ := s.X.Dims()
-	w.Int(l)
-	w.FloatRows(usedRows(s)...)
-	w.Ints(s.Order)
+	writeStepFields(w, s)
 }

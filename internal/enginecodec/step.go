@@ -40,6 +40,16 @@ func stepSize(s *cmaes.Step) int {
 
 // encodeStep writes the Step in the current layout.
 func encodeStep(w *binenc.Writer, s *cmaes.Step) {
+	writeStepFields(w, s)
+	w.Bool(s.Active) // version 7
+	if s.Active {
+		w.Float(s.WNegSum)
+		writeUpper(w, s.CMuNeg)
+	}
+}
+
+// writeStepFields writes what every Step has, in the layout of version 6.
+func writeStepFields(w *binenc.Writer, s *cmaes.Step) {
 	writeUpper(w, s.C)
 	w.Floats(s.PC)
 	w.Floats(s.Yw)
@@ -60,11 +70,6 @@ func encodeStep(w *binenc.Writer, s *cmaes.Step) {
 	w.Int(l)
 	w.FloatRows(usedRows(s)...)
 	w.Ints(s.Order)
-	w.Bool(s.Active)
-	if s.Active {
-		w.Float(s.WNegSum)
-		writeUpper(w, s.CMuNeg)
-	}
 }
 
 // usedRows returns the rows of X that C_μ uses, x_{1:λ} … x_{μ:λ} (version
