@@ -159,7 +159,7 @@ func TestStepEncodingRecomputesCMu(t *testing.T) {
 }
 
 // TestUnmarshalStepRejectsWrittenCMu: a step of version 4 that carries the
-// C_μ its points give is not what MarshalTo writes, and is refused (every
+// C_μ its points give is not what encodeStep writes, and is refused (every
 // step decoded encodes back to its bytes).
 func TestUnmarshalStepRejectsWrittenCMu(t *testing.T) {
 	e := mustNew(t, cmaes.Config{X0: uniformX0(3, 4), Sigma0: 1, Seed: 5})
@@ -236,7 +236,7 @@ func TestEncodingSizes(t *testing.T) {
 	}
 }
 
-// encoding3State is testdata/encoding3-n12.state: written by the code of
+// encoding3State is testdata/cmaes/encoding3-n12.state: written by the code of
 // state version 3 (commit 0e9253e) after 25 generations on the ellipsoid of
 // New(Config{X0: uniformX0(3, 12), Sigma0: 0.5, Lambda: 10, Seed: 13,
 // Bounds: [−4, 5]¹²}), two points injected at generations 1, 6, 11, … (at 1,
@@ -431,8 +431,8 @@ func TestUnmarshalRejectsCorruptState(t *testing.T) {
 	}
 }
 
-// TestAppendBinary: AppendBinary writes after dst's bytes exactly what
-// MarshalBinary returns, into a reused buffer too, and the blob decodes.
+// TestAppendBinary: AppendCMAES writes after dst's bytes exactly what it
+// writes into nil, into a reused buffer too, and the blob decodes.
 func TestAppendBinary(t *testing.T) {
 	e := mustNew(t, cmaes.Config{X0: constVec(6, 1), Sigma0: 1, Seed: 4, Bounds: &cmaes.Bounds{Lower: constVec(6, -2), Upper: constVec(6, 3)}})
 	var buf []byte

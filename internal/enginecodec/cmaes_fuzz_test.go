@@ -8,7 +8,7 @@ import (
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
-// FuzzUnmarshal: no blob makes Unmarshal panic; one it accepts encodes back
+// FuzzDecodeCMAES: no blob makes the decoder panic; one it accepts encodes back
 // to the same bytes (a state of an older version: to bytes that decode and
 // encode to themselves) and can be told.
 func FuzzDecodeCMAES(f *testing.F) {

@@ -269,7 +269,7 @@ func TestVersion5RefusesAnotherBatch(t *testing.T) {
 }
 
 // encoding4Continuation is continueHash(e, 20) by the code of state
-// version 4 (commit 542aea5) from testdata/encoding4-n12.state, which that
+// version 4 (commit 542aea5) from testdata/cmaes/encoding4-n12.state, which that
 // code wrote after 25 generations on the ellipsoid of New(Config{X0:
 // uniformX0(3, 12), Sigma0: 0.5, Lambda: 10, Seed: 43, Bounds: [−4, 5]¹²}),
 // two points injected at generations 1, 6, 11, … (at 1, 11 and 21 with

@@ -13,7 +13,7 @@ import (
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
-// testdata/encoding5-numerics3-n100.state was written by the code that
+// testdata/cmaes/encoding5-numerics3-n100.state was written by the code that
 // introduced state encoding 5 and numerics version 3 (divide and conquer
 // above n = 96), so that later code keeps continuing it bit for bit: 30
 // generations on the ellipsoid of New(Config{X0: constVec(100, 1),
@@ -104,7 +104,7 @@ func TestReleaseContinues(t *testing.T) {
 	}
 }
 
-// testdata/encoding7-bipop-n4.state was written by the code that
+// testdata/cmaes/encoding7-bipop-n4.state was written by the code that
 // introduced state encoding 7, in the middle of a small BIPOP run:
 // release7BIPOPES. release7BIPOPContinuation is restartHash(e, 300) by
 // that code, through the restarts that follow. SELFCMA_WRITE_FIXTURES=1

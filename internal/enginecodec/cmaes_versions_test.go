@@ -171,7 +171,7 @@ func continueHash(tb testing.TB, e *cmaes.ES, gens int) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// numerics1State is testdata/numerics1-n40.state: written by the code
+// numerics1State is testdata/cmaes/numerics1-n40.state: written by the code
 // before numerics versions (state encoding 1, commit b8986da) after 30
 // generations of New(Config{X0: uniformX0(3, 40), Sigma0: 0.5, Lambda: 10,
 // Seed: 7}) on the ellipsoid; numerics1Continuation is continueHash(e, 20)
@@ -379,7 +379,7 @@ func TestVersion7KeepsActive(t *testing.T) {
 	}
 }
 
-// numerics2State is testdata/numerics2-n40.state: written by the code of
+// numerics2State is testdata/cmaes/numerics2-n40.state: written by the code of
 // commit 0e9253e (numerics version 2 the latest) after 30 generations of
 // New(Config{X0: uniformX0(3, 40), Sigma0: 0.5, Lambda: 10, Seed: 7}) on
 // the ellipsoid; numerics2Continuation is continueHash(e, 20) by that same

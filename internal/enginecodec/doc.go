@@ -19,22 +19,28 @@
 //
 // # Adding a version
 //
-// To add fields to selfcma.State (or cmaes.State):
+// Say selfcma.State gains fields (a learning-rate rule's η, E and V):
 //
-//  1. Bump selfcmaVersion (cmaesVersion) and add a line for the new version
-//     to the list above it: what it adds, and what an older state decodes
-//     as.
-//  2. Write the new fields in the encoder (selfcma.go: encodeSelfCMA), at
-//     the end of its block, with no version check: the encoder writes only
-//     the current version.
-//  3. Read them in the decoder under "if version >= versionX", and give the
-//     older versions their values in a migration (migrate.go) called where
-//     they would have been read.
-//  4. Keep the fixtures: a state written by the previous version
-//     (testdata/selfcma/encodingN-*.state, written once by that version's
-//     code and never again) must still continue bit for bit
-//     (release_test.go); add one of the new version beside them.
+//  1. selfcma.go: bump selfcmaVersion to 8, name the version
+//     (versionRate = 8), add "8: 7" to esEncoding (it embeds cmaes's
+//     unchanged encoding 7) and a sentence for version 8 to the list
+//     above them: what it adds, what an older state decodes as.
+//  2. encodeSelfCMA: write the new fields after the auxiliary CMA-ES, with
+//     no version check (the encoder writes only the current version), and
+//     count them in AppendSelfCMA's size.
+//  3. decodeSelfCMA: read them after the auxiliary under
+//     "if version >= versionRate"; else call a migration of their own in
+//     migrate.go that sets what an ES of version 7 had (for a rule that
+//     did not exist: its off state). selfcma.Restore checks them.
+//  4. Fixtures: the fixtures of version 7 (testdata/selfcma/encoding7-*,
+//     testdata/selfcma/upgrade) must still continue bit for bit; write one
+//     of version 8 (selfcma_release_test.go: SELFCMA_WRITE_FIXTURES=1,
+//     once, with the new version) and check it there. The fuzz target
+//     FuzzDecodeSelfCMA and the round trips (roundtrip_test.go) cover the
+//     new fields once the runs that the tests make use them.
 //
-// A selfcma version embeds the cmaes encoding of the same or an earlier
-// version (esEncoding): a change of cmaes.State bumps both.
+// A field of cmaes.State is a version of cmaes's encoding (cmaes.go, the
+// same steps in encodeCMAES and decodeCMAES) and, since selfcma embeds
+// it, of selfcma's too (esEncoding maps the new selfcma version to the
+// new cmaes one).
 package enginecodec

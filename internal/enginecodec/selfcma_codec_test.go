@@ -29,7 +29,7 @@ func selfSameUpperBits(a, b *mat.SymDense) bool {
 	return true
 }
 
-// replaysTo reports whether the selfStep's replay with its own rates gives c.
+// stepReplaysTo reports whether the step's replay with its own rates gives c.
 func stepReplaysTo(st *cmaes.Step, c *mat.SymDense) bool {
 	n := len(st.PC)
 	replayed := mat.NewSymDense(n, nil)
@@ -37,9 +37,9 @@ func stepReplaysTo(st *cmaes.Step, c *mat.SymDense) bool {
 	return selfSameUpperBits(replayed, c)
 }
 
-// TestKeptStepDecodesWithItsCMu checks, after every generation of runs with
+// TestSelfCMAKeptStepDecodesWithItsCMu checks, after every generation of runs with
 // injected points, bounds, failed evaluations and IPOP restarts, that the
-// decoded state's kept selfStep has the C_μ and C of the original bit for bit,
+// decoded state's kept step has the C_μ and C of the original bit for bit,
 // though its C_μ is not in the blob (the blob is smaller than with it by
 // its upper triangle).
 func TestSelfCMAKeptStepDecodesWithItsCMu(t *testing.T) {
@@ -87,17 +87,17 @@ func TestSelfCMAKeptStepDecodesWithItsCMu(t *testing.T) {
 					continue
 				}
 				if !selfSameUpperBits(d.State().Prev.CMu, s.State().Prev.CMu) || !selfSameUpperBits(d.State().Prev.C, s.State().Prev.C) {
-					t.Fatalf("generation %d: the decoded selfStep's C_μ or C differs from the update's", g)
+					t.Fatalf("generation %d: the decoded step's C_μ or C differs from the update's", g)
 				}
-				// With a C_μ that no update made, the selfStep writes it.
+				// With a C_μ that no update made, the step writes it.
 				var odd cmaes.Step
 				odd.CopyFrom(s.State().Prev)
 				odd.CMu.SetSym(0, 0, math.Nextafter(odd.CMu.At(0, 0), 2))
 				oddState := s.State()
 				oddState.Prev = &odd
 				oddBlob := AppendSelfCMA(nil, oddState)
-				// The primary's C too, if the selfStep's replay gave it and the odd
-				// selfStep's no longer does (one ulp of C_μ may round away in
+				// The primary's C too, if the step's replay gave it and the odd
+				// step's no longer does (one ulp of C_μ may round away in
 				// c_μ C_μ; a safeguard may have changed C after the update).
 				want := 8 + 8*n*(n+1)/2
 				if stepReplaysTo(s.State().Prev, s.Primary().C()) && !stepReplaysTo(&odd, s.Primary().C()) {
@@ -105,7 +105,7 @@ func TestSelfCMAKeptStepDecodesWithItsCMu(t *testing.T) {
 					cWritten++
 				}
 				if got := len(oddBlob) - len(blob); got != want {
-					t.Fatalf("generation %d: the selfStep's C_μ would take %d bytes, want %d", g, got, want)
+					t.Fatalf("generation %d: the step's C_μ would take %d bytes, want %d", g, got, want)
 				}
 				do, err := DecodeSelfCMA(oddBlob)
 				if err != nil {
@@ -128,21 +128,21 @@ func TestSelfCMAKeptStepDecodesWithItsCMu(t *testing.T) {
 }
 
 // selfEncoding3Continuation is selfContinueHash(s, 6) by the code of state version
-// 3 (commit 0e9253e) from testdata/encoding3-n8.state, which that code
+// 3 (commit 0e9253e) from testdata/selfcma/encoding3-n8.state, which that code
 // wrote after 12 generations on the ellipsoid of New(Config{CMA:
 // cmaes.Config{X0: uniformX0(3, 8), Sigma0: 0.5, Lambda: 16, Seed: 17,
 // Bounds: [−4, 5]⁸}}), two points injected at generations 1, 5 and 9 (at 1
 // and 9 with their steps clipped) and one more waiting.
 const selfEncoding3Continuation = "bdd4fc40f91f634dbc4d2f0e32801b8cf14596c1f8eeadfee82f9d957fdb0665"
 
-// TestUpgradeEncoding3 checks that a self-CMA-ES of state version 3 (its
-// kept selfStep with C_μ written) continues bit for bit as the code that wrote
+// TestSelfCMAUpgradeEncoding3 checks that a self-CMA-ES of state version 3 (its
+// kept step with C_μ written) continues bit for bit as the code that wrote
 // it did, also after it is encoded again in version 4, where the C_μ of
-// the kept selfStep is recomputed.
+// the kept step is recomputed.
 func TestSelfCMAUpgradeEncoding3(t *testing.T) {
 	blob, s := selfStateFixture(t, "testdata/selfcma/encoding3-n8.state", 3)
 	if !(s.State().Prev != nil) {
-		t.Fatal("the fixture keeps no selfStep")
+		t.Fatal("the fixture keeps no step")
 	}
 	again, _ := marshalSelf(s)
 	n := s.Primary().Dim()
@@ -156,9 +156,9 @@ func TestSelfCMAUpgradeEncoding3(t *testing.T) {
 	continuesAsWritten(t, s, selfEncoding3Continuation)
 }
 
-// BenchmarkMarshal times the encoding and the decoding of a self-CMA-ES
-// with a kept selfStep (λ = 100), as a session persists and loads it: the
-// encoding checks the selfStep's C_μ and the primary's C, the decoding
+// BenchmarkSelfCMAMarshal times the encoding and the decoding of a self-CMA-ES
+// with a kept step (λ = 100), as a session persists and loads it: the
+// encoding checks the step's C_μ and the primary's C, the decoding
 // recomputes them and decomposes C.
 func BenchmarkSelfCMAMarshal(b *testing.B) {
 	for _, n := range []int{10, 100, 400} {
@@ -213,8 +213,8 @@ func TestSelfCMAUnmarshalRejectsCorruptState(t *testing.T) {
 	}
 }
 
-// TestAppendBinary: AppendBinary writes after dst's bytes exactly what
-// MarshalBinary returns, into a reused buffer too, and the blob decodes.
+// TestSelfCMAAppendBinary: AppendSelfCMA writes after dst's bytes exactly what it
+// writes into nil, into a reused buffer too, and the blob decodes.
 func TestSelfCMAAppendBinary(t *testing.T) {
 	s := selfMustNew(t, selfcma.Config{CMA: cmaes.Config{X0: uniformX0(8, 1), Sigma0: 1, Seed: 4}})
 	var buf []byte

@@ -10,7 +10,7 @@ import (
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
-// FuzzUnmarshal: no blob makes Unmarshal panic; one it accepts encodes back
+// FuzzDecodeSelfCMA: no blob makes the decoder panic; one it accepts encodes back
 // to the same bytes (a state of an older version: to bytes that decode and
 // encode to themselves) and can be told.
 func FuzzDecodeSelfCMA(f *testing.F) {

@@ -60,7 +60,7 @@ type selfTwin struct {
 	left int
 }
 
-// TestVersion5DecodesBitForBit checks, after every generation of runs with
+// TestSelfCMAVersion5DecodesBitForBit checks, after every generation of runs with
 // injected points, bounds, failed evaluations and IPOP restarts, that the
 // decoded self-CMA-ES has the B, D and batch of both its CMA-ES and the
 // primary's C bit for bit (left out of the blob and recomputed: versions 5
@@ -147,7 +147,7 @@ func TestSelfCMAVersion5DecodesBitForBit(t *testing.T) {
 				if !bytes.Contains(blob, selfFloatBytes(B.RawRowView(0))) && !bytes.Contains(blob, selfFloatBytes(G[len(G)-1])) {
 					leftOut++
 				}
-				// Version 6: with a kept selfStep, C's first row is not in it.
+				// Version 6: with a kept step, C's first row is not in it.
 				if s.State().Prev != nil {
 					withStep++
 					if !bytes.Contains(blob, selfFloatBytes(s.Primary().C().RawSymmetric().Data[:n])) {
@@ -161,7 +161,7 @@ func TestSelfCMAVersion5DecodesBitForBit(t *testing.T) {
 				t.Fatalf("%d generations checked, %d with B, D and the batch left out", checked, leftOut)
 			}
 			if cLeftOut < withStep*3/4 {
-				t.Fatalf("%d generations with a kept selfStep, %d with the primary's C left out", withStep, cLeftOut)
+				t.Fatalf("%d generations with a kept step, %d with the primary's C left out", withStep, cLeftOut)
 			}
 			if cfg.CMA.Restarts.IPOP && restarts == 0 {
 				t.Fatal("no restart")
@@ -171,20 +171,20 @@ func TestSelfCMAVersion5DecodesBitForBit(t *testing.T) {
 }
 
 // selfEncoding4Continuation is selfContinueHash(s, 6) by the code of state version
-// 4 (commit 542aea5) from testdata/encoding4-n8.state, which that code
+// 4 (commit 542aea5) from testdata/selfcma/encoding4-n8.state, which that code
 // wrote after 12 generations on the ellipsoid of New(Config{CMA:
 // cmaes.Config{X0: uniformX0(3, 8), Sigma0: 0.5, Lambda: 16, Seed: 47,
 // Bounds: [−4, 5]⁸}}), two points injected at generations 1, 5 and 9 (at 1
 // and 9 with their steps clipped) and one more waiting.
 const selfEncoding4Continuation = "3d1edade8e2dafe30474944e9c6593ff997946a10716504b809c91f9b1e3d692"
 
-// TestUpgradeEncoding4 checks that a self-CMA-ES of state version 4 (B, D
+// TestSelfCMAUpgradeEncoding4 checks that a self-CMA-ES of state version 4 (B, D
 // and the batches written) continues bit for bit as the code that wrote it
 // did, also after it is encoded again in version 5.
 func TestSelfCMAUpgradeEncoding4(t *testing.T) {
 	blob, s := selfStateFixture(t, "testdata/selfcma/encoding4-n8.state", 4)
 	if !(s.State().Prev != nil) {
-		t.Fatal("the fixture keeps no selfStep")
+		t.Fatal("the fixture keeps no step")
 	}
 	continuesAsWritten(t, s, selfEncoding4Continuation)
 	// Its own generations leave B, D and the batch out.
@@ -193,7 +193,7 @@ func TestSelfCMAUpgradeEncoding4(t *testing.T) {
 	}
 }
 
-// TestVersion6LargeDecodes checks version 6 where C left out is most of
+// TestSelfCMAVersion6LargeDecodes checks version 6 where C left out is most of
 // what the primary would have written (n = 40 and 100): the state
 // decodes, encodes back to its bytes, and continues as the original. (A
 // bound on the blob's size that counted on C being in it refused such

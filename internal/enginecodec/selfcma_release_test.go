@@ -10,11 +10,11 @@ import (
 	"github.com/selfcma/selfcma/internal/testfn"
 )
 
-// testdata/encoding5-n8.state was written by the code that introduced
+// testdata/selfcma/encoding5-n8.state was written by the code that introduced
 // state encoding 5 and numerics version 3, so that later code keeps
 // continuing it bit for bit: 12 generations on the ellipsoid of
 // New(Config{CMA: cmaes.Config{X0: [1 … 1], Sigma0: 0.5, Seed: 17}}) (λ =
-// 100, a kept selfStep, the auxiliary CMA-ES under way). selfRelease5Continuation
+// 100, a kept step, the auxiliary CMA-ES under way). selfRelease5Continuation
 // is selfContinueHash(s, 6) by that same code. SELFCMA_WRITE_FIXTURES=1 writes
 // the fixture again and prints its hash: only for a new release's
 // fixture, never to make a changed continuation pass.
@@ -22,16 +22,16 @@ const selfRelease5Continuation = "e2d6f3d25cf885113124bbee1a8753f9f4f63e41ed46a3
 
 const selfRelease5Fixture = "testdata/selfcma/encoding5-n8.state"
 
-// testdata/encoding6-n8.state: the same run written by the code that
-// introduced state encoding 6 (the kept selfStep first, the primary's C its
-// replay, the selfStep's μ points only); selfRelease6Continuation is
+// testdata/selfcma/encoding6-n8.state: the same run written by the code that
+// introduced state encoding 6 (the kept step first, the primary's C its
+// replay, the step's μ points only); selfRelease6Continuation is
 // selfContinueHash(s, 6) by that code.
 const (
 	selfRelease6Fixture      = "testdata/selfcma/encoding6-n8.state"
 	selfRelease6Continuation = "e2d6f3d25cf885113124bbee1a8753f9f4f63e41ed46a31319180ebcbeacf4bb"
 )
 
-// testdata/encoding7-n8.state: the same run written by the code that
+// testdata/selfcma/encoding7-n8.state: the same run written by the code that
 // introduced state encoding 7 (cmaes's block of active CMA-ES and restarts
 // in both CMA-ES, and the gate, whose default lets λ = 100 self-adapt at
 // n = 8); selfRelease7Continuation is selfContinueHash(s, 6) by that code.
@@ -62,7 +62,7 @@ func releaseES(t *testing.T) *selfcma.ES {
 	return s
 }
 
-// TestReleaseContinues checks that the fixtures of earlier releases decode
+// TestSelfCMAReleaseContinues checks that the fixtures of earlier releases decode
 // and continue as the code that wrote them did, also after this code
 // encodes them again; the current version's fixture encodes back to its
 // bytes. SELFCMA_WRITE_FIXTURES=1 writes the current version's fixture
@@ -91,7 +91,7 @@ func TestSelfCMAReleaseContinues(t *testing.T) {
 		t.Run(f.path, func(t *testing.T) {
 			blob, s := selfStateFixture(t, f.path, f.version)
 			if s.Primary().Config().Numerics != cmaes.NumericsDC || !(s.State().Prev != nil) {
-				t.Fatalf("the fixture: numerics %d, a kept selfStep %v; want %d, true", s.Primary().Config().Numerics, (s.State().Prev != nil), cmaes.NumericsDC)
+				t.Fatalf("the fixture: numerics %d, a kept step %v; want %d, true", s.Primary().Config().Numerics, (s.State().Prev != nil), cmaes.NumericsDC)
 			}
 			if again, _ := marshalSelf(s); f.version == selfcmaVersion && string(again) != string(blob) {
 				t.Fatal("the fixture does not encode back to its bytes")

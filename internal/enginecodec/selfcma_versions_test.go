@@ -13,14 +13,14 @@ import (
 	"github.com/selfcma/selfcma/internal/testfn"
 )
 
-// testdata/numerics1-n40.state was written by the code before numerics
+// testdata/selfcma/numerics1-n40.state was written by the code before numerics
 // versions (state version 1, commit b8986da) after 4 generations of
 // New(Config{CMA: cmaes.Config{X0: uniformX0(3, 40), Sigma0: 0.5, Seed: 7}})
 // on the ellipsoid; selfNumerics1Continuation is selfContinueHash(s, 6) by that
 // same code.
 const selfNumerics1Continuation = "75cef85e2f0d3e16215fe9052b016bbe1f94ae23d177f3f73a4da6d06ee6d516"
 
-// TestUpgradeKeepsNumerics1 checks that a self-CMA-ES encoded before
+// TestSelfCMAUpgradeKeepsNumerics1 checks that a self-CMA-ES encoded before
 // numerics versions decodes with NumericsDsyev in both CMA-ES and
 // continues bit for bit, also after an encoding by the new code.
 func TestSelfCMAUpgradeKeepsNumerics1(t *testing.T) {
@@ -58,7 +58,7 @@ func TestSelfCMAEncodingVersions(t *testing.T) {
 	}
 }
 
-// TestGateOfOlderStates: a state written before the gate (version 6)
+// TestSelfCMAGateOfOlderStates: a state written before the gate (version 6)
 // decodes to the paper's Algorithm 2 in every run; its continuation, bit
 // for bit that of the code that wrote it, is TestReleaseContinues's.
 func TestSelfCMAGateOfOlderStates(t *testing.T) {
