@@ -97,67 +97,87 @@ func usedRows(s *cmaes.Step) [][]float64 {
 // that the recomputation gives too is refused, as encodeStep never writes
 // it, so that every Step decoded encodes back to the same bytes.
 func decodeStep(r *binenc.Reader, version uint32) (*cmaes.Step, error) {
-	c, pc, yw, hs := readSym(r, version), r.Floats(), r.Floats(), r.Float()
-	keep := true
-	if version >= versionPacked {
-		keep = r.Bool()
-	}
-	var cmu []float64
-	if keep {
-		cmu = readSym(r, version)
-	}
-	muw := r.Float()
-	h := cmaes.Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
-	sigma, ps, mean := r.Float(), r.Floats(), r.Floats()
-	l, x, order := r.Int(), r.Floats(), r.Ints()
-	// Version 7 (versionActiveStep): the active part.
-	active, wNegSum := false, 0.0
-	var cmuNeg []float64
-	if version >= versionActiveStep && r.Bool() {
-		active, wNegSum, cmuNeg = true, r.Float(), readSym(r, version)
-	}
+	f := readStepFields(r, version)
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	n := len(pc)
-	if n < 1 || !sizesAre(n*n, c) || !sizesAre(n, yw, ps, mean) || keep && !sizesAre(n*n, cmu) || active && !sizesAre(n*n, cmuNeg) || l < 2 || len(order) != l {
-		return nil, fmt.Errorf("step sizes inconsistent: %w", binenc.ErrCorrupt)
+	s, err := f.step(version)
+	if err != nil || version < versionPacked {
+		return s, err
 	}
-	if active && !(wNegSum >= -1-1e-12 && wNegSum <= 0) {
-		return nil, fmt.Errorf("step's sum of negative weights %v, want it in [−1, 0]: %w", wNegSum, binenc.ErrCorrupt)
-	}
-	if !permutation(order) {
-		return nil, fmt.Errorf("step order is not a permutation: %w", binenc.ErrCorrupt)
-	}
-	if x = stepRows(x, order, n, version); x == nil {
-		return nil, fmt.Errorf("step sizes inconsistent: %d point values, λ = %d, n = %d: %w", len(x), l, n, binenc.ErrCorrupt)
-	}
-	s := &cmaes.Step{
-		C: mat.NewSymDense(n, c), PC: pc, Yw: yw, HSigma: hs, MuW: muw,
-		Hyper: h, Sigma: sigma, PSigma: ps, Mean: mean, X: mat.NewDense(l, n, x), Order: order,
-	}
-	if keep {
-		s.CMu = mat.NewSymDense(n, cmu)
-	}
-	if active {
-		p, err := cmaes.NewParamsActive(n, l, true)
-		if err != nil {
-			return nil, fmt.Errorf("step: %v: %w", err, binenc.ErrCorrupt)
-		}
-		s.Active, s.WNegSum, s.CMuNeg, s.AlphaMuWNeg = true, wNegSum, mat.NewSymDense(n, cmuNeg), p.AlphaMuWNeg
-	}
-	if version < versionPacked {
-		return s, nil
-	}
-	recomputed := mat.NewSymDense(n, nil)
+	recomputed := mat.NewSymDense(len(s.PC), nil)
 	if !s.CMuInto(recomputed, nil) {
 		recomputed = nil
 	}
 	switch {
-	case !keep:
+	case !f.keep:
 		s.CMu = recomputed
 	case sameSymBits(s.CMu, recomputed):
 		return nil, fmt.Errorf("step carries the C_μ its points give: %w", binenc.ErrCorrupt)
+	}
+	return s, nil
+}
+
+// stepFields are a Step's values as written.
+type stepFields struct {
+	c, pc, yw, cmu, ps, mean, x, cmuNeg []float64
+	hs, muw, sigma, wNegSum             float64
+	h                                   cmaes.Hyper
+	keep, active                        bool // C_μ written; an active Step
+	l                                   int
+	order                               []int
+}
+
+// readStepFields reads a Step's values in the layout of version: from
+// version 4 a flag before C_μ, from version 7 the active part at the end.
+func readStepFields(r *binenc.Reader, version uint32) stepFields {
+	f := stepFields{c: readSym(r, version), pc: r.Floats(), yw: r.Floats(), hs: r.Float(), keep: true}
+	if version >= versionPacked {
+		f.keep = r.Bool()
+	}
+	if f.keep {
+		f.cmu = readSym(r, version)
+	}
+	f.muw = r.Float()
+	f.h = cmaes.Hyper{C1: r.Float(), CMu: r.Float(), Cc: r.Float()}
+	f.sigma, f.ps, f.mean = r.Float(), r.Floats(), r.Floats()
+	f.l, f.x, f.order = r.Int(), r.Floats(), r.Ints()
+	if version >= versionActiveStep && r.Bool() {
+		f.active, f.wNegSum, f.cmuNeg = true, r.Float(), readSym(r, version)
+	}
+	return f
+}
+
+// step checks that the values' sizes agree with each other and makes the
+// Step (its C_μ as written, if it was).
+func (f *stepFields) step(version uint32) (*cmaes.Step, error) {
+	n := len(f.pc)
+	if n < 1 || !sizesAre(n*n, f.c) || !sizesAre(n, f.yw, f.ps, f.mean) || f.keep && !sizesAre(n*n, f.cmu) || f.active && !sizesAre(n*n, f.cmuNeg) || f.l < 2 || len(f.order) != f.l {
+		return nil, fmt.Errorf("step sizes inconsistent: %w", binenc.ErrCorrupt)
+	}
+	if f.active && !(f.wNegSum >= -1-1e-12 && f.wNegSum <= 0) {
+		return nil, fmt.Errorf("step's sum of negative weights %v, want it in [−1, 0]: %w", f.wNegSum, binenc.ErrCorrupt)
+	}
+	if !permutation(f.order) {
+		return nil, fmt.Errorf("step order is not a permutation: %w", binenc.ErrCorrupt)
+	}
+	x := stepRows(f.x, f.order, n, version)
+	if x == nil {
+		return nil, fmt.Errorf("step sizes inconsistent: %d point values, λ = %d, n = %d: %w", len(f.x), f.l, n, binenc.ErrCorrupt)
+	}
+	s := &cmaes.Step{
+		C: mat.NewSymDense(n, f.c), PC: f.pc, Yw: f.yw, HSigma: f.hs, MuW: f.muw,
+		Hyper: f.h, Sigma: f.sigma, PSigma: f.ps, Mean: f.mean, X: mat.NewDense(f.l, n, x), Order: f.order,
+	}
+	if f.keep {
+		s.CMu = mat.NewSymDense(n, f.cmu)
+	}
+	if f.active {
+		p, err := cmaes.NewParamsActive(n, f.l, true)
+		if err != nil {
+			return nil, fmt.Errorf("step: %v: %w", err, binenc.ErrCorrupt)
+		}
+		s.Active, s.WNegSum, s.CMuNeg, s.AlphaMuWNeg = true, f.wNegSum, mat.NewSymDense(n, f.cmuNeg), p.AlphaMuWNeg
 	}
 	return s, nil
 }
