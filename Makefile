@@ -114,7 +114,7 @@ gotest:
 # count of executions, not a duration: Go 1.26's fuzz coordinator can report
 # "context deadline exceeded" as a failure when a duration runs out while a
 # worker is busy (golang/go#75804, fixed in Go 1.27), which failed CI once.
-FUZZ_PKGS = ./internal/cmaes/ ./internal/selfcma/ ./internal/session/ ./internal/httpapi/
+FUZZ_PKGS = ./internal/enginecodec/ ./internal/session/ ./internal/httpapi/
 FUZZ_TIME ?= 30000x
 
 # A target that fails does not stop the others; the failed ones are named

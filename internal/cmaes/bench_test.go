@@ -162,17 +162,3 @@ func BenchmarkEigenSymOfC(b *testing.B) {
 		})
 	}
 }
-
-func BenchmarkMarshal(b *testing.B) {
-	for _, c := range benchCases {
-		b.Run(c.String(), func(b *testing.B) {
-			e, _ := benchES(b, c)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := e.MarshalBinary(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}

@@ -10,8 +10,9 @@
 // The ES is used ask/tell: New samples the first batch; Ask hands it out
 // (the same points until it is told); Tell ranks the told values, updates the
 // distribution, checks termination, restarts (IPOP) if configured, and samples
-// the next batch. The whole state, random stream included, marshals exactly,
-// so a restored ES continues bit for bit.
+// the next batch. The whole state, random stream included, is plain data
+// (State; Restore), so a restored ES continues bit for bit; its binary
+// encoding lives in internal/enginecodec.
 //
 // External points may be injected (ES.Inject, Config.Inject for the first
 // batch; Hansen, "Injecting external solutions into CMA-ES",

@@ -254,22 +254,6 @@ func (e *ES) drawBatch() {
 	}
 }
 
-// batchChecksum hashes the bits of the batch: a decoder that samples the
-// batch again checks it got the points handed out. Each step is a
-// bijection of the hash, so a batch that differs in one value always
-// hashes differently.
-func batchChecksum(x *mat.Dense) uint64 {
-	r := x.RawMatrix()
-	h := uint64(0x5e1fc3a)
-	for k := range r.Rows {
-		for _, v := range r.Data[k*r.Stride : k*r.Stride+r.Cols] {
-			h = (h ^ math.Float64bits(v)) * 0x9e3779b97f4a7c15
-			h ^= h >> 32
-		}
-	}
-	return h
-}
-
 // Ask returns the points of the pending generation, as fresh slices: the
 // same points until the generation is told.
 func (e *ES) Ask() [][]float64 {

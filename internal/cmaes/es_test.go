@@ -110,13 +110,13 @@ func TestAskIsStableUntilTold(t *testing.T) {
 
 func TestTellWrongLengthChangesNothing(t *testing.T) {
 	e := mustNew(t, Config{X0: constVec(4, 1), Sigma0: 0.5, Seed: 3})
-	before, _ := e.MarshalBinary()
+	before := stateBits(t, e)
 	for _, n := range []int{0, e.Params().Lambda - 1, e.Params().Lambda + 1} {
 		if _, err := e.Tell(make([]float64, n)); err == nil {
 			t.Errorf("Tell with %d values: no error", n)
 		}
 	}
-	after, _ := e.MarshalBinary()
+	after := stateBits(t, e)
 	if !bytes.Equal(before, after) {
 		t.Fatal("a rejected Tell changed the state")
 	}
@@ -278,11 +278,7 @@ func TestSnapshotRestoreContinuesBitForBit(t *testing.T) {
 				for range at {
 					tell(a)
 				}
-				blob, err := a.MarshalBinary()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := Unmarshal(blob)
+				b, err := restoreCopy(t, a)
 				if err != nil {
 					t.Fatalf("at %d: %v", at, err)
 				}
@@ -301,8 +297,7 @@ func TestSnapshotRestoreContinuesBitForBit(t *testing.T) {
 					tell(a)
 					tell(b)
 				}
-				ba, _ := a.MarshalBinary()
-				bb, _ := b.MarshalBinary()
+				ba, bb := stateBits(t, a), stateBits(t, b)
 				if !bytes.Equal(ba, bb) {
 					t.Fatalf("snapshot at %d: states differ after 50 generations", at)
 				}
@@ -311,32 +306,6 @@ func TestSnapshotRestoreContinuesBitForBit(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestUnmarshalRejectsCorruptState(t *testing.T) {
-	e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 1, Seed: 1})
-	step(t, e, sphere)
-	blob, _ := e.MarshalBinary()
-	if _, err := Unmarshal(blob); err != nil {
-		t.Fatalf("valid blob: %v", err)
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 300 {
-		bad := bytes.Clone(blob)
-		k := r.IntN(len(bad))
-		bad[k] ^= byte(1 + r.IntN(255))
-		if _, err := Unmarshal(bad); err == nil {
-			t.Fatalf("flipped byte %d: no error", k)
-		}
-	}
-	for _, n := range []int{0, 3, 10, len(blob) / 2, len(blob) - 1} {
-		if _, err := Unmarshal(blob[:n]); err == nil {
-			t.Fatalf("truncated to %d bytes: no error", n)
-		}
-	}
-	if _, err := Unmarshal([]byte("{\"not\": \"a state\"}")); err == nil {
-		t.Fatal("foreign blob: no error")
 	}
 }
 
@@ -434,30 +403,6 @@ func TestFailedGenerationsCountAgainstTheBudget(t *testing.T) {
 	}
 	if _, ok := hasReason(e.Stopped(), StopMaxEvaluations); !ok || e.Evaluations() != 21 {
 		t.Fatalf("stopped by %v after %d evaluations, want max_evaluations after 21", reasonNames(e.Stopped()), e.Evaluations())
-	}
-}
-
-// TestAppendBinary: AppendBinary writes after dst's bytes exactly what
-// MarshalBinary returns, into a reused buffer too, and the blob decodes.
-func TestAppendBinary(t *testing.T) {
-	e := mustNew(t, Config{X0: constVec(6, 1), Sigma0: 1, Seed: 4, Bounds: &Bounds{Lower: constVec(6, -2), Upper: constVec(6, 3)}})
-	var buf []byte
-	for g := range 4 {
-		want, err := e.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := e.AppendBinary([]byte("prefix"))
-		if err != nil || string(got[:6]) != "prefix" || !bytes.Equal(got[6:], want) {
-			t.Fatalf("generation %d: AppendBinary after a prefix differs from MarshalBinary (%v)", g, err)
-		}
-		if buf, err = e.AppendBinary(buf[:0]); err != nil || !bytes.Equal(buf, want) {
-			t.Fatalf("generation %d: AppendBinary into a reused buffer differs (%v)", g, err)
-		}
-		if _, err := Unmarshal(got[6:]); err != nil {
-			t.Fatalf("generation %d: %v", g, err)
-		}
-		step(t, e, sphere)
 	}
 }
 

@@ -2,10 +2,9 @@ package cmaes
 
 import (
 	"math"
-	"os"
 	"testing"
 
-	"github.com/selfcma/selfcma/internal/binenc"
+	"github.com/selfcma/selfcma/internal/exactbits"
 	"github.com/selfcma/selfcma/internal/testfn"
 	"gonum.org/v1/gonum/mat"
 )
@@ -105,20 +104,55 @@ func checkInvariants(tb testing.TB, e *ES) {
 	}
 }
 
-// stateFixture reads the state written by an earlier version at path,
-// checks that it has the given encoding version, and decodes it.
-func stateFixture(t *testing.T, path string, version uint32) ([]byte, *ES) {
-	t.Helper()
-	blob, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+// stateBits is e's State with every float64 as its bits (exactbits): equal
+// for two ES exactly when they are the same state.
+func stateBits(tb testing.TB, e *ES) []byte {
+	tb.Helper()
+	return exactbits.JSON(tb, exactbits.Of(e.State()))
+}
+
+// restoreCopy restores an ES from a copy of e's State with the derived
+// parts left out where Restore recomputes them (as the stored form leaves
+// them out): B and D when they are C's decomposition, the batch when it
+// was drawn from the stream.
+func restoreCopy(tb testing.TB, e *ES) (*ES, error) {
+	tb.Helper()
+	st := e.State().Clone()
+	if st.DecomposedC {
+		st.B, st.D = nil, nil
 	}
-	if _, v, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion); err != nil || v != version {
-		t.Fatalf("%s has version %d (%v), want %d", path, v, err, version)
+	if st.BatchDrawn {
+		st.Batch, st.Rand = nil, st.BatchRand
 	}
-	e, err := Unmarshal(blob)
-	if err != nil {
-		t.Fatal(err)
+	return Restore(st)
+}
+
+// samePoints reports whether two lists of points have the same bits.
+func samePoints(a, b [][]float64) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	return blob, e
+	for k := range a {
+		if !exactbits.Same(a[k], b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSymBits reports whether a and b have the same upper triangle, bit for
+// bit.
+func sameSymBits(a, b *mat.SymDense) bool {
+	if a == nil || b == nil || a.SymmetricDim() != b.SymmetricDim() {
+		return false
+	}
+	ra, rb := a.RawSymmetric(), b.RawSymmetric()
+	for i := range ra.N {
+		for j := i; j < ra.N; j++ {
+			if !sameBits(ra.Data[i*ra.Stride+j], rb.Data[i*rb.Stride+j]) {
+				return false
+			}
+		}
+	}
+	return true
 }

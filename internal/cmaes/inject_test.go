@@ -152,7 +152,7 @@ func TestInjectRejectsBadPoints(t *testing.T) {
 	if err := e.Inject([][]float64{{0, 0, 0}}, true); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := e.MarshalBinary()
+	before := stateBits(t, e)
 	tooMany := make([][]float64, lambda) // one already waits
 	for k := range tooMany {
 		tooMany[k] = []float64{0, 0, 0}
@@ -173,7 +173,7 @@ func TestInjectRejectsBadPoints(t *testing.T) {
 			t.Errorf("%s: %v, want ErrInvalidInjection", name, err)
 		}
 	}
-	if after, _ := e.MarshalBinary(); !bytes.Equal(before, after) || e.Injected() != 1 {
+	if after := stateBits(t, e); !bytes.Equal(before, after) || e.Injected() != 1 {
 		t.Fatal("a refused Inject changed the state")
 	}
 	// Up to λ may wait.
@@ -230,8 +230,7 @@ func TestInjectedStepIsClipped(t *testing.T) {
 		for k, x := range X {
 			f[k] = ellipsoid(x)
 		}
-		blob, _ := e.MarshalBinary()
-		next, err := Unmarshal(blob)
+		next, err := restoreCopy(t, e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,87 +373,6 @@ func TestReplayWithInjectedPoints(t *testing.T) {
 		if !mat.Equal(c, e.C()) || !slices.Equal(pc, e.s.PC) {
 			t.Fatalf("generation %d: the replay does not reproduce C and p_c", g)
 		}
-	}
-}
-
-// The queue and the injected candidates of the pending batch are part of the
-// state: a run with injections, marshalled at any point, continues bit for
-// bit.
-func TestInjectionsSurviveMarshal(t *testing.T) {
-	cfgs := map[string]Config{
-		"plain": {X0: uniformX0(4, 5), Sigma0: 1, Seed: 9, Inject: [][]float64{constVec(5, 0.5)}},
-		"bounds, ipop": {X0: constVec(5, 1), Sigma0: 1, Seed: 9, Bounds: &Bounds{Lower: constVec(5, -1), Upper: constVec(5, 3)},
-			Restarts: Restarts{IPOP: true, Max: 3}, Termination: Termination{TolX: 0.05}},
-	}
-	// Every third generation injects two points (one clipped, one not)
-	// before the tell; so both a waiting queue and an injected batch are
-	// marshalled.
-	inject := func(e *ES) {
-		g := e.Generation()
-		if g%3 != 0 {
-			return
-		}
-		a, b := make([]float64, 5), make([]float64, 5)
-		for i := range a {
-			a[i] = 2.9 - 0.3*float64((g+i)%7)
-			b[i] = -0.9 + 0.1*float64((g*i)%5)
-		}
-		if err := e.Inject([][]float64{a, b}, g%2 == 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, cfg := range cfgs {
-		t.Run(name, func(t *testing.T) {
-			restarted := false
-			for _, at := range []int{0, 1, 3, 4, 20, 61} {
-				for _, injectFirst := range []bool{false, true} {
-					a := mustNew(t, cfg)
-					for range at {
-						inject(a)
-						step(t, a, rosenbrock)
-					}
-					if injectFirst {
-						inject(a) // the queue is marshalled
-					}
-					blob, _ := a.MarshalBinary()
-					b, err := Unmarshal(blob)
-					if err != nil {
-						t.Fatalf("at %d: %v", at, err)
-					}
-					if again, _ := b.MarshalBinary(); !bytes.Equal(again, blob) {
-						t.Fatalf("at %d: the restored state encodes differently", at)
-					}
-					if a.Injected() != b.Injected() || a.InjectedInBatch() != b.InjectedInBatch() {
-						t.Fatalf("at %d: injected %d/%d, restored %d/%d", at, a.Injected(), a.InjectedInBatch(), b.Injected(), b.InjectedInBatch())
-					}
-					for g := range 40 {
-						if !sameBitsRows(a.Ask(), b.Ask()) {
-							t.Fatalf("at %d: generation +%d differs", at, g)
-						}
-						if a.Stopped() != nil {
-							break
-						}
-						if g > 0 || !injectFirst {
-							inject(a)
-							inject(b)
-						}
-						ra, rb := step(t, a, rosenbrock), step(t, b, rosenbrock)
-						if ra.Injected != rb.Injected || ra.Sigma != rb.Sigma {
-							t.Fatalf("at %d: generation +%d: records differ", at, g)
-						}
-					}
-					ba, _ := a.MarshalBinary()
-					bb, _ := b.MarshalBinary()
-					if !bytes.Equal(ba, bb) {
-						t.Fatalf("at %d: states differ after 40 generations", at)
-					}
-					restarted = restarted || a.Run() > 0
-				}
-			}
-			if cfg.Restarts.IPOP && !restarted {
-				t.Fatal("the IPOP case never restarted")
-			}
-		})
 	}
 }
 

@@ -17,8 +17,7 @@ const (
 	RegimeSmall   = "small"   // a small BIPOP run: smaller λ and σ, a generation limit
 )
 
-// regime is a run's regime as the state holds it (the encoding writes its
-// number).
+// regime is a run's regime, by number (the State names it).
 type regime uint8
 
 const (

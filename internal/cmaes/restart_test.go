@@ -338,14 +338,13 @@ func TestRestartsContinue(t *testing.T) {
 // generations of f, asking the same points and ending in the same state.
 func checkContinues(t *testing.T, where string, e *ES, f func([]float64) float64, gens int) {
 	t.Helper()
-	blob, _ := e.MarshalBinary()
-	a, err := Unmarshal(blob)
+	a, err := restoreCopy(t, e)
 	if err != nil {
 		t.Fatalf("%s: %v", where, err)
 	}
-	b, _ := Unmarshal(blob)
-	if again, _ := a.MarshalBinary(); !bytes.Equal(again, blob) {
-		t.Fatalf("%s: the decoded ES encodes to other bytes", where)
+	b, _ := restoreCopy(t, e)
+	if !bytes.Equal(stateBits(t, a), stateBits(t, e)) {
+		t.Fatalf("%s: the restored ES is another state", where)
 	}
 	if !samePoints(a.Ask(), e.Ask()) || a.Regime() != e.Regime() || a.s.GenLimit != e.s.GenLimit {
 		t.Fatalf("%s: the decoded ES differs", where)
@@ -380,8 +379,7 @@ func checkContinues(t *testing.T, where string, e *ES, f func([]float64) float64
 			t.Fatalf("%s, +%d: records differ", where, g)
 		}
 	}
-	ba, _ := a.MarshalBinary()
-	bb, _ := b.MarshalBinary()
+	ba, bb := stateBits(t, a), stateBits(t, b)
 	if !bytes.Equal(ba, bb) {
 		t.Fatalf("%s: after %d generations the states differ", where, gens)
 	}
@@ -440,105 +438,5 @@ func TestRestartsConfigErrors(t *testing.T) {
 	region.Lower[0] = -5
 	if e.Config().Restarts.Point.Region.Lower[0] != -1 {
 		t.Fatal("the ES shares the caller's region")
-	}
-}
-
-// TestVersion6IPOPDecodesAsBefore checks that an IPOP state written in
-// version 6 (no block of version 7) decodes as the ES it was, the first
-// run default and the others large from σ0, without a generation limit,
-// continues as the ES does, and encodes back to its bytes in version 6.
-func TestVersion6IPOPDecodesAsBefore(t *testing.T) {
-	cfg := Config{X0: constVec(3, 2), Sigma0: 1, Seed: 12, Restarts: Restarts{IPOP: true, Max: 4}, Termination: Termination{TolX: 1e-2}}
-	e := mustNew(t, cfg)
-	for e.Run() < 2 {
-		step(t, e, rastrigin)
-	}
-	step(t, e, rastrigin)
-	v6 := encodeAs(e, versionStepDerived)
-	d, err := Unmarshal(v6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(encodeAs(d, versionStepDerived), v6) {
-		t.Fatal("the version-6 state does not encode back to its bytes")
-	}
-	ends := d.RunEnds()
-	if d.Regime() != RegimeLarge || d.s.RunSigma0 != 1 || d.s.GenLimit != 0 || len(ends) != 2 ||
-		ends[0].Regime != RegimeDefault || ends[1].Regime != RegimeLarge || ends[0].Sigma0 != 1 || ends[1].Sigma0 != 1 {
-		t.Fatalf("decoded regime %s, σ0 %v, limit %d, run ends %+v", d.Regime(), d.s.RunSigma0, d.s.GenLimit, ends)
-	}
-	if s, l := d.smallEvals, d.largeEvals; s != (ends[0].Generation+1)*ends[0].Lambda || l != (ends[1].Generation-ends[0].Generation)*ends[1].Lambda || d.largeRuns != 2 {
-		t.Fatalf("decoded evaluations small %d, large %d, large runs %d", s, l, d.largeRuns)
-	}
-	for g := 0; e.Stopped() == nil; g++ {
-		if !samePoints(e.Ask(), d.Ask()) {
-			t.Fatalf("+%d: the decoded ES asks other points", g)
-		}
-		ra, rb := step(t, e, rastrigin), step(t, d, rastrigin)
-		if ra.Restarted != rb.Restarted || ra.Lambda != rb.Lambda {
-			t.Fatalf("+%d: records differ", g)
-		}
-	}
-	if d.Stopped() == nil || e.Run() != 4 || !bytes.Equal(encodeAs(e, versionStepDerived), encodeAs(d, versionStepDerived)) {
-		t.Fatalf("the decoded ES ended elsewhere (runs %d)", e.Run())
-	}
-}
-
-// TestVersion7RefusesBadBlock checks that a version-7 block naming an
-// unknown regime, the first run's regime after a restart, a run σ0 that is
-// not > 0, a negative generation limit or a bad config is refused.
-func TestVersion7RefusesBadBlock(t *testing.T) {
-	cfg := Config{X0: constVec(2, 1), Sigma0: 1, Seed: 3, Restarts: Restarts{BIPOP: true, Max: 2}, Termination: Termination{TolX: 1e-2}}
-	e := mustNew(t, cfg)
-	for e.Run() < 3 {
-		step(t, e, rastrigin)
-	}
-	for name, mutate := range map[string]func(*ES){
-		"regime":            func(e *ES) { e.s.Regime = "bogus" },
-		"default restarted": func(e *ES) { e.s.Regime = RegimeDefault },
-		"σ0 negative":       func(e *ES) { e.s.RunSigma0 = -1 },
-		"limit":             func(e *ES) { e.s.GenLimit = -1 },
-		"bipop and ipop":    func(e *ES) { e.s.Config.Restarts.IPOP = true },
-		"uniform, no box":   func(e *ES) { e.s.Config.Restarts.Point.Uniform = true },
-		"region dimension":  func(e *ES) { e.s.Config.Restarts.Point.Region = &Bounds{Lower: []float64{0}, Upper: []float64{1}} },
-	} {
-		d, err := Unmarshal(mustMarshal(t, e))
-		if err != nil {
-			t.Fatal(err)
-		}
-		mutate(d)
-		if _, err := Unmarshal(mustMarshal(t, d)); err == nil {
-			t.Errorf("%s: the blob decoded", name)
-		}
-	}
-}
-
-func mustMarshal(tb testing.TB, e *ES) []byte {
-	tb.Helper()
-	b, err := e.MarshalBinary()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
-// TestVersion7KeepsActive checks that the Active flag survives an encoding
-// (its arithmetic is the update's; here only its persistence), and that a
-// state of version 6 decodes with Active false.
-func TestVersion7KeepsActive(t *testing.T) {
-	for _, active := range []bool{false, true} {
-		e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 1, Seed: 5, Active: active})
-		step(t, e, sphere)
-		blob := mustMarshal(t, e)
-		d, err := Unmarshal(blob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Config().Active != active || !bytes.Equal(mustMarshal(t, d), blob) {
-			t.Fatalf("Active %v: decoded %v", active, d.Config().Active)
-		}
-		if v6, err := Unmarshal(encodeAs(e, versionStepDerived)); err != nil || v6.Config().Active {
-			t.Fatalf("Active %v: the version-6 blob decodes with Active %v (%v)", active, v6 != nil && v6.Config().Active, err)
-		}
 	}
 }

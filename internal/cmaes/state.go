@@ -101,6 +101,9 @@ func Restore(s *State) (*ES, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("%w: config: %w", ErrInvalidState, err)
 	}
+	if c.Numerics == 0 {
+		return nil, fmt.Errorf("%w: config: numerics version 0 (New resolves it)", ErrInvalidState)
+	}
 	n := len(c.X0)
 	p, err := NewParamsActive(n, s.Lambda, c.Active)
 	if err != nil {
@@ -151,13 +154,13 @@ func (e *ES) consistent() bool {
 		return false
 	case s.B != nil && (len(s.D) != n || !dims(s.B, n, n)):
 		return false
-	case s.Batch != nil && !dims(s.Batch, lambda, n), s.Batch == nil && lambda*n > maxResampled(n):
+	case s.Batch != nil && !dims(s.Batch, lambda, n):
 		return false
 	case s.HasBest && len(s.Best.X) != n:
 		return false
 	case len(s.BatchInjected) > lambda || len(s.Queued) > lambda || !pointsIn(s.Queued, n, s.Config.Bounds):
 		return false
-	case !validRegime(s.Regime):
+	case !validRegime(s.Regime) || (s.Regime == RegimeDefault) != (s.Run == 0) || s.GenLimit < 0:
 		return false
 	}
 	for _, r := range s.RunEnds {
@@ -284,3 +287,6 @@ func cloneInjections(q []Injection) []Injection {
 	}
 	return out
 }
+
+// sameBits compares bit patterns, so −0 and +0 (equal as numbers) differ.
+func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }

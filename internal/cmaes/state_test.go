@@ -41,8 +41,7 @@ func TestRestoreContinues(t *testing.T) {
 					if err != nil {
 						t.Fatalf("generation %d: %v", g, err)
 					}
-					ba, _ := a.MarshalBinary()
-					bb, _ := b.MarshalBinary()
+					ba, bb := stateBits(t, a), stateBits(t, b)
 					if !bytes.Equal(ba, bb) || !samePoints(a.Ask(), b.Ask()) {
 						t.Fatalf("generation %d: the restored ES differs", g)
 					}

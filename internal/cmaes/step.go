@@ -148,11 +148,30 @@ func (e *ES) LastStep() *Step {
 	return &e.lastStep
 }
 
+// CMuInto sets cmu to the C_μ that the Step's points, order, mean and σ
+// give with the weights of its (n, λ, Active), computed as the update
+// computes it (Algorithm 1, line 12), so bit for bit the update's C_μ for a
+// Step an update made. ym is an n×μ buffer (nil: one is allocated). It
+// reports false, leaving cmu as it was, if the Step's sizes give no
+// weights.
+func (s *Step) CMuInto(cmu *mat.SymDense, ym *mat.Dense) bool {
+	l, n := s.X.Dims()
+	p, err := NewParamsActive(n, l, s.Active)
+	if err != nil || len(s.Mean) != n || len(s.Order) != l || cmu.SymmetricDim() != n {
+		return false
+	}
+	if ym == nil {
+		ym = mat.NewDense(n, p.Mu, nil)
+	}
+	cMuInto(cmu, ym, s.X, s.Order, s.Mean, s.Sigma, p.Weights)
+	return true
+}
+
 // cMuInto sets cmu to C_μ = Σ_{i≤μ} w_i y_i y_iᵀ, y_i = (x_{i:λ} − m)/σ
 // (Algorithm 1, line 12), formed as Y Yᵀ where column i of the n×μ matrix
 // ym is √w_i y_i. x is λ×n, row k = x_k; order ranks its rows, best first.
-// The update and the decoding of a Step without its C_μ both compute C_μ
-// here, so the decoded C_μ is the update's bit for bit.
+// The update and Step.CMuInto (for a Step stored without its C_μ) both
+// compute C_μ here, so the recomputed C_μ is the update's bit for bit.
 func cMuInto(cmu *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mean []float64, sigma float64, weights []float64) {
 	n := len(mean)
 	xr, yr := x.RawMatrix(), ym.RawMatrix()

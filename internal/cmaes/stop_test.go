@@ -320,11 +320,7 @@ func TestStopNow(t *testing.T) {
 	if _, err := e.Tell(make([]float64, e.Params().Lambda)); !errors.Is(err, ErrStopped) {
 		t.Fatalf("Tell after StopNow: %v", err)
 	}
-	b, err := e.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Unmarshal(b)
+	back, err := restoreCopy(t, e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,17 +9,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Of turns v into JSON values: every float64 the hex of its bits, uint64 a
-// decimal string, time.Time RFC 3339, []byte a string, structs maps of their
-// exported fields, and a []float64 a []string.
+// decimal string, time.Time RFC 3339, []byte a string, a gonum matrix its
+// rows, a rand.PCG its MarshalBinary, structs maps of their exported
+// fields, and a []float64 a []string.
 func Of(v any) any { return of(reflect.ValueOf(v)) }
 
 func of(v reflect.Value) any {
+	if x, ok := special(v); ok {
+		return x
+	}
 	switch v.Kind() {
 	case reflect.Invalid:
 		return nil
@@ -76,6 +83,30 @@ func of(v reflect.Value) any {
 		return out
 	}
 	panic(fmt.Sprintf("exactbits: %v", v.Type()))
+}
+
+// special turns the values whose state is in unexported fields: a gonum
+// matrix (its rows) and a rand.PCG (its MarshalBinary).
+func special(v reflect.Value) (any, bool) {
+	if !v.IsValid() || !v.CanInterface() || v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, false
+	}
+	switch x := v.Interface().(type) {
+	case mat.Matrix:
+		r, _ := x.Dims()
+		rows := make([][]float64, r)
+		for i := range rows {
+			rows[i] = mat.Row(nil, i, x)
+		}
+		return of(reflect.ValueOf(rows)), true
+	case rand.PCG:
+		b, err := x.MarshalBinary()
+		if err != nil {
+			panic(err) // PCG.MarshalBinary never fails
+		}
+		return string(b), true
+	}
+	return nil, false
 }
 
 // Floats reads back the float64s that Of wrote as hex.

@@ -140,8 +140,7 @@ func TestInjectionsSurviveMarshal(t *testing.T) {
 			step(t, a, rosenbrock)
 		}
 		inject(a)
-		blob, _ := a.MarshalBinary()
-		b, err := Unmarshal(blob)
+		b, err := restoreCopy(t, a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,8 +155,7 @@ func TestInjectionsSurviveMarshal(t *testing.T) {
 			inject(a)
 			inject(b)
 		}
-		ba, _ := a.MarshalBinary()
-		bb, _ := b.MarshalBinary()
+		ba, bb := stateBits(t, a), stateBits(t, b)
 		if !bytes.Equal(ba, bb) {
 			t.Fatalf("snapshot at %d: states differ", at)
 		}

@@ -10,8 +10,9 @@
 // likely the newest points, ranked by f, are under the replayed
 // distribution. The primary's next update uses 0.9 × the auxiliary's mean.
 //
-// ES has the ask/tell/encode surface of cmaes.ES and its Status, so a
-// session can run either; the rest is the primary's (Primary).
+// ES has the ask/tell surface of cmaes.ES and its Status, so a session can
+// run either; the rest is the primary's (Primary). Its state is plain data
+// (State; Restore), encoded by internal/enginecodec.
 //
 // Injected points (Inject, passed to the primary) are points of their
 // generation like the others for h_t: the kept step holds each as the
@@ -40,11 +41,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 
-	"github.com/selfcma/selfcma/internal/binenc"
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
@@ -346,149 +345,3 @@ func (s *ES) Primary() *cmaes.ES { return s.primary }
 
 // AuxMean returns the auxiliary's mean u and step size.
 func (s *ES) AuxMean() ([]float64, float64) { return s.aux.Mean(), s.aux.Sigma() }
-
-// Encoding. Version v embeds the two CMA-ES and the kept step in cmaes's
-// encoding esEncoding[v]: 1 in 1; 2 in 2 (injected points, the
-// failed-generation count); 3 in 3 (the numerics version); 4 in 4 (C as its
-// upper triangle, the step without its C_μ, which the decoder recomputes);
-// 5 in 5 (B, D and the pending batch left out when the decoder recomputes
-// them: the decomposition of C, the batch sampled again); 6 in 6, with the
-// kept step written before the two CMA-ES: the primary's C is left out
-// when the step's replay with its own rates gives it (the update computes
-// C so: Algorithm 1, line 13), and the step keeps only the μ points C_μ
-// uses; 7 in 7 (the primary's Active flag, BIPOP restarts and restart
-// points with their bookkeeping), with MinLambda and AdaptRestarts after
-// the auxiliary's run count; 8 in 7, with Config.SNR and the rule's state
-// (η, V, E) after AdaptRestarts.
-const (
-	stateMagic   = "selfcma/selfcma"
-	stateVersion = 8
-	// versionStepFirst is the first version that writes the kept step
-	// before the two CMA-ES.
-	versionStepFirst = 6
-	// versionGate is the first version that writes MinLambda and
-	// AdaptRestarts (gate.go); an older state self-adapts every run, as its
-	// code did.
-	versionGate = 7
-	// versionSNR is the first version that writes Config.SNR and the
-	// rule's state (snr.go); an older state runs at the defaults below
-	// MinLambda, as its code did.
-	versionSNR = 8
-)
-
-// esEncoding is the cmaes encoding version embedded by each state version
-// (esEncoding[stateVersion] must be cmaes.EncodingVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7}
-
-// MarshalBinary encodes the whole state: both CMA-ES, the step that h_t
-// replays, and the auxiliary's run count.
-func (s *ES) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
-
-// AppendBinary appends what MarshalBinary returns to dst
-// (encoding.BinaryAppender): a caller that persists every generation
-// reuses one buffer.
-func (s *ES) AppendBinary(dst []byte) ([]byte, error) {
-	size := s.primary.EncodedSize() + s.aux.EncodedSize()
-	if s.hasPrev {
-		size += s.prev.EncodedSize()
-	}
-	w := binenc.NewWriterTo(slices.Grow(dst, size+64), stateMagic, stateVersion)
-	w.String(s.init)
-	w.Int(s.auxRuns)
-	w.Int(s.minLambda) // from version 7 (gate.go)
-	w.Bool(s.adaptRestarts)
-	w.Bool(s.snrOn) // from version 8 (snr.go)
-	w.Bool(s.snr != nil)
-	if s.snr != nil {
-		w.Float(s.snr.Eta)
-		w.Float(s.snr.V)
-		w.Floats(s.snr.E)
-	}
-	w.Bool(s.hasPrev)
-	var prev *cmaes.Step
-	if s.hasPrev {
-		prev = s.prev
-		prev.MarshalTo(w)
-	}
-	s.primary.MarshalToAfter(w, prev) // C left out if prev's replay gives it
-	s.aux.MarshalTo(w)
-	return w.Finish(), nil
-}
-
-// Unmarshal decodes a state written by MarshalBinary; a corrupted or
-// foreign blob gives an error and no ES.
-func Unmarshal(blob []byte) (*ES, error) {
-	r, version, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion)
-	if err != nil {
-		return nil, fmt.Errorf("selfcma: decode state: %w", err)
-	}
-	esVersion := esEncoding[version]
-	// States before the gate self-adapt every run.
-	s := &ES{init: r.String(), auxRuns: r.Int(), minLambda: EveryLambda, adaptRestarts: true}
-	if s.init != InitDefault && s.init != InitUniform {
-		return nil, fmt.Errorf("selfcma: decode state: init %q: %w", s.init, binenc.ErrCorrupt)
-	}
-	if version >= versionGate {
-		if s.minLambda = r.Int(); s.minLambda < EveryLambda {
-			return nil, fmt.Errorf("selfcma: decode state: min lambda %d: %w", s.minLambda, binenc.ErrCorrupt)
-		}
-		s.adaptRestarts = r.Bool()
-	}
-	if version >= versionSNR {
-		s.decodeSNR(r)
-	}
-	if version >= versionStepFirst {
-		// The step first: the primary's C may be its replay.
-		if err := s.decodeStep(r, esVersion); err != nil {
-			return nil, err
-		}
-	}
-	if s.primary, err = cmaes.UnmarshalFromVersionAfter(r, esVersion, s.prev); err != nil {
-		return nil, fmt.Errorf("selfcma: decode primary: %w", err)
-	}
-	if s.aux, err = cmaes.UnmarshalFromVersion(r, esVersion); err != nil {
-		return nil, fmt.Errorf("selfcma: decode auxiliary: %w", err)
-	}
-	if s.aux.Dim() != 3 {
-		return nil, fmt.Errorf("selfcma: decode auxiliary: dimension %d: %w", s.aux.Dim(), binenc.ErrCorrupt)
-	}
-	if version < versionStepFirst {
-		if err := s.decodeStep(r, esVersion); err != nil {
-			return nil, err
-		}
-	}
-	if s.hasPrev {
-		if l, n := s.prev.X.Dims(); n != s.primary.Dim() || l != s.primary.Params().Lambda {
-			return nil, fmt.Errorf("selfcma: decode step: dimension %d: %w", len(s.prev.PC), binenc.ErrCorrupt)
-		}
-	}
-	if err := r.Done(); err != nil {
-		return nil, fmt.Errorf("selfcma: decode state: %w", err)
-	}
-	if err := s.check(); err != nil {
-		return nil, fmt.Errorf("selfcma: decode state: %w: %w", err, binenc.ErrCorrupt)
-	}
-	return s, nil
-}
-
-// decodeSNR reads Config.SNR and the rule's state (version 8 on).
-func (s *ES) decodeSNR(r *binenc.Reader) {
-	s.snrOn = r.Bool()
-	if !r.Bool() {
-		return
-	}
-	s.snr = &SNRState{Eta: r.Float(), V: r.Float()}
-	s.snr.E = r.Floats()
-}
-
-// decodeStep reads whether a step is kept, and the step.
-func (s *ES) decodeStep(r *binenc.Reader, esVersion uint32) error {
-	if s.hasPrev = r.Bool(); !s.hasPrev {
-		return nil
-	}
-	var err error
-	if s.prev, err = cmaes.UnmarshalStepVersion(r, esVersion); err != nil {
-		return fmt.Errorf("selfcma: decode step: %w", err)
-	}
-	return nil
-}

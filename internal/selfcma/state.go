@@ -58,8 +58,7 @@ func Restore(st *State) (*ES, error) {
 	return s, nil
 }
 
-// check checks what ties the parts of a self-CMA-ES together (Restore and
-// Unmarshal).
+// check checks what ties the parts of a self-CMA-ES together.
 func (s *ES) check() error {
 	switch {
 	case s.init != InitDefault && s.init != InitUniform:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/defaults"
+	"github.com/selfcma/selfcma/internal/enginecodec"
 	"github.com/selfcma/selfcma/internal/selfcma"
 )
 
@@ -25,11 +26,15 @@ type optimizer interface {
 	Inject(points [][]float64, clip bool) error // queue points for the next batch (cmaes.ES.Inject)
 	StopNow()                                   // the client ends the run
 	Status() cmaes.Status                       // valid until the next Tell, Inject or StopNow
-	AppendBinary(dst []byte) ([]byte, error)    // the state, appended to dst
+	AppendBinary(dst []byte) ([]byte, error)    // the state, appended to dst (enginecodec)
 	HeldBytes() int64                           // what the engine holds in memory
 }
 
 type plainES struct{ *cmaes.ES }
+
+func (e plainES) AppendBinary(dst []byte) ([]byte, error) {
+	return enginecodec.AppendCMAES(dst, e.State()), nil
+}
 
 func (e plainES) Tell(f []float64) (HistoryRecord, error) {
 	r, err := e.ES.Tell(f)
@@ -40,6 +45,10 @@ func (e plainES) Tell(f []float64) (HistoryRecord, error) {
 }
 
 type selfES struct{ *selfcma.ES }
+
+func (e selfES) AppendBinary(dst []byte) ([]byte, error) {
+	return enginecodec.AppendSelfCMA(dst, e.State()), nil
+}
 
 func (e selfES) Tell(f []float64) (HistoryRecord, error) {
 	r, err := e.ES.Tell(f)
@@ -83,13 +92,13 @@ func newOptimizer(algorithm string, sp selfParams, cfg cmaes.Config) (optimizer,
 func decodeOptimizer(algorithm string, state []byte) (optimizer, error) {
 	switch algorithm {
 	case AlgorithmCMAES:
-		e, err := cmaes.Unmarshal(state)
+		e, err := enginecodec.DecodeCMAES(state)
 		if err != nil {
 			return nil, err
 		}
 		return plainES{e}, nil
 	case AlgorithmSelfCMAES:
-		e, err := selfcma.Unmarshal(state)
+		e, err := enginecodec.DecodeSelfCMA(state)
 		if err != nil {
 			return nil, err
 		}

@@ -648,6 +648,7 @@ func (ws *Workspace) FactorizeDivideConquer(n int, a []float64, lda int, w []flo
 func (ws *Workspace) orgtrStedc(n int, a []float64, lda int, d []float64) bool {
 	dw := &ws.dc
 	dw.grow(n)
+	dw.mm.plain, dw.orm.mm.plain = ws.plain, ws.plain
 	if !dw.stedc(n, d, ws.e) {
 		return false
 	}

@@ -34,6 +34,9 @@ const minGemmParallel = 1 << 18
 type gemmWork struct {
 	bp []float64   // B(pc:pc+kc, :) in panels of gemmNR columns
 	ap [][]float64 // per goroutine: A(ic:ic+mc, pc:pc+kc) in panels of gemmMR rows
+	// plain runs the Go tile even where the AVX kernel would (a processor
+	// without AVX; the tests compare the two).
+	plain bool
 }
 
 // gemm sets c = a·b (see above) on up to GOMAXPROCS goroutines. c must
@@ -185,7 +188,7 @@ func (g *gemmWork) block(ib, wk, m, n, kc int, a []float64, lda int, c []float64
 			apq := ap[q*kc*gemmMR : (q+1)*kc*gemmMR]
 			ct := c[(i0+q*gemmMR)*ldc+j0:]
 			switch {
-			case !haveGemm4x8:
+			case !haveGemm4x8 || g.plain:
 				gemmTileGo(kc, h, w, apq, bp, ct, ldc, first)
 			case h == gemmMR && w == gemmNR:
 				gemm4x8(kc, apq, bp, ct, ldc, first)

@@ -102,6 +102,9 @@ func (o *ormWork) apply(n int, c []float64, ldc int) {
 	for len(o.slab) < workers {
 		o.slab = append(o.slab, ormSlab{})
 	}
+	for i := range o.slab {
+		o.slab[i].mm.plain = o.mm.plain
+	}
 	if workers == 1 {
 		o.applySlab(0, n, n, nblocks, c, ldc, &o.slab[0])
 		return

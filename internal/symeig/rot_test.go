@@ -84,14 +84,12 @@ func testRotKernel(t *testing.T, w int) {
 // processor without AVX) give dsyev's bits too, for both versions' shared
 // rotations.
 func TestFactorizeWithoutAVX(t *testing.T) {
-	defer func(h bool) { haveRot16 = h }(haveRot16)
-	haveRot16 = false
 	r := rand.New(rand.NewPCG(15, 16))
 	for _, n := range []int{45, 100} {
 		a := matrices(n, r)["wide"]
 		wantVecs, wantVals, _ := syev(t, n, a)
 		for _, par := range []int{1, 2} {
-			ws := Workspace{parallel: par}
+			ws := Workspace{parallel: par, plain: true}
 			v := append([]float64(nil), a...)
 			w := make([]float64, n)
 			if !ws.Factorize(n, v, n, w) {

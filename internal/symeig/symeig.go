@@ -68,8 +68,10 @@ type Workspace struct {
 	xbuf, ybuf []float64   // FactorizeBlocked: unit-stride x and y of symvUpper
 	vt, wt     []float64   // FactorizeBlocked: transposed panels of syr2k
 	symvY      []float64   // FactorizeDivideConquer: symvFused's partial products
-	symvGo     bool        // symvFused runs symvRowGo even with AVX (the tests compare the two)
-	dc         dcWork      // FactorizeDivideConquer
+	// plain runs the Go and SSE2 kernels even where the AVX ones would, as
+	// on a processor without AVX (the tests compare the two).
+	plain bool
+	dc    dcWork // FactorizeDivideConquer
 }
 
 // sweep is one call of Dlasr(Right, Variable, dir) in gonum's Dsteqr:
@@ -529,7 +531,7 @@ func (ws *Workspace) rotatePanels(i, hi, w, n int, z []float64, ldz int, worker 
 // one plane to the next stays in a register.
 func (ws *Workspace) rotateRows(lo, hi, n int, z []float64, ldz int, worker int) {
 	i := lo
-	if haveRot16 && hi-lo >= 16 {
+	if haveRot16 && !ws.plain && hi-lo >= 16 {
 		i = ws.rotatePanels(i, hi, 16, n, z, ldz, worker)
 	}
 	if haveRot8 && hi-i >= 8 {

@@ -63,7 +63,7 @@ func (ws *Workspace) symvFused(m int, a []float64, lda int, x []float64, incx in
 		bounds[b] = int(float64(m) * (1 - math.Sqrt(1-f)))
 	}
 	rowFn := symvRowGo
-	if haveSymvRow && !ws.symvGo {
+	if haveSymvRow && !ws.plain {
 		rowFn = symvRow
 	}
 	part := func(p int) {

@@ -57,7 +57,7 @@ func TestSymvFused(t *testing.T) {
 			for _, procs := range []int{1, 2, 8} {
 				runtime.GOMAXPROCS(procs)
 				t.Run(fmt.Sprintf("m=%d/avx=%v/procs=%d", m, kernel, procs), func(t *testing.T) {
-					ws := Workspace{symvGo: !kernel}
+					ws := Workspace{plain: !kernel}
 					ws.growBlocked(m, 1)
 					y := make([]float64, 2*m)
 					ws.symvFused(m, a, lda, x, 3, y, 2)

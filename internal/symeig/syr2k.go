@@ -22,6 +22,7 @@ func (ws *Workspace) syr2kTiled(m, k int, v []float64, ldv int, w []float64, ldw
 	kk := 2 * k
 	npanels := (m + gemmNR - 1) / gemmNR
 	g := &ws.dc.mm
+	g.plain = ws.plain
 	if need := kk * npanels * gemmNR; len(g.bp) < need {
 		g.bp = make([]float64, need)
 	}
@@ -78,7 +79,7 @@ func (ws *Workspace) syr2kTiled(m, k int, v []float64, ldv int, w []float64, ldw
 				bpp := bp[p*kk*gemmNR : (p+1)*kk*gemmNR]
 				ct := c[r0*ldc+j0:]
 				if h == gemmMR && wd == gemmNR && j0 >= r0+gemmMR-1 {
-					if haveGemm4x8 {
+					if haveGemm4x8 && !g.plain {
 						gemm4x8(kk, ap, bpp, ct, ldc, false)
 					} else {
 						gemmTileGo(kk, h, wd, ap, bpp, ct, ldc, false)
@@ -89,7 +90,7 @@ func (ws *Workspace) syr2kTiled(m, k int, v []float64, ldv int, w []float64, ldw
 				for r := range h {
 					copy(tile[r*gemmNR:r*gemmNR+wd], ct[r*ldc:r*ldc+wd])
 				}
-				if haveGemm4x8 {
+				if haveGemm4x8 && !g.plain {
 					gemm4x8(kk, ap, bpp, tile[:], gemmNR, false)
 				} else {
 					gemmTileGo(kk, h, wd, ap, bpp, tile[:], gemmNR, false)

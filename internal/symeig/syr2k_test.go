@@ -13,7 +13,6 @@ import (
 // triangle alone, with and without AVX, at GOMAXPROCS 1, 2 and 8.
 func TestSyr2kTiled(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	defer func(h bool) { haveGemm4x8 = h }(haveGemm4x8)
 	avx := haveGemm4x8
 	r := rand.New(rand.NewPCG(27, 28))
 	for _, sh := range [][2]int{{1, 1}, {5, 3}, {33, 32}, {97, 32}, {250, 32}, {131, 7}} {
@@ -39,11 +38,10 @@ func TestSyr2kTiled(t *testing.T) {
 			if kernel && !avx {
 				continue
 			}
-			haveGemm4x8 = kernel
 			for _, procs := range []int{1, 2, 8} {
 				runtime.GOMAXPROCS(procs)
 				t.Run(fmt.Sprintf("m=%d/k=%d/avx=%v/procs=%d", m, k, kernel, procs), func(t *testing.T) {
-					var ws Workspace
+					ws := Workspace{plain: !kernel}
 					got := append([]float64(nil), c0...)
 					ws.syr2kTiled(m, k, v, k+2, w, k+1, got, ld)
 					for i := range m {

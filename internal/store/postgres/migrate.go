@@ -11,7 +11,7 @@ import (
 // migrations are the schema's versions: migrations[i] takes the database
 // from version i to i+1, in one transaction with its row of
 // schema_migrations. Append; never edit one that has shipped.
-var migrations = []string{
+var migrations = [...]string{
 	// 1: the sessions, their history, idempotency keys and leases. Ids and
 	// keys are bytea: any bytes the server hands a store (text would refuse
 	// a NUL or bytes that are not UTF-8, a 500 for a bad URL), sorted as
@@ -89,8 +89,8 @@ var migrations = []string{
 }
 
 // SchemaVersion is the schema this package writes: the number of
-// migrations.
-var SchemaVersion = len(migrations)
+// migrations (a constant: migrations is an array).
+const SchemaVersion = len(migrations)
 
 // migrationLock is the key of the advisory lock that serializes the
 // migrations of servers starting at once on one database.

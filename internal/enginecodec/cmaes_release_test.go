@@ -1,4 +1,4 @@
-package cmaes
+package enginecodec
 
 import (
 	"bytes"
@@ -9,9 +9,11 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
-// testdata/encoding5-numerics3-n100.state was written by the code that
+// testdata/cmaes/encoding5-numerics3-n100.state was written by the code that
 // introduced state encoding 5 and numerics version 3 (divide and conquer
 // above n = 96), so that later code keeps continuing it bit for bit: 30
 // generations on the ellipsoid of New(Config{X0: constVec(100, 1),
@@ -23,12 +25,12 @@ import (
 // changed continuation pass.
 const release5Continuation = "4826c95afb0aaf815022fe61f647ece9fa219f92343e01bf8a6b650a5b4cdd6f"
 
-const release5Fixture = "testdata/encoding5-numerics3-n100.state"
+const release5Fixture = "testdata/cmaes/encoding5-numerics3-n100.state"
 
-func release5ES(t *testing.T) *ES {
+func release5ES(t *testing.T) *cmaes.ES {
 	t.Helper()
 	lo, hi := constVec(100, -3), constVec(100, 4)
-	e, err := New(Config{X0: constVec(100, 1), Sigma0: 0.5, Lambda: 12, Seed: 11, Bounds: &Bounds{Lower: lo, Upper: hi}})
+	e, err := cmaes.New(cmaes.Config{X0: constVec(100, 1), Sigma0: 0.5, Lambda: 12, Seed: 11, Bounds: &cmaes.Bounds{Lower: lo, Upper: hi}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func release5ES(t *testing.T) *ES {
 // encoding 6 (a kept Step may stand for C; a plain ES writes C and one
 // flag more). release6Continuation is continueHash(e, 8) by that code.
 const (
-	release6Fixture      = "testdata/encoding6-numerics3-n100.state"
+	release6Fixture      = "testdata/cmaes/encoding6-numerics3-n100.state"
 	release6Continuation = "4826c95afb0aaf815022fe61f647ece9fa219f92343e01bf8a6b650a5b4cdd6f"
 )
 
@@ -58,7 +60,7 @@ const (
 // encoding 7 (the block of active CMA-ES and restarts at the end);
 // release7Continuation is continueHash(e, 8) by that code.
 const (
-	release7Fixture      = "testdata/encoding7-numerics3-n100.state"
+	release7Fixture      = "testdata/cmaes/encoding7-numerics3-n100.state"
 	release7Continuation = "4826c95afb0aaf815022fe61f647ece9fa219f92343e01bf8a6b650a5b4cdd6f"
 )
 
@@ -68,14 +70,14 @@ const (
 // the current encoding (only when it is new).
 func TestReleaseContinues(t *testing.T) {
 	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "1" {
-		blob, err := release5ES(t).MarshalBinary()
+		blob, err := marshal(release5ES(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(release7Fixture, blob, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		e, _ := Unmarshal(blob)
+		e, _ := DecodeCMAES(blob)
 		t.Logf("wrote %s (%d bytes); continuation %s", release7Fixture, len(blob), continueHash(t, e, 8))
 		return
 	}
@@ -89,8 +91,8 @@ func TestReleaseContinues(t *testing.T) {
 	} {
 		t.Run(f.path, func(t *testing.T) {
 			blob, e := stateFixture(t, f.path, f.version)
-			if e.Config().Numerics != NumericsDC || !e.s.DecomposedC || !resampled(e.State()) {
-				t.Fatalf("the fixture: numerics %d, B and D from C %v, batch sampled again %v; want %d, true, true", e.Config().Numerics, e.s.DecomposedC, resampled(e.State()), NumericsDC)
+			if e.Config().Numerics != cmaes.NumericsDC || !e.State().DecomposedC || !resampled(e.State()) {
+				t.Fatalf("the fixture: numerics %d, B and D from C %v, batch sampled again %v; want %d, true, true", e.Config().Numerics, e.State().DecomposedC, resampled(e.State()), cmaes.NumericsDC)
 			}
 			if again := encodeAs(e, f.version); string(again) != string(blob) {
 				t.Fatalf("the fixture does not encode back to its bytes in version %d", f.version)
@@ -102,13 +104,13 @@ func TestReleaseContinues(t *testing.T) {
 	}
 }
 
-// testdata/encoding7-bipop-n4.state was written by the code that
+// testdata/cmaes/encoding7-bipop-n4.state was written by the code that
 // introduced state encoding 7, in the middle of a small BIPOP run:
 // release7BIPOPES. release7BIPOPContinuation is restartHash(e, 300) by
 // that code, through the restarts that follow. SELFCMA_WRITE_FIXTURES=1
 // writes it again and prints the hash: only for a new release's fixture.
 const (
-	release7BIPOPFixture      = "testdata/encoding7-bipop-n4.state"
+	release7BIPOPFixture      = "testdata/cmaes/encoding7-bipop-n4.state"
 	release7BIPOPContinuation = "e9b210228b3bb6c980dcf4517dd260eda2758514179a68877d634b259d136abd"
 )
 
@@ -116,17 +118,17 @@ const (
 // points in [0, 3]⁴ inside the bounds [−2, 5]⁴ and TolX 10⁻³, on
 // Rastrigin from X0 = (1, 1, 1, 1), σ0 = 1, seed 19, told until the third
 // generation of a small run that follows a large one.
-func release7BIPOPES(t *testing.T) *ES {
+func release7BIPOPES(t *testing.T) *cmaes.ES {
 	t.Helper()
-	e := mustNew(t, Config{X0: constVec(4, 1), Sigma0: 1, Seed: 19, Bounds: &Bounds{Lower: constVec(4, -2), Upper: constVec(4, 5)},
-		Restarts:    Restarts{BIPOP: true, Max: 4, Point: RestartPoint{Uniform: true, Region: &Bounds{Lower: constVec(4, 0), Upper: constVec(4, 3)}}},
-		Termination: Termination{TolX: 1e-3}})
+	e := mustNew(t, cmaes.Config{X0: constVec(4, 1), Sigma0: 1, Seed: 19, Bounds: &cmaes.Bounds{Lower: constVec(4, -2), Upper: constVec(4, 5)},
+		Restarts:    cmaes.Restarts{BIPOP: true, Max: 4, Point: cmaes.RestartPoint{Uniform: true, Region: &cmaes.Bounds{Lower: constVec(4, 0), Upper: constVec(4, 3)}}},
+		Termination: cmaes.Termination{TolX: 1e-3}})
 	for g := 0; ; g++ {
 		if g > 5000 || e.Stopped() != nil {
 			t.Fatal("no small run after a large one")
 		}
 		step(t, e, rastrigin)
-		if e.Regime() == RegimeSmall && e.largeRuns > 0 && e.s.T == 3 {
+		if e.Regime() == cmaes.RegimeSmall && largeRuns(e) > 0 && e.State().T == 3 {
 			return e
 		}
 	}
@@ -135,7 +137,7 @@ func release7BIPOPES(t *testing.T) *ES {
 // restartHash runs at most gens generations on Rastrigin and returns the
 // SHA-256 of the bits of every point asked, of each generation's λ and
 // regime, and the restarts it went through.
-func restartHash(tb testing.TB, e *ES, gens int) (string, int) {
+func restartHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
 	tb.Helper()
 	h := sha256.New()
 	restarts := 0
@@ -168,31 +170,31 @@ func restartHash(tb testing.TB, e *ES, gens int) (string, int) {
 // as the code that wrote it did, also encoded again and decoded.
 func TestReleaseBIPOPContinues(t *testing.T) {
 	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "1" {
-		blob, err := release7BIPOPES(t).MarshalBinary()
+		blob, err := marshal(release7BIPOPES(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(release7BIPOPFixture, blob, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		e, _ := Unmarshal(blob)
+		e, _ := DecodeCMAES(blob)
 		got, restarts := restartHash(t, e, 300)
 		t.Logf("wrote %s (%d bytes); continuation %s through %d restarts", release7BIPOPFixture, len(blob), got, restarts)
 		return
 	}
 	blob, e := stateFixture(t, release7BIPOPFixture, versionRestarts)
-	if e.Regime() != RegimeSmall || e.s.RunSigma0 == e.Config().Sigma0 || e.s.GenLimit == 0 || !e.Config().Restarts.Point.Uniform {
-		t.Fatalf("the fixture: regime %s, run σ0 %v, limit %d, restart points %+v; want a small run", e.Regime(), e.s.RunSigma0, e.s.GenLimit, e.Config().Restarts.Point)
+	if e.Regime() != cmaes.RegimeSmall || e.State().RunSigma0 == e.Config().Sigma0 || e.State().GenLimit == 0 || !e.Config().Restarts.Point.Uniform {
+		t.Fatalf("the fixture: regime %s, run σ0 %v, limit %d, restart points %+v; want a small run", e.Regime(), e.State().RunSigma0, e.State().GenLimit, e.Config().Restarts.Point)
 	}
-	if again, _ := e.MarshalBinary(); !bytes.Equal(again, blob) {
+	if again, _ := marshal(e); !bytes.Equal(again, blob) {
 		t.Fatal("the fixture does not encode back to its bytes")
 	}
-	again, _ := e.MarshalBinary()
-	e2, err := Unmarshal(again)
+	again, _ := marshal(e)
+	e2, err := DecodeCMAES(again)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []*ES{e, e2} {
+	for _, d := range []*cmaes.ES{e, e2} {
 		got, restarts := restartHash(t, d, 300)
 		if got != release7BIPOPContinuation || restarts < 2 {
 			t.Fatalf("continuation %s through %d restarts, the writing code's %s", got, restarts, release7BIPOPContinuation)

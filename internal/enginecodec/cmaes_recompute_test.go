@@ -1,4 +1,4 @@
-package cmaes
+package enginecodec
 
 import (
 	"bytes"
@@ -7,29 +7,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/selfcma/selfcma/internal/binenc"
-	"github.com/selfcma/selfcma/internal/exactbits"
+	"github.com/selfcma/selfcma/internal/cmaes"
 )
-
-// encodeAs returns the blob of e in the layout of the given version.
-func encodeAs(e *ES, version uint32) []byte {
-	w := binenc.NewWriter(stateMagic, version)
-	e.encode(w, version, nil)
-	return w.Finish()
-}
-
-// samePoints reports whether two lists of points have the same bits.
-func samePoints(a, b [][]float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k := range a {
-		if !exactbits.Same(a[k], b[k]) {
-			return false
-		}
-	}
-	return true
-}
 
 // recomputeCounts tallies what version 5 left out over a run.
 type recomputeCounts struct {
@@ -41,10 +20,10 @@ type recomputeCounts struct {
 // stream after it included) is e's, and so are the flags of version 5, the
 // stream before the batch, its hash and the points handed out. It returns
 // the decoded ES.
-func checkDecodesSame(t *testing.T, where string, e *ES, n *recomputeCounts) *ES {
+func checkDecodesSame(t *testing.T, where string, e *cmaes.ES, n *recomputeCounts) *cmaes.ES {
 	t.Helper()
-	blob, _ := e.MarshalBinary()
-	d, err := Unmarshal(blob)
+	blob, _ := marshal(e)
+	d, err := DecodeCMAES(blob)
 	if err != nil {
 		t.Fatalf("%s: %v", where, err)
 	}
@@ -52,18 +31,18 @@ func checkDecodesSame(t *testing.T, where string, e *ES, n *recomputeCounts) *ES
 	case !bytes.Equal(encodeAs(d, versionPacked), encodeAs(e, versionPacked)):
 		_, db := d.Eigen()
 		_, eb := e.Eigen()
-		t.Fatalf("%s: the decoded state differs (bdFromC %v, batch resampled %v; D %v, want %v)", where, e.s.DecomposedC, resampled(e.State()), db, eb)
-	case d.s.DecomposedC != e.s.DecomposedC || d.s.BatchDrawn != e.s.BatchDrawn:
-		t.Fatalf("%s: decoded flags bdFromC %v, batchFresh %v; want %v, %v", where, d.s.DecomposedC, d.s.BatchDrawn, e.s.DecomposedC, e.s.BatchDrawn)
-	case e.s.BatchDrawn && (d.s.BatchRand != e.s.BatchRand || batchChecksum(d.s.Batch) != batchChecksum(e.s.Batch)):
+		t.Fatalf("%s: the decoded state differs (bdFromC %v, batch resampled %v; D %v, want %v)", where, e.State().DecomposedC, resampled(e.State()), db, eb)
+	case d.State().DecomposedC != e.State().DecomposedC || d.State().BatchDrawn != e.State().BatchDrawn:
+		t.Fatalf("%s: decoded flags bdFromC %v, batchFresh %v; want %v, %v", where, d.State().DecomposedC, d.State().BatchDrawn, e.State().DecomposedC, e.State().BatchDrawn)
+	case e.State().BatchDrawn && (d.State().BatchRand != e.State().BatchRand || batchChecksum(d.State().Batch) != batchChecksum(e.State().Batch)):
 		t.Fatalf("%s: decoded stream before the batch or its hash differs", where)
 	case !samePoints(d.Ask(), e.Ask()):
 		t.Fatalf("%s: the decoded ES hands out other points", where)
 	}
-	if again, _ := d.MarshalBinary(); !bytes.Equal(again, blob) {
+	if again, _ := marshal(d); !bytes.Equal(again, blob) {
 		t.Fatalf("%s: the decoded ES encodes to other bytes", where)
 	}
-	if e.s.DecomposedC {
+	if e.State().DecomposedC {
 		n.bdLeftOut++
 	} else {
 		n.bdWritten++
@@ -79,7 +58,7 @@ func checkDecodesSame(t *testing.T, where string, e *ES, n *recomputeCounts) *ES
 // continueBoth tells a and b the same values (f, with the NaN pattern of
 // the generation) for gens generations and fails unless they ask the same
 // points, bit for bit, and stay the same state.
-func continueBoth(t *testing.T, where string, a, b *ES, f func([]float64) float64, gens int) {
+func continueBoth(t *testing.T, where string, a, b *cmaes.ES, f func([]float64) float64, gens int) {
 	t.Helper()
 	for g := range gens {
 		if a.Stopped() != nil || b.Stopped() != nil {
@@ -116,29 +95,29 @@ func continueBoth(t *testing.T, where string, a, b *ES, f func([]float64) float6
 // version 5 (B and D recomputed when bdFromC, the batch sampled again) is
 // the ES bit for bit and continues as it does.
 func TestVersion5DecodesBitForBit(t *testing.T) {
-	off := Termination{TolFun: -1, TolX: -1, ConditionCov: -1, TolUpSigma: -1,
+	off := cmaes.Termination{TolFun: -1, TolX: -1, ConditionCov: -1, TolUpSigma: -1,
 		NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true, MaxFailedGenerations: -1}
 	cases := []struct {
 		name  string
-		cfg   Config
+		cfg   cmaes.Config
 		f     func([]float64) float64
 		gens  int
 		plain bool // no injected point, no NaN: they would keep σ from diverging
 		// what the run must have shown
 		safeguards, restarts, stops bool
 	}{
-		{name: "bounds, inject, NaN, IPOP", cfg: Config{X0: constVec(6, 1), Sigma0: 1, Seed: 22, Lambda: 8,
-			Bounds: &Bounds{Lower: constVec(6, -1), Upper: constVec(6, 3)}, Restarts: Restarts{IPOP: true, Max: 2}, Termination: Termination{TolX: 0.05}},
+		{name: "bounds, inject, NaN, IPOP", cfg: cmaes.Config{X0: constVec(6, 1), Sigma0: 1, Seed: 22, Lambda: 8,
+			Bounds: &cmaes.Bounds{Lower: constVec(6, -1), Upper: constVec(6, 3)}, Restarts: cmaes.Restarts{IPOP: true, Max: 2}, Termination: cmaes.Termination{TolX: 0.05}},
 			f: rosenbrock, gens: 400, restarts: true, stops: true},
-		{name: "dsyev, inject, NaN", cfg: Config{X0: uniformX0(2, 9), Sigma0: 0.5, Seed: 23, Numerics: NumericsDsyev, Termination: Termination{MaxEvaluations: 1500}},
+		{name: "dsyev, inject, NaN", cfg: cmaes.Config{X0: uniformX0(2, 9), Sigma0: 0.5, Seed: 23, Numerics: cmaes.NumericsDsyev, Termination: cmaes.Termination{MaxEvaluations: 1500}},
 			f: ellipsoid, gens: 300, stops: true},
-		{name: "ill-conditioned: C regularized", cfg: Config{X0: constVec(3, 1), Sigma0: 1, Seed: 2, Termination: off},
+		{name: "ill-conditioned: C regularized", cfg: cmaes.Config{X0: constVec(3, 1), Sigma0: 1, Seed: 2, Termination: off},
 			f: func(x []float64) float64 { return x[0]*x[0] + 1e20*(x[1]*x[1]+x[2]*x[2]) }, gens: 700, safeguards: true},
-		{name: "linear: σ moved into C", cfg: Config{X0: constVec(3, 1), Sigma0: 1, Seed: 2, Termination: off},
+		{name: "linear: σ moved into C", cfg: cmaes.Config{X0: constVec(3, 1), Sigma0: 1, Seed: 2, Termination: off},
 			f: func(x []float64) float64 { return x[0] }, gens: 1500, plain: true, safeguards: true},
-		{name: "diverging, dsyev", cfg: Config{X0: constVec(4, 1), Sigma0: 1, Seed: 3, Termination: off, Numerics: NumericsDsyev},
+		{name: "diverging, dsyev", cfg: cmaes.Config{X0: constVec(4, 1), Sigma0: 1, Seed: 3, Termination: off, Numerics: cmaes.NumericsDsyev},
 			f: func(x []float64) float64 { return -sphere(x) }, gens: 1500, plain: true, safeguards: true},
-		{name: "flat", cfg: Config{X0: constVec(3, 1), Sigma0: 1, Seed: 4, Termination: off},
+		{name: "flat", cfg: cmaes.Config{X0: constVec(3, 1), Sigma0: 1, Seed: 4, Termination: off},
 			f: func([]float64) float64 { return 7 }, gens: 100},
 	}
 	for _, c := range cases {
@@ -177,14 +156,14 @@ func TestVersion5DecodesBitForBit(t *testing.T) {
 				if rec.Restarted {
 					restarts++
 				}
-				if e.LastStep() != nil && !e.s.DecomposedC {
+				if e.LastStep() != nil && !e.State().DecomposedC {
 					counts.safeguarded++
 				}
 				where := fmt.Sprintf("generation %d", g)
 				d := checkDecodesSame(t, where, e, &counts)
 				// Continue a copy of e with the decoded ES.
-				blob, _ := e.MarshalBinary()
-				orig, err := Unmarshal(asVersion4(t, blob)) // the version-4 state: everything written
+				blob, _ := marshal(e)
+				orig, err := DecodeCMAES(asVersion4(t, blob)) // the version-4 state: everything written
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -217,13 +196,13 @@ func TestVersion5Parallel(t *testing.T) {
 		t.Skip("n = 130")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	e := mustNew(t, Config{X0: uniformX0(5, 130), Sigma0: 1, Lambda: 130, Seed: 9})
+	e := mustNew(t, cmaes.Config{X0: uniformX0(5, 130), Sigma0: 1, Lambda: 130, Seed: 9})
 	var counts recomputeCounts
 	for g := range 3 {
 		step(t, e, ellipsoid)
-		blob, _ := e.MarshalBinary()
+		blob, _ := marshal(e)
 		runtime.GOMAXPROCS(1)
-		d, err := Unmarshal(blob)
+		d, err := DecodeCMAES(blob)
 		runtime.GOMAXPROCS(4)
 		if err != nil {
 			t.Fatalf("generation %d: %v", g, err)
@@ -246,12 +225,12 @@ func TestVersion5WritesLargeBatches(t *testing.T) {
 		lambda  int
 		written bool
 	}{{maxResampled(1), false}, {maxResampled(1) + 1, true}} {
-		e := mustNew(t, Config{X0: []float64{1}, Sigma0: 1, Lambda: c.lambda, Seed: 3})
-		blob, _ := e.MarshalBinary()
+		e := mustNew(t, cmaes.Config{X0: []float64{1}, Sigma0: 1, Lambda: c.lambda, Seed: 3})
+		blob, _ := marshal(e)
 		if written := len(blob) > 8*c.lambda; written != c.written {
 			t.Errorf("λ = %d: %d bytes, batch written %v, want %v", c.lambda, len(blob), written, c.written)
 		}
-		d, err := Unmarshal(blob)
+		d, err := DecodeCMAES(blob)
 		if err != nil {
 			t.Fatalf("λ = %d: %v", c.lambda, err)
 		}
@@ -265,31 +244,32 @@ func TestVersion5WritesLargeBatches(t *testing.T) {
 // again, is not the one handed out (another hash, another stream before it,
 // another mean) does not decode.
 func TestVersion5RefusesAnotherBatch(t *testing.T) {
-	e := mustNew(t, Config{X0: uniformX0(3, 5), Sigma0: 1, Seed: 12})
+	e := mustNew(t, cmaes.Config{X0: uniformX0(3, 5), Sigma0: 1, Seed: 12})
 	step(t, e, sphere)
-	blob, _ := e.MarshalBinary()
+	blob, _ := marshal(e)
 	if !resampled(e.State()) {
 		t.Fatal("the batch is written")
 	}
-	for name, mutate := range map[string]func(*ES){
-		"hash":   func(e *ES) { e.s.Batch.Set(0, 0, e.s.Batch.At(0, 0)+1) },
-		"stream": func(e *ES) { e.s.BatchRand.Uint64() },
-		"mean":   func(e *ES) { e.s.Mean[2] = math.Nextafter(e.s.Mean[2], 10) },
+	for name, mutate := range map[string]func(*cmaes.State){
+		"hash":   func(s *cmaes.State) { s.Batch.Set(0, 0, s.Batch.At(0, 0)+1) },
+		"stream": func(s *cmaes.State) { s.BatchRand.Uint64() },
+		"mean":   func(s *cmaes.State) { s.Mean[2] = math.Nextafter(s.Mean[2], 10) },
 	} {
-		d, err := Unmarshal(blob)
+		d, err := DecodeCMAES(blob)
 		if err != nil {
 			t.Fatal(err)
 		}
-		mutate(d)
-		bad, _ := d.MarshalBinary()
-		if _, err := Unmarshal(bad); err == nil {
+		st := d.State()
+		mutate(st)
+		bad := AppendCMAES(nil, st)
+		if _, err := DecodeCMAES(bad); err == nil {
 			t.Errorf("%s changed: the blob decoded", name)
 		}
 	}
 }
 
 // encoding4Continuation is continueHash(e, 20) by the code of state
-// version 4 (commit 542aea5) from testdata/encoding4-n12.state, which that
+// version 4 (commit 542aea5) from testdata/cmaes/encoding4-n12.state, which that
 // code wrote after 25 generations on the ellipsoid of New(Config{X0:
 // uniformX0(3, 12), Sigma0: 0.5, Lambda: 10, Seed: 43, Bounds: [−4, 5]¹²}),
 // two points injected at generations 1, 6, 11, … (at 1, 11 and 21 with
@@ -301,15 +281,15 @@ const encoding4Continuation = "a853c3f8eea399f1be0af8552389d8762438be74dcc04f025
 // it is encoded again in version 5, and, after one more generation, with
 // B, D and the batch left out.
 func TestUpgradeEncoding4(t *testing.T) {
-	blob, e := stateFixture(t, "testdata/encoding4-n12.state", 4)
+	blob, e := stateFixture(t, "testdata/cmaes/encoding4-n12.state", 4)
 	if !bytes.Equal(encodeAs(e, versionPacked), blob) {
 		t.Fatal("the version-4 state does not encode back to its bytes in version 4")
 	}
-	again, _ := e.MarshalBinary()
+	again, _ := marshal(e)
 	if got := continueHash(t, e, 20); got != encoding4Continuation {
 		t.Fatalf("continuation %s, the old code's %s", got, encoding4Continuation)
 	}
-	e2, err := Unmarshal(again)
+	e2, err := DecodeCMAES(again)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,9 +297,9 @@ func TestUpgradeEncoding4(t *testing.T) {
 		t.Fatalf("re-encoded continuation %s, want %s", got, encoding4Continuation)
 	}
 	// After a generation of its own, the state leaves B, D and the batch out.
-	e3, _ := Unmarshal(blob)
+	e3, _ := DecodeCMAES(blob)
 	step(t, e3, ellipsoid)
-	v5, _ := e3.MarshalBinary()
+	v5, _ := marshal(e3)
 	if v4 := encodeAs(e3, versionPacked); len(v4)-len(v5) < 8*(12*12+10*12) {
 		t.Fatalf("version 5 takes %d bytes, version 4 %d", len(v5), len(v4))
 	}

@@ -1,4 +1,4 @@
-package cmaes
+package enginecodec
 
 import (
 	"bytes"
@@ -7,25 +7,26 @@ import (
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/binenc"
+	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/exactbits"
 	"gonum.org/v1/gonum/mat"
 )
 
 // needActiveEncoding skips a test of the active Step's encoding while the
-// ES's encoding is older than versionActiveStep (codec.go's stateVersion).
+// ES's encoding is older than versionActiveStep (codec.go's cmaesVersion).
 func needActiveEncoding(tb testing.TB) {
 	tb.Helper()
-	if EncodingVersion < versionActiveStep {
-		tb.Skipf("the ES's encoding is version %d; active Steps need %d", EncodingVersion, versionActiveStep)
+	if cmaesVersion < versionActiveStep {
+		tb.Skipf("the ES's encoding is version %d; active Steps need %d", cmaesVersion, versionActiveStep)
 	}
 }
 
 // activeRun runs an active ES on Rosenbrock with injected points (clipped
 // and not), failed evaluations and rates changed every other generation,
 // calling check with each Step kept.
-func activeRun(t *testing.T, n, lambda, gens int, check func(g int, e *ES, st *Step)) {
+func activeRun(t *testing.T, n, lambda, gens int, check func(g int, e *cmaes.ES, st *cmaes.Step)) {
 	t.Helper()
-	e := mustNew(t, Config{X0: uniformX0(4, n), Sigma0: 1, Seed: 31, Lambda: lambda, Active: true})
+	e := mustNew(t, cmaes.Config{X0: uniformX0(4, n), Sigma0: 1, Seed: 31, Lambda: lambda, Active: true})
 	for g := range gens {
 		if g%3 == 0 {
 			a := make([]float64, n)
@@ -52,7 +53,7 @@ func activeRun(t *testing.T, n, lambda, gens int, check func(g int, e *ES, st *S
 		}
 		h := e.Params().Hyper()
 		if g%2 == 1 {
-			h = Hyper{C1: 0.03, CMu: 0.5, Cc: 0.4}
+			h = cmaes.Hyper{C1: 0.03, CMu: 0.5, Cc: 0.4}
 		}
 		if err := e.SetHyper(h); err != nil {
 			t.Fatal(err)
@@ -67,9 +68,9 @@ func TestActiveStepRoundTrip(t *testing.T) {
 	needActiveEncoding(t)
 	for _, lambda := range []int{10, 13} { // odd λ: the active positive weights differ from the paper's
 		n, checked, injected := 6, 0, 0
-		activeRun(t, n, lambda, 120, func(g int, e *ES, st *Step) {
-			blob := encodeStep(st)
-			got := decodeStep(t, blob)
+		activeRun(t, n, lambda, 120, func(g int, e *cmaes.ES, st *cmaes.Step) {
+			blob := stepBlob(st)
+			got := stepFromBlob(t, blob)
 			if !got.Active || got.WNegSum != st.WNegSum || got.AlphaMuWNeg != st.AlphaMuWNeg {
 				t.Fatalf("λ=%d generation %d: active %v, Σw° %v, α_μeff %v; want %v, %v", lambda, g, got.Active, got.WNegSum, got.AlphaMuWNeg, st.WNegSum, st.AlphaMuWNeg)
 			}
@@ -79,13 +80,13 @@ func TestActiveStepRoundTrip(t *testing.T) {
 			if i, j := symBitsDiffer(got.CMu, st.CMu); i >= 0 {
 				t.Fatalf("λ=%d generation %d: C_μ(%d, %d) differs", lambda, g, i, j)
 			}
-			if !bytes.Equal(encodeStep(got), blob) {
+			if !bytes.Equal(stepBlob(got), blob) {
 				t.Fatalf("λ=%d generation %d: the decoded step encodes differently", lambda, g)
 			}
-			if len(blob) > st.EncodedSize() {
-				t.Fatalf("λ=%d generation %d: %d bytes, EncodedSize %d", lambda, g, len(blob), st.EncodedSize())
+			if len(blob) > stepSize(st) {
+				t.Fatalf("λ=%d generation %d: %d bytes, EncodedSize %d", lambda, g, len(blob), stepSize(st))
 			}
-			for _, h := range []Hyper{st.Hyper, {C1: 0.2, CMu: 0.3, Cc: 0.1}} {
+			for _, h := range []cmaes.Hyper{st.Hyper, {C1: 0.2, CMu: 0.3, Cc: 0.1}} {
 				pa, pb := make([]float64, n), make([]float64, n)
 				ca, cb := mat.NewSymDense(n, nil), mat.NewSymDense(n, nil)
 				st.Replay(h, pa, ca)
@@ -108,16 +109,16 @@ func TestActiveStepRoundTrip(t *testing.T) {
 // A blob whose active part is damaged is refused.
 func TestActiveStepCorrupt(t *testing.T) {
 	needActiveEncoding(t)
-	activeRun(t, 4, 8, 3, func(g int, e *ES, st *Step) {
-		var odd Step
+	activeRun(t, 4, 8, 3, func(g int, e *cmaes.ES, st *cmaes.Step) {
+		var odd cmaes.Step
 		odd.CopyFrom(st)
 		for _, v := range []float64{math.NaN(), -1.5, 0.5} {
 			odd.WNegSum = v
-			r, err := binenc.NewReader(encodeStep(&odd), "step", stateVersion)
+			r, err := binenc.NewReader(stepBlob(&odd), "step", cmaesVersion)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := UnmarshalStep(r); err == nil {
+			if _, err := decodeStep(r, cmaesVersion); err == nil {
 				t.Fatalf("Σw° = %v decoded", v)
 			}
 		}
@@ -127,12 +128,12 @@ func TestActiveStepCorrupt(t *testing.T) {
 // The passive Step's version-7 layout is version 6's and one flag: a
 // Step of Algorithm 1 costs one byte more, and its fields are as before.
 func TestPassiveStepLayout(t *testing.T) {
-	e := mustNew(t, Config{X0: uniformX0(5, 5), Sigma0: 1, Seed: 2})
+	e := mustNew(t, cmaes.Config{X0: uniformX0(5, 5), Sigma0: 1, Seed: 2})
 	step(t, e, rosenbrock)
 	st := e.LastStep()
 	enc := func(v uint32) []byte {
 		w := binenc.NewWriter("step", v)
-		st.marshalVersion(w, v)
+		encodeStepVersion(w, v, st)
 		return w.Finish()
 	}
 	v6, v7 := enc(versionStepDerived), enc(versionActiveStep)
@@ -149,19 +150,19 @@ func TestPassiveStepLayout(t *testing.T) {
 // derived C, codec.go) decodes bit for bit.
 func TestActiveStepDerivedC(t *testing.T) {
 	needActiveEncoding(t)
-	activeRun(t, 5, 12, 40, func(g int, e *ES, st *Step) {
-		w := binenc.NewWriter(stateMagic, stateVersion)
-		e.encode(w, stateVersion, st)
+	activeRun(t, 5, 12, 40, func(g int, e *cmaes.ES, st *cmaes.Step) {
+		w := binenc.NewWriter(cmaesMagic, cmaesVersion)
+		encodeAsVersion(w, cmaesVersion, e.State(), st)
 		blob := w.Finish()
-		r, err := binenc.NewReader(blob, stateMagic, stateVersion)
+		r, err := binenc.NewReader(blob, cmaesMagic, cmaesVersion)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := UnmarshalFromVersionAfter(r, stateVersion, decodeStep(t, encodeStep(st)))
+		d, err := decodeRestore(r, cmaesVersion, stepFromBlob(t, stepBlob(st)))
 		if err != nil {
 			t.Fatalf("generation %d: %v", g, err)
 		}
-		if i, j := symBitsDiffer(d.s.C, e.s.C); i >= 0 {
+		if i, j := symBitsDiffer(d.State().C, e.State().C); i >= 0 {
 			t.Fatalf("generation %d: C(%d, %d) differs", g, i, j)
 		}
 		if !d.Params().Active || !slices.Equal(d.Ask()[0], e.Ask()[0]) {
