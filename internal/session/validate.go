@@ -69,6 +69,10 @@ func (l Limits) config(p CreateParams) (string, string, cmaes.Config, error) {
 	if cfg.Termination, err = checkTermination(p.Termination); err != nil {
 		return "", "", cfg, err
 	}
+	if err := checkConstraints(p.Constraints, n, p.Termination); err != nil {
+		return "", "", cfg, err
+	}
+	cfg.Termination.NoStagnation = cfg.Termination.NoStagnation || constrainedStagnation(p)
 	if err := l.checkName(p.Name); err != nil {
 		return "", "", cfg, err
 	}
