@@ -18,10 +18,13 @@ import (
 // is what the session reports: its best value, and the best feasible point
 // (x, f, g) beside it; the history's best and median are of f.
 //
-// An unknown constraint value (NaN; null in JSON) makes its candidate rank
-// as a failed evaluation would (NaN to the engine), and, as a NaN f does
-// in pycma, keeps the AL's coefficients from being set that iteration; its
-// f still counts for the best value, never for the best feasible point.
+// A candidate with an unknown value, f or any g_i (NaN; null in JSON),
+// ranks as a failed evaluation (NaN to the engine) and is left out of the
+// AL's iteration: the AL is told the other candidates only (none: it is
+// not told), so that one failure does not keep its coefficients from
+// being set, as a NaN f would in pycma, which has no unknown values. Its
+// f, if known, counts for the best value, never for the best feasible
+// point. Without unknown values the AL is pycma's exactly.
 
 // MaxConstraints is the most constraints a session declares, and
 // maxALValues bounds the values its augmented Lagrangian keeps, m·(n + 20)
@@ -204,14 +207,7 @@ func tellOptimizer(l *loaded, md *meta, g int, fit []float64, cons [][]float64) 
 		return HistoryRecord{}, fmt.Errorf("augmented Lagrangian: %w", err)
 	}
 	cand := pending(l).Candidates // before the engine samples the next batch
-	fa := make([]float64, len(fit))
-	for k, f := range fit {
-		fa[k] = f
-		if !known(cons[k]) {
-			fa[k] = math.NaN()
-		}
-	}
-	ranked, err := al.Tell(fa, cons)
+	ranked, err := rankAL(al, fit, cons)
 	if err != nil {
 		return HistoryRecord{}, err
 	}
@@ -258,6 +254,37 @@ func tellOptimizer(l *loaded, md *meta, g int, fit []float64, cons [][]float64) 
 	h.Constraint = &rec
 	md.Constrained = &c
 	return h, nil
+}
+
+// rankAL tells al the candidates whose f and g are known and returns the
+// values the engine ranks: their AL values, NaN for the others.
+func rankAL(al *constraints.AL, fit []float64, cons [][]float64) ([]float64, error) {
+	ranked := make([]float64, len(fit))
+	var idx []int
+	for k, f := range fit {
+		ranked[k] = math.NaN()
+		if !math.IsNaN(f) && known(cons[k]) {
+			idx = append(idx, k)
+		}
+	}
+	if len(idx) == 0 {
+		return ranked, nil
+	}
+	if len(idx) == len(fit) {
+		return al.Tell(fit, cons)
+	}
+	f, g := make([]float64, len(idx)), make([][]float64, len(idx))
+	for j, k := range idx {
+		f[j], g[j] = fit[k], cons[k]
+	}
+	v, err := al.Tell(f, g)
+	if err != nil {
+		return nil, err
+	}
+	for j, k := range idx {
+		ranked[k] = v[j]
+	}
+	return ranked, nil
 }
 
 // rawStats is the best and the median of the values of fit that are not
