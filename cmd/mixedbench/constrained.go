@@ -15,8 +15,10 @@ import (
 // runConstrained measures internal/constraints around cmaes.ES (active
 // CMA-ES, as pycma's default; no termination criterion but the budget, as
 // the AL changes the fitness under the ES) on mixedfn.ConstrainedProblems:
-// evaluations until the best feasible f is within 1e-8 of f*.
-func runConstrained(dims []int, seeds, budget int, only string, active bool, stdout, stderr io.Writer) error {
+// evaluations until the best feasible f is within 1e-8 of f*. With server
+// (a base URL), each run goes through a constrained session of that
+// server instead (solveConstrainedHTTP), which must give the same.
+func runConstrained(dims []int, seeds, budget int, only string, active bool, server string, stdout, stderr io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	for _, n := range dims {
 		for _, p := range mixedfn.ConstrainedProblems(n) {
@@ -29,7 +31,13 @@ func runConstrained(dims []int, seeds, budget int, only string, active bool, std
 			}
 			var evals []int
 			for seed := range seeds {
-				r, err := solveConstrained(p, uint64(seed), maxEvals, active)
+				solve := solveConstrained
+				if server != "" {
+					solve = func(p mixedfn.Constrained, seed uint64, maxEvals int, active bool) (Run, error) {
+						return solveConstrainedHTTP(server, p, seed, maxEvals, active)
+					}
+				}
+				r, err := solve(p, uint64(seed), maxEvals, active)
 				if err != nil {
 					return fmt.Errorf("%s seed %d: %w", p.Name, seed, err)
 				}

@@ -7,6 +7,7 @@
 //
 //	go run ./cmd/mixedbench -n 9,30 -seeds 15 > go.jsonl
 //	go run ./cmd/mixedbench -constrained -n 10 -seeds 15 > go-al.jsonl
+//	go run ./cmd/mixedbench -constrained -n 10 -seeds 15 -server http://127.0.0.1:8080 > http-al.jsonl
 //
 // With -constrained it measures internal/constraints (the augmented
 // Lagrangian of pycma's ConstrainedFitnessAL) around cmaes.ES on the
@@ -57,6 +58,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	only := fs.String("problem", "", "run only the problems whose name contains this")
 	constrained := fs.Bool("constrained", false, "measure internal/constraints around cmaes.ES on the constrained problems instead (budget 0: 10000 × n)")
 	active := fs.Bool("active", true, "with -constrained: active CMA-ES (pycma's default)")
+	server := fs.String("server", "", "with -constrained: run through constrained sessions of the server at this base URL (http://host:port)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		ns = append(ns, n)
 	}
 	if *constrained {
-		return runConstrained(ns, *seeds, *budget, *only, *active, stdout, stderr)
+		return runConstrained(ns, *seeds, *budget, *only, *active, *server, stdout, stderr)
 	}
 	enc := json.NewEncoder(stdout)
 	for _, n := range ns {

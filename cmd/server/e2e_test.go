@@ -241,6 +241,9 @@ func partOf(g int, fitness []float64, from, to int) map[string]any {
 const algBIPOP = "cma-es+bipop"
 
 func createBody(alg string) map[string]any {
+	if alg == algConstrained {
+		return constrainedBody()
+	}
 	x0 := make([]float64, 10)
 	for i := range x0 {
 		x0[i] = 3
@@ -307,12 +310,15 @@ func reference(t *testing.T, bin, alg string) trace {
 			t.Fatalf("asked generation %d, want %d", b.Generation, len(tr.batches))
 		}
 		tr.batches = append(tr.batches, b.Candidates)
-		json.Unmarshal(must(t, "POST", p.base+"/v1/sessions/"+s.ID+"/tell", tellOf(b), 200), &s)
+		json.Unmarshal(must(t, "POST", p.base+"/v1/sessions/"+s.ID+"/tell", tellFor(alg, b), 200), &s)
 		if len(tr.batches) > 2000 {
 			t.Fatal("no convergence in 2000 generations")
 		}
 	}
-	if alg == algBIPOP {
+	switch alg {
+	case algConstrained:
+		checkConstrainedReference(t, must(t, "GET", p.base+"/v1/sessions/"+s.ID, nil, 200))
+	case algBIPOP:
 		small := 0
 		for _, r := range s.Restarts.Runs {
 			if r.Regime == "small" {
@@ -322,8 +328,10 @@ func reference(t *testing.T, bin, alg string) trace {
 		if s.Restarts.Count < 4 || small == 0 || len(s.StopReasons) == 0 {
 			t.Fatalf("%s: %d restarts, %d small runs, stopped on %+v; want at least 4 restarts, small runs among them", alg, s.Restarts.Count, small, s.StopReasons)
 		}
-	} else if len(s.StopReasons) != 1 || s.StopReasons[0].Name != "target_fitness" || s.Best == nil || s.Best.F > 1e-8 {
-		t.Fatalf("%s stopped without reaching 1e-8: %+v", alg, s)
+	default:
+		if len(s.StopReasons) != 1 || s.StopReasons[0].Name != "target_fitness" || s.Best == nil || s.Best.F > 1e-8 {
+			t.Fatalf("%s stopped without reaching 1e-8: %+v", alg, s)
+		}
 	}
 	tr.history = must(t, "GET", p.base+"/v1/sessions/"+s.ID+"/history", nil, 200)
 	tr.final = finalOf(t, must(t, "GET", p.base+"/v1/sessions/"+s.ID, nil, 200))
@@ -355,7 +363,7 @@ func sameBits(a, b [][]float64) bool {
 // bit for bit, and no told value is lost or applied twice.
 func TestEndToEndKills(t *testing.T) {
 	bin := serverBinary(t)
-	for _, alg := range []string{"cma-es", "self-cma-es", algBIPOP, "sep-cma-es"} {
+	for _, alg := range []string{"cma-es", "self-cma-es", algBIPOP, "sep-cma-es", algConstrained} {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			ref := reference(t, bin, alg)
@@ -427,7 +435,7 @@ func TestEndToEndKills(t *testing.T) {
 				if b.Generation != g || g >= len(ref.batches) || !sameBits(b.Candidates, ref.batches[g]) {
 					t.Fatalf("generation %d: asked generation %d, the batch differs from the uninterrupted run's", g, b.Generation)
 				}
-				tell := tellOf(b)
+				tell := tellFor(alg, b)
 				switch r := rng.Float64(); {
 				case r < 0.1:
 					restart("between ask and tell")
@@ -446,9 +454,9 @@ func TestEndToEndKills(t *testing.T) {
 				case r < 0.45:
 					// Told in two parts; the server is killed during the
 					// second. The first part must survive.
-					fit, half := tell["fitness"].([]float64), len(b.Candidates)/2
-					must(t, "POST", p.base+sp+"/tell", partOf(g, fit, 0, half), 200)
-					killDuring("during a partial tell", "POST", sp+"/tell", partOf(g, fit, half, len(fit)))
+					half := len(b.Candidates) / 2
+					must(t, "POST", p.base+sp+"/tell", partFor(tell, 0, half), 200)
+					killDuring("during a partial tell", "POST", sp+"/tell", partFor(tell, half, len(b.Candidates)))
 					var now struct {
 						Generation int `json:"generation"`
 						Partial    *struct {

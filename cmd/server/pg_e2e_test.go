@@ -264,7 +264,7 @@ func TestPostgresKills(t *testing.T) {
 	bin := serverBinary(t)
 	for _, n := range []int{1, 3} {
 		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
-			algs := []string{"cma-es", "self-cma-es"}
+			algs := []string{"cma-es", "self-cma-es", algConstrained}
 			refs := map[string]trace{}
 			for _, alg := range algs {
 				refs[alg] = reference(t, bin, alg)
@@ -274,7 +274,7 @@ func TestPostgresKills(t *testing.T) {
 			stopKiller := make(chan struct{})
 			killed := make(chan error, 1)
 			go func() { killed <- s.killer(uint64(n), stopKiller) }()
-			// Rounds of both sessions (the same seeded runs again, under other
+			// Rounds of the three sessions (the same seeded runs again, under other
 			// keys) until the killer has killed 50 times, 10 of them during a
 			// request: about one round, the killer being paced on the
 			// requests.
@@ -305,20 +305,20 @@ func TestPostgresKills(t *testing.T) {
 						if bt.Generation != g || g >= len(ref.batches) || !sameBits(bt.Candidates, ref.batches[g]) {
 							t.Fatalf("%s generation %d: asked generation %d, the batch differs from the bbolt run's", alg, g, bt.Generation)
 						}
-						tell := tellOf(bt)
+						tell := tellFor(alg, bt)
 						if rng.IntN(3) == 0 { // in two parts
-							fit, half := tell["fitness"].([]float64), len(bt.Candidates)/2
+							half := len(bt.Candidates) / 2
 							var part struct {
 								Generation int `json:"generation"`
 								Partial    *struct {
 									Indices []int `json:"indices"`
 								} `json:"partial"`
 							}
-							json.Unmarshal(s.must(t, "POST", sp+"/tell", partOf(g, fit, 0, half), 200), &part)
+							json.Unmarshal(s.must(t, "POST", sp+"/tell", partFor(tell, 0, half), 200), &part)
 							if part.Generation != g || part.Partial == nil || len(part.Partial.Indices) != half {
 								t.Fatalf("%s generation %d: the first part answered %+v", alg, g, part)
 							}
-							json.Unmarshal(s.must(t, "POST", sp+"/tell", partOf(g, fit, half, len(fit)), 200), &sess)
+							json.Unmarshal(s.must(t, "POST", sp+"/tell", partFor(tell, half, len(bt.Candidates)), 200), &sess)
 						} else {
 							json.Unmarshal(s.must(t, "POST", sp+"/tell", tell, 200), &sess)
 						}

@@ -75,7 +75,7 @@ func TestReadmeWalkthrough(t *testing.T) {
 	out := runBlocks(t, base, blocks)
 	for _, want := range []string{`session \S+\n`, `'f': `, `'c1': `, `\n29,0,\d+,\d+,`, ` selfcma-backup\.db\n`, `\nselfcma_store_writes_total \d+\n`, `"code":"conflict"`,
 		`\{'indices': \[2\], 'fitness': \[\S+\]\}\n\{'indices': \[0, 2\], .*\n\{'indices': \[0, 2, 3\], .*\nNone\n1\n0\n\[0\]\n`,
-		`\{"queued":1,"generation":1,"waiting":1\}\n\[0\.5, 0\.25, 0, -0\.125\]\n`} {
+		`\{"queued":1,"generation":1,"waiting":1\}\n\[0\.5, 0\.25, 0, -0\.125\]\n`, `best f \d\.\d{3}; best feasible f \d\.\d{3}, g -\d\.\d{3}\n`} {
 		if !regexp.MustCompile(want).Match(out) {
 			t.Errorf("the walkthrough's output lacks %s:\n%s", want, out)
 		}

@@ -19,19 +19,20 @@ import (
 // missing or null value is told from 0.
 
 type createRequest struct {
-	X0              []*float64       `json:"x0"`
-	Sigma0          *float64         `json:"sigma0"`
-	PopulationSize  int              `json:"population_size"`
-	Algorithm       string           `json:"algorithm"`
-	Seed            *uint64          `json:"seed"`
-	Bounds          *boundsJSON      `json:"bounds"`
-	Hyperparameters *hyperRequest    `json:"hyperparameters"`
-	Restarts        *restartsRequest `json:"restarts"`
-	Termination     *terminationJSON `json:"termination"`
-	Name            string           `json:"name"`
-	Metadata        json.RawMessage  `json:"metadata"`
-	WarmStart       *warmStartJSON   `json:"warm_start"`
-	Active          *bool            `json:"active"`
+	X0              []*float64          `json:"x0"`
+	Sigma0          *float64            `json:"sigma0"`
+	PopulationSize  int                 `json:"population_size"`
+	Algorithm       string              `json:"algorithm"`
+	Seed            *uint64             `json:"seed"`
+	Bounds          *boundsJSON         `json:"bounds"`
+	Hyperparameters *hyperRequest       `json:"hyperparameters"`
+	Restarts        *restartsRequest    `json:"restarts"`
+	Termination     *terminationJSON    `json:"termination"`
+	Name            string              `json:"name"`
+	Metadata        json.RawMessage     `json:"metadata"`
+	WarmStart       *warmStartJSON      `json:"warm_start"`
+	Active          *bool               `json:"active"`
+	Constraints     *constraintsRequest `json:"constraints"`
 }
 
 type boundsJSON struct {
@@ -68,9 +69,10 @@ type terminationJSON struct {
 }
 
 type tellRequest struct {
-	Generation *int       `json:"generation"`
-	Fitness    []*float64 `json:"fitness"`
-	Indices    []*int     `json:"indices"`
+	Generation       *int         `json:"generation"`
+	Fitness          []*float64   `json:"fitness"`
+	Indices          []*int       `json:"indices"`
+	ConstraintValues [][]*float64 `json:"constraint_values"`
 }
 
 func invalid(format string, args ...any) error {
@@ -214,6 +216,9 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 	if h := req.Hyperparameters; h != nil {
 		p.Init, p.SNR = h.Init, h.SNR
 	}
+	if p.Constraints, err = constraintsOf(req.Constraints); err != nil {
+		return session.CreateParams{}, err
+	}
 	if rs := req.Restarts; rs != nil {
 		p.Restarts = session.Restarts{Strategy: rs.Strategy, Max: rs.Max, IncPopSize: rs.IncPopSize, Point: rs.Point}
 		if p.Restarts.Region, err = boxOf("restarts.region", rs.Region); err != nil {
@@ -273,7 +278,7 @@ func decodeTellJSON(r io.Reader) (session.TellParams, error) {
 	if *req.Generation < 0 {
 		return session.TellParams{}, &session.Error{Code: session.CodeOutOfRange, Message: fmt.Sprintf("generation %d, want at least 0", *req.Generation)}
 	}
-	p := session.TellParams{Generation: *req.Generation, Fitness: make([]float64, len(req.Fitness))}
+	p := session.TellParams{Generation: *req.Generation, Fitness: make([]float64, len(req.Fitness)), Constraints: constraintValuesOf(req.ConstraintValues)}
 	for i, f := range req.Fitness {
 		if f == nil {
 			p.Fitness[i] = math.NaN()

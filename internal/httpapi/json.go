@@ -167,6 +167,7 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 		b = strconv.AppendInt(b, int64(j.Best.Generation), 10)
 		b = append(b, '}')
 	}
+	b = appendBestFeasible(b, j)
 	b = append(b, `,"mean":`...)
 	b = appendNumsOrNull(b, j.Mean)
 	b = append(b, `,"sigma":`...)
@@ -250,6 +251,7 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 		}
 		b = append(b, `],"fitness":`...)
 		b = appendNumsOrNull(b, j.Partial.Fitness)
+		b = appendPartialConstraints(b, j.Partial)
 		b = append(b, '}')
 	}
 	b = append(b, `,"injected":{"waiting":`...)
@@ -257,6 +259,7 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 	b = append(b, `,"in_batch":`...)
 	b = strconv.AppendInt(b, int64(j.Injected.InBatch), 10)
 	b = append(b, '}')
+	b = appendConstraints(b, j)
 	if len(j.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
 		var buf bytes.Buffer

@@ -85,6 +85,20 @@ func randomSession(r *rand.Rand) session.Session {
 	if r.IntN(4) == 0 {
 		s.Mean = nil
 	}
+	if r.IntN(3) == 0 {
+		s.Constraints = &session.ConstraintsView{Count: r.IntN(5)}
+		if r.IntN(2) == 0 {
+			s.Constraints.Multipliers, s.Constraints.Penalties = vec(), vec()
+		}
+		if r.IntN(2) == 0 {
+			s.BestFeasible = &session.FeasibleBest{X: vec(), F: num(), G: vec(), Generation: r.IntN(100)}
+		}
+		if s.Partial.Indices != nil {
+			for range s.Partial.Indices {
+				s.Partial.Constraints = append(s.Partial.Constraints, vec())
+			}
+		}
+	}
 	return s
 }
 

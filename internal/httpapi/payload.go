@@ -11,29 +11,31 @@ import (
 // The response bodies: the JSON form of session's types.
 
 type sessionJSON struct {
-	ID              string          `json:"id"`
-	Name            string          `json:"name"`
-	Algorithm       string          `json:"algorithm"`
-	Active          bool            `json:"active"`
-	Dimension       int             `json:"dimension"`
-	PopulationSize  int             `json:"population_size"`
-	Seed            uint64          `json:"seed"`
-	Status          string          `json:"status"`
-	StopReasons     []stopJSON      `json:"stop_reasons"`
-	Generation      int             `json:"generation"`
-	Evaluations     int             `json:"evaluations"`
-	Best            *bestJSON       `json:"best"`
-	Mean            nums            `json:"mean"`
-	Sigma           num             `json:"sigma"`
-	Stds            nums            `json:"stds"`
-	Hyperparameters hyperJSON       `json:"hyperparameters"`
-	Restarts        restartsJSON    `json:"restarts"`
-	Partial         *partialJSON    `json:"partial"`
-	Injected        injectedJSON    `json:"injected"`
-	Metadata        json.RawMessage `json:"metadata,omitempty"`
-	CreatedAt       time.Time       `json:"created_at"`
-	UpdatedAt       time.Time       `json:"updated_at"`
-	Links           linksJSON       `json:"links"`
+	ID              string            `json:"id"`
+	Name            string            `json:"name"`
+	Algorithm       string            `json:"algorithm"`
+	Active          bool              `json:"active"`
+	Dimension       int               `json:"dimension"`
+	PopulationSize  int               `json:"population_size"`
+	Seed            uint64            `json:"seed"`
+	Status          string            `json:"status"`
+	StopReasons     []stopJSON        `json:"stop_reasons"`
+	Generation      int               `json:"generation"`
+	Evaluations     int               `json:"evaluations"`
+	Best            *bestJSON         `json:"best"`
+	BestFeasible    *bestFeasibleJSON `json:"best_feasible,omitempty"`
+	Mean            nums              `json:"mean"`
+	Sigma           num               `json:"sigma"`
+	Stds            nums              `json:"stds"`
+	Hyperparameters hyperJSON         `json:"hyperparameters"`
+	Restarts        restartsJSON      `json:"restarts"`
+	Partial         *partialJSON      `json:"partial"`
+	Injected        injectedJSON      `json:"injected"`
+	Constraints     *constraintsJSON  `json:"constraints,omitempty"`
+	Metadata        json.RawMessage   `json:"metadata,omitempty"`
+	CreatedAt       time.Time         `json:"created_at"`
+	UpdatedAt       time.Time         `json:"updated_at"`
+	Links           linksJSON         `json:"links"`
 }
 
 type stopJSON struct {
@@ -85,8 +87,9 @@ type runEndJSON struct {
 // partialJSON is what a session holds of its pending generation from
 // partial tells.
 type partialJSON struct {
-	Indices []int `json:"indices"`
-	Fitness nums  `json:"fitness"`
+	Indices          []int  `json:"indices"`
+	Fitness          nums   `json:"fitness"`
+	ConstraintValues matrix `json:"constraint_values,omitempty"`
 }
 
 // claimJSON is a candidate leased to a worker.
@@ -149,6 +152,7 @@ func toSessionJSON(s session.Session) sessionJSON {
 	for _, r := range s.Restarts.Runs {
 		j.Restarts.Runs = append(j.Restarts.Runs, runEndJSON{Generation: r.Generation, PopulationSize: r.PopulationSize, Regime: r.Regime, StopReasons: stopsJSON(r.StopReasons)})
 	}
+	toConstraintsJSON(s, &j)
 	return j
 }
 
@@ -207,6 +211,7 @@ type historyRecordJSON struct {
 	AxisLengths nums  `json:"axis_lengths,omitempty"`
 	Stds        nums  `json:"stds,omitempty"`
 	Mean        nums  `json:"mean,omitempty"`
+	historyConstraintsJSON
 }
 
 func toHistoryJSON(h session.HistoryRecord) historyRecordJSON {
@@ -214,7 +219,7 @@ func toHistoryJSON(h session.HistoryRecord) historyRecordJSON {
 		Generation: h.Generation, Run: h.Run, Lambda: h.Lambda, Evaluations: h.Evaluations,
 		Best: num(h.Best), Median: num(h.Median), BestSoFar: num(h.BestSoFar), Sigma: num(h.Sigma),
 		C1: num(h.C1), CMu: num(h.CMu), Cc: num(h.Cc), AxisRatio: num(h.AxisRatio), Restarted: h.Restarted,
-		Injected: h.Injected,
+		Injected: h.Injected, historyConstraintsJSON: toHistoryConstraintsJSON(h.Constraint),
 	}
 	if a := h.Aux; a != nil {
 		s, f := num(a.Sigma), a.Feasible

@@ -56,5 +56,3 @@ func TestCreateSNR(t *testing.T) {
 		t.Fatalf("snr \"yes\": %d %s", r.status, r.body)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

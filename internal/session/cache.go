@@ -293,6 +293,9 @@ func decodeLoaded(md *meta, rec Record) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkConstrained(md); err != nil {
+		return nil, err
+	}
 	if md.StopRequested {
 		o.StopNow()
 	}

@@ -84,6 +84,9 @@ func checkRecord(ctx context.Context, st Store, id string, report func(string, .
 	if md.StopRequested { // a stop written as the meta only, as a load applies it
 		o.StopNow()
 	}
+	if err := checkConstrained(md); err != nil {
+		report("constraints: %v", err)
+	}
 	want := *md
 	want.summarize(o)
 	for _, f := range []struct {

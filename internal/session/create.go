@@ -54,6 +54,9 @@ func (m *Manager) create(ctx context.Context, p CreateParams, k *idemKey) (Sessi
 	}
 	now := m.now().UTC()
 	md := &meta{ID: m.newID(), Name: p.Name, Algorithm: alg, CreatedAt: now, UpdatedAt: now}
+	if md.Constrained, err = newConstrained(p.Constraints, len(cfg.X0)); err != nil {
+		return Session{}, errorf(CodeOutOfRange, "%v", err) // config has checked it
+	}
 	if p.Metadata != nil {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, p.Metadata); err != nil {

@@ -48,6 +48,7 @@ func TestFingerprintOfNewFields(t *testing.T) {
 		"point":        func(p *CreateParams) { p.Restarts.Point = PointX0 },
 		"region":       func(p *CreateParams) { p.Restarts.Region = &Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}} },
 		"bipop":        func(p *CreateParams) { p.Restarts.Strategy = RestartsBIPOP },
+		"constraints":  func(p *CreateParams) { p.Constraints = &Constraints{Count: 1} },
 	} {
 		p := base
 		edit(&p)

@@ -156,6 +156,12 @@ func (m *Manager) warmStart(ctx context.Context, p *CreateParams) ([][]float64, 
 			mean = b.Image(mean)
 		}
 		best, ok = st.Best, st.HasBest
+		if c := l.meta.Constrained; c != nil { // its best feasible point, not the AL's best
+			best, ok = cmaes.Best{}, c.Feasible != nil
+			if ok {
+				best = cmaes.Best{X: c.Feasible.X, F: c.Feasible.F, Generation: c.Feasible.Generation}
+			}
+		}
 		best.X = slices.Clone(best.X)
 	}
 	m.release(e)

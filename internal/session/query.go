@@ -133,6 +133,7 @@ func view(l *loaded) Session {
 	if p := md.Partial; p != nil && p.Generation == s.Generation {
 		s.Partial = Partial{Indices: slices.Clone(p.Indices), Fitness: slices.Clone(p.Fitness)}
 	}
+	viewConstraints(md, &s)
 	s.Restarts = restartsView(cfg)
 	s.Restarts.Count, s.Restarts.Regime = st.Run, st.Regime
 	for _, r := range st.RunEnds {

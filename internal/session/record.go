@@ -24,10 +24,12 @@ import (
 // number of injected candidates (HistoryRecord.Injected), written only by a
 // generation that had some (every other entry as before, in schema 3).
 // Record schema 5 added the idempotency keys of injections (InjectKeys),
-// written only by a session that had an injection with a key.
+// written only by a session that had an injection with a key. Record
+// schema 6 added a constrained session's part (constraints.go), written
+// only by constrained sessions; history schema 5 their ConstraintRecord.
 const (
-	recordSchema  = 5
-	historySchema = 4
+	recordSchema  = 6
+	historySchema = 5
 	metaMagic     = "selfcma.session"
 	historyMagic  = "selfcma.history"
 
@@ -73,6 +75,10 @@ type meta struct {
 	// had one (at most maxInjectKeys, oldest first), with what they were
 	// answered: a retried injection is answered again, not queued twice.
 	InjectKeys []injectKey `json:"-"`
+
+	// Constrained is a constrained session's augmented Lagrangian, best
+	// points and constraint values (constraints.go); nil otherwise.
+	Constrained *constrainedMeta `json:"-"`
 }
 
 // injectKey is an injection's Idempotency-Key, the fingerprint of its
@@ -89,11 +95,13 @@ type partialTell struct {
 	Generation int
 	Indices    []int
 	Fitness    []float64
+	G          [][]float64 // a constrained session's constraint values of each
 }
 
 type lastTell struct {
-	Generation int       `json:"generation"`
-	Fitness    []nullNum `json:"fitness"`
+	Generation int         `json:"generation"`
+	Fitness    []nullNum   `json:"fitness"`
+	G          [][]float64 `json:"-"` // a constrained session's constraint values of each
 }
 
 // nullNum is a float64 that JSON writes as null when it is not finite, and
@@ -131,14 +139,24 @@ func (m *meta) summarize(o optimizer) {
 		f := st.Best.F
 		m.BestF = &f
 	}
+	if c := m.Constrained; c != nil { // the engine's best is of the AL
+		m.BestF = nil
+		if c.Best != nil {
+			f := c.Best.F
+			m.BestF = &f
+		}
+	}
 }
 
 // encodeMeta writes m in the oldest schema that holds it: 2 unless it holds
-// a partial tell (3) or a stop (4), so that a server of before schema 3
-// reads every session that uses no partial tell.
+// a partial tell (3), a stop (4), injection keys (5) or constraints (6),
+// so that a server of before schema 3 reads every session that uses no
+// partial tell.
 func encodeMeta(m *meta) ([]byte, error) {
 	schema := uint32(2)
 	switch {
+	case m.Constrained != nil:
+		schema = 6
 	case len(m.InjectKeys) > 0:
 		schema = 5
 	case m.StopRequested:
@@ -191,6 +209,9 @@ func encodeMeta(m *meta) ([]byte, error) {
 			w.Int(k.Answer.Generation)
 			w.Int(k.Answer.Waiting)
 		}
+	}
+	if schema >= 6 {
+		putConstrained(w, m)
 	}
 	return w.Finish(), nil
 }
@@ -262,6 +283,9 @@ func decodeMeta(b []byte) (*meta, error) {
 			k.Answer = Injection{Queued: r.Int(), Generation: r.Int(), Waiting: r.Int()}
 			m.InjectKeys = append(m.InjectKeys, k)
 		}
+	}
+	if schema >= 6 {
+		getConstrained(r, m)
 	}
 	if err := r.Done(); err != nil {
 		return nil, fmt.Errorf("decode session record: %w", err)
@@ -343,13 +367,17 @@ func HistoryKeepsCoordinates(g, n int) bool {
 }
 
 // encodeHistory writes h in schema 3, or 4 when the generation had
-// injected candidates, its per-coordinate values only where
+// injected candidates, or 5 for a constrained session's, its
+// per-coordinate values only where
 // HistoryKeepsCoordinates says so.
 func encodeHistory(h HistoryRecord) ([]byte, error) {
 	n := len(h.Mean)
 	keep := len(h.AxisLengths) == n && len(h.Stds) == n && HistoryKeepsCoordinates(h.Generation, n)
 	schema := uint32(3)
-	if h.Injected != 0 {
+	switch {
+	case h.Constraint != nil:
+		schema = 5
+	case h.Injected != 0:
 		schema = 4
 	}
 	w := binenc.NewWriterSize(historyMagic, schema, 208+24*n)
@@ -378,6 +406,12 @@ func encodeHistory(h HistoryRecord) ([]byte, error) {
 	}
 	if schema >= 4 {
 		w.Int(h.Injected)
+	}
+	if c := h.Constraint; schema >= 5 {
+		w.Int(c.Feasible)
+		w.Float(c.Violation)
+		w.Float(c.BestFeasible)
+		w.Float(c.BestFeasibleSoFar)
 	}
 	return w.Finish(), nil
 }
@@ -416,6 +450,13 @@ func decodeHistory(b []byte) (HistoryRecord, error) {
 		if h.Injected = r.Int(); h.Injected < 0 || h.Injected > h.Lambda {
 			r.Fail("%d injected candidates of %d", h.Injected, h.Lambda)
 		}
+	}
+	if schema >= 5 {
+		c := &ConstraintRecord{Feasible: r.Int(), Violation: r.Float(), BestFeasible: r.Float(), BestFeasibleSoFar: r.Float()}
+		if c.Feasible < 0 || c.Feasible > h.Lambda {
+			r.Fail("%d feasible candidates of %d", c.Feasible, h.Lambda)
+		}
+		h.Constraint = c
 	}
 	if err := r.Done(); err != nil {
 		return HistoryRecord{}, fmt.Errorf("decode history record: %w", err)

@@ -51,6 +51,7 @@ func tellChange(t TellParams) change {
 		s := tellState{
 			Lambda: l.opt.Status().Params.Lambda, Generation: l.opt.Status().Generation,
 			Stopped: stoppedError(l.opt), Last: l.meta.LastTell, Held: l.meta.Partial,
+			M: l.meta.constraintCount(),
 		}
 		p, err := planTell(s, t)
 		if err != nil || !p.Write {
@@ -61,7 +62,7 @@ func tellChange(t TellParams) change {
 			md.Partial = p.Hold
 			return &write{meta: md}, nil // the meta only
 		}
-		h, err := l.opt.Tell(p.Apply)
+		h, err := tellOptimizer(l, md, s.Generation, p.Apply, p.ApplyG)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +70,7 @@ func tellChange(t TellParams) change {
 		if err != nil {
 			return nil, err
 		}
-		md.Partial, md.LastTell = nil, lastTellOf(s.Generation, p.Apply)
+		md.Partial, md.LastTell = nil, lastTellOf(s.Generation, p.Apply, p.ApplyG)
 		return &write{meta: md, state: true, hist: &HistoryEntry{Generation: uint64(s.Generation), Data: hist}, told: &h}, nil
 	}
 }

@@ -18,6 +18,7 @@ type tellState struct {
 	Stopped    *Error       // non-nil once the session has stopped
 	Last       *lastTell    // the tell that produced the pending generation
 	Held       *partialTell // the values held by partial tells (any generation)
+	M          int          // the number of constraints; 0 = unconstrained
 }
 
 // tellPlan is what a tell does.
@@ -25,8 +26,10 @@ type tellPlan struct {
 	// Repeat: the tell is the last one sent again; it is answered with the
 	// session as it is and changes nothing.
 	Repeat bool
-	// Apply, when not nil, are the λ values that complete the generation.
-	Apply []float64
+	// Apply, when not nil, are the λ values that complete the generation,
+	// and ApplyG their constraint values (a constrained session's).
+	Apply  []float64
+	ApplyG [][]float64
 	// Hold, when Apply is nil and Write is set, are the values to hold.
 	Hold *partialTell
 	// Write is whether the session changes (Apply, or new values held).
@@ -50,12 +53,12 @@ func planTell(s tellState, t TellParams) (tellPlan, error) {
 		ce.Generation = g
 		return tellPlan{}, ce
 	}
-	fit, held, err := gather(s, t)
+	fit, fitG, held, err := gather(s, t)
 	switch {
 	case err != nil:
 		return tellPlan{}, err
 	case fit != nil:
-		return tellPlan{Apply: fit, Write: true}, nil
+		return tellPlan{Apply: fit, ApplyG: fitG, Write: true}, nil
 	case held != s.Held:
 		return tellPlan{Hold: held, Write: true}, nil
 	}
@@ -64,43 +67,46 @@ func planTell(s tellState, t TellParams) (tellPlan, error) {
 
 // gather checks tell t of s's pending generation against the population
 // size and the values s holds, and returns the λ values to apply once the
-// generation is complete (else nil) and the values to hold: s.Held itself
-// when t adds none.
-func gather(s tellState, t TellParams) ([]float64, *partialTell, error) {
+// generation is complete (else nil) with their constraint values (a
+// constrained session's), and the values to hold: s.Held itself when t
+// adds none.
+func gather(s tellState, t TellParams) ([]float64, [][]float64, *partialTell, error) {
 	lam, g := s.Lambda, s.Generation
-	for i, f := range t.Fitness {
-		if math.IsInf(f, 0) {
-			return nil, nil, errorf(CodeOutOfRange, "fitness[%d] is infinite, want a finite number or null", i)
-		}
+	if err := checkTellValues(s, t); err != nil {
+		return nil, nil, nil, err
 	}
-	if t.Indices == nil && len(t.Fitness) != lam {
-		return nil, nil, errorf(CodeOutOfRange, "fitness has %d values, want %d (the population size)", len(t.Fitness), lam)
-	}
-	if t.Indices != nil {
-		if len(t.Indices) != len(t.Fitness) {
-			return nil, nil, errorf(CodeOutOfRange, "indices has %d values and fitness %d, want as many", len(t.Indices), len(t.Fitness))
-		}
-		if len(t.Indices) == 0 {
-			return nil, nil, errorf(CodeOutOfRange, "indices is empty, want 1 to %d candidates", lam)
-		}
+	rowOf := func(k int) []float64 { return nil }
+	if s.M > 0 {
+		rowOf = func(k int) []float64 { return constraintRow(t, k, s.M) }
 	}
 
 	held := s.Held
 	if held != nil && held.Generation != g {
 		held = nil
 	}
-	if t.Indices == nil && held == nil {
-		return t.Fitness, nil, nil // the whole generation at once
+	if t.Indices == nil && held == nil { // the whole generation at once
+		var rows [][]float64
+		if s.M > 0 {
+			rows = make([][]float64, lam)
+			for k := range rows {
+				rows[k] = rowOf(k)
+			}
+		}
+		return t.Fitness, rows, nil, nil
 	}
 
 	// The values of the generation, those held first.
 	val := make([]float64, lam)
+	rows := make([][]float64, lam)
 	told := make([]bool, lam)
 	n := 0
 	if held != nil {
 		for k, i := range held.Indices {
 			if i < lam {
 				val[i], told[i] = held.Fitness[k], true
+				if held.G != nil {
+					rows[i] = held.G[k]
+				}
 				n++
 			}
 		}
@@ -115,36 +121,71 @@ func gather(s tellState, t TellParams) ([]float64, *partialTell, error) {
 		if t.Indices != nil {
 			i = t.Indices[k]
 			if i < 0 || i >= lam {
-				return nil, nil, errorf(CodeOutOfRange, "indices[%d] is %d, want 0 to %d (the population size is %d)", k, i, lam-1, lam)
+				return nil, nil, nil, errorf(CodeOutOfRange, "indices[%d] is %d, want 0 to %d (the population size is %d)", k, i, lam-1, lam)
 			}
 			if mine[i] {
-				return nil, nil, errorf(CodeOutOfRange, "indices[%d] repeats candidate %d", k, i)
+				return nil, nil, nil, errorf(CodeOutOfRange, "indices[%d] repeats candidate %d", k, i)
 			}
 			mine[i] = true
 		}
-		if !told[i] {
-			val[i], told[i] = f, true
+		row := rowOf(k)
+		switch {
+		case !told[i]:
+			val[i], rows[i], told[i] = f, row, true
 			n++
-		} else if !sameValue(val[i], f) { // held
+		case !sameValue(val[i], f): // held
 			ce := errorf(CodeConflict, "candidate %d of generation %d was told %s before, now %s", i, g, fmtValue(val[i]), fmtValue(f))
 			ce.Generation = g
-			return nil, nil, ce
+			return nil, nil, nil, ce
+		case !sameRow(rows[i], row):
+			ce := errorf(CodeConflict, "candidate %d of generation %d was told other constraint_values before", i, g)
+			ce.Generation = g
+			return nil, nil, nil, ce
 		}
 	}
+	if s.M == 0 {
+		rows = nil
+	}
 	if n == lam {
-		return val, nil, nil
+		return val, rows, nil, nil
 	}
 	if n == nheld {
-		return nil, s.Held, nil
+		return nil, nil, s.Held, nil
 	}
 	p := &partialTell{Generation: g}
 	for i, ok := range told {
 		if ok {
 			p.Indices = append(p.Indices, i)
 			p.Fitness = append(p.Fitness, val[i])
+			if rows != nil {
+				p.G = append(p.G, rows[i])
+			}
 		}
 	}
-	return nil, p, nil
+	return nil, nil, p, nil
+}
+
+// checkTellValues checks the values of tell t against the population size
+// and the constraints of s.
+func checkTellValues(s tellState, t TellParams) error {
+	lam := s.Lambda
+	for i, f := range t.Fitness {
+		if math.IsInf(f, 0) {
+			return errorf(CodeOutOfRange, "fitness[%d] is infinite, want a finite number or null", i)
+		}
+	}
+	if t.Indices == nil && len(t.Fitness) != lam {
+		return errorf(CodeOutOfRange, "fitness has %d values, want %d (the population size)", len(t.Fitness), lam)
+	}
+	if t.Indices != nil {
+		if len(t.Indices) != len(t.Fitness) {
+			return errorf(CodeOutOfRange, "indices has %d values and fitness %d, want as many", len(t.Indices), len(t.Fitness))
+		}
+		if len(t.Indices) == 0 {
+			return errorf(CodeOutOfRange, "indices is empty, want 1 to %d candidates", lam)
+		}
+	}
+	return checkConstraintValues(s.M, t)
 }
 
 // toldIndices marks the candidates of generation g among lam that p holds
@@ -161,9 +202,10 @@ func toldIndices(p *partialTell, g, lam int) []bool {
 	return told
 }
 
-// lastTellOf is the lastTell recorded for the λ values fit of generation g.
-func lastTellOf(g int, fit []float64) *lastTell {
-	lt := &lastTell{Generation: g, Fitness: make([]nullNum, len(fit))}
+// lastTellOf is the lastTell recorded for the λ values fit of generation g
+// and their constraint values rows (nil: none).
+func lastTellOf(g int, fit []float64, rows [][]float64) *lastTell {
+	lt := &lastTell{Generation: g, Fitness: make([]nullNum, len(fit)), G: rows}
 	for i, f := range fit {
 		lt.Fitness[i] = nullNum(f)
 	}
@@ -173,12 +215,22 @@ func lastTellOf(g int, fit []float64) *lastTell {
 // repeats reports whether t tells what lt told: all its values, or for a
 // partial tell the values of t's candidates.
 func (lt *lastTell) repeats(t TellParams) bool {
+	if (lt.G == nil) != (t.Constraints == nil) || t.Constraints != nil && len(t.Constraints) != len(t.Fitness) {
+		return false
+	}
+	m := 0
+	if len(lt.G) > 0 {
+		m = len(lt.G[0])
+	}
+	same := func(i, k int) bool {
+		return sameValue(float64(lt.Fitness[i]), t.Fitness[k]) && (lt.G == nil || sameRow(lt.G[i], constraintRow(t, k, m)))
+	}
 	if t.Indices == nil {
 		if len(lt.Fitness) != len(t.Fitness) {
 			return false
 		}
-		for i, f := range t.Fitness {
-			if !sameValue(float64(lt.Fitness[i]), f) {
+		for i := range t.Fitness {
+			if !same(i, i) {
 				return false
 			}
 		}
@@ -188,7 +240,7 @@ func (lt *lastTell) repeats(t TellParams) bool {
 		return false
 	}
 	for k, i := range t.Indices {
-		if i < 0 || i >= len(lt.Fitness) || !sameValue(float64(lt.Fitness[i]), t.Fitness[k]) {
+		if i < 0 || i >= len(lt.Fitness) || !same(i, k) {
 			return false
 		}
 	}

@@ -40,6 +40,10 @@ type CreateParams struct {
 	// IdempotencyKey, when not empty, makes the create safe to send again
 	// (Manager.CreateIdempotent): 1 to 255 visible ASCII characters.
 	IdempotencyKey string
+
+	// Constraints, when not nil, makes the session constrained
+	// (constraints.go); omitempty as WarmStart.
+	Constraints *Constraints `json:",omitempty"`
 }
 
 // Bounds is a box that every candidate handed out lies in.
@@ -181,6 +185,12 @@ type Session struct {
 	Metadata       []byte
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+
+	// A constrained session's (constraints.go), nil otherwise: its
+	// augmented Lagrangian and its best feasible point (nil until one is
+	// told). Best is then the best f told, feasible or not.
+	Constraints  *ConstraintsView
+	BestFeasible *FeasibleBest
 }
 
 // Injected counts a session's injected points (Manager.Inject).
@@ -224,13 +234,17 @@ type TellParams struct {
 	Generation int
 	Fitness    []float64
 	Indices    []int
+	// Constraints, for a constrained session, are the m constraint values
+	// of each value of Fitness (NaN: unknown; a nil row: all unknown).
+	Constraints [][]float64
 }
 
 // Partial is what the session holds of the pending generation from
 // partial tells: the candidates' indices, ascending, and their values.
 type Partial struct {
-	Indices []int
-	Fitness []float64 // NaN = failed evaluation
+	Indices     []int
+	Fitness     []float64   // NaN = failed evaluation
+	Constraints [][]float64 // a constrained session's constraint values of each
 }
 
 // HistoryRecord describes one told generation. Best and Median are NaN if
@@ -249,6 +263,9 @@ type HistoryRecord struct {
 	Restarted   bool
 	Injected    int        // candidates 0 to Injected − 1 of the generation were injected points
 	Aux         *AuxRecord // self-CMA-ES only
+	// Constraint, of a constrained session only; its Best, Median and
+	// BestSoFar are of f, not of the values the engine ranked.
+	Constraint *ConstraintRecord
 
 	// The distribution after the update, for pycma's plots; entries written
 	// before history schema 3 have none (OverallStep NaN, the slices nil).

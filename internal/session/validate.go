@@ -92,6 +92,10 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 	if cfg.Termination, err = checkTermination(p.Termination); err != nil {
 		return "", selfParams{}, cfg, err
 	}
+	if err := checkConstraints(p.Constraints, n, p.Termination); err != nil {
+		return "", selfParams{}, cfg, err
+	}
+	cfg.Termination.NoStagnation = cfg.Termination.NoStagnation || constrainedStagnation(p)
 	if err := l.checkName(p.Name); err != nil {
 		return "", selfParams{}, cfg, err
 	}

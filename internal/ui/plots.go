@@ -29,6 +29,9 @@ var coordinateColors = [...]string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "
 // the standard deviations and the mean) and the learning rates.
 type plotSet struct {
 	Fitness, Axes, Stds, Mean, Rates template.HTML
+	// Constraints, of a constrained session only (else empty): the
+	// violation beside the best feasible f (constraintsPanel).
+	Constraints template.HTML
 	// FitnessNote explains the fitness axis when it is shifted (some f ≤ 0).
 	FitnessNote string
 	// DistributionNote says where the history lacks what the panels of the
@@ -217,7 +220,8 @@ func buildPlots(d Detail, pts []Point, cols int) plotSet {
 	return plotSet{
 		Fitness: fit.renderHTML(), Axes: axes.renderHTML(), Stds: stds.renderHTML(), Mean: mean.renderHTML(),
 		Rates: rates.renderHTML(), FitnessNote: note, DistributionNote: distNote, AxesNote: scaleJumps(pts),
-		Restarts: len(evalMarks),
+		Constraints: constraintsPanel(pts, evals, maxEval, cols, tf, floor, fLabel, evalMarks, restartEntry),
+		Restarts:    len(evalMarks),
 	}
 }
 

@@ -163,4 +163,17 @@ type Point struct {
 	// run).
 	OverallStep             float64
 	AxisLengths, Stds, Mean []float64
+
+	// Constraint, of a constrained session only (nil otherwise): Best,
+	// Median and BestSoFar are then of f.
+	Constraint *ConstraintPoint
+}
+
+// ConstraintPoint is what a constrained session's generation adds: the
+// candidates with every g_i ≤ 0, the least total violation Σ max(0, g_i)
+// (0 when one was feasible, NaN when no g was known), the generation's
+// best feasible f and the best so far (NaN if none).
+type ConstraintPoint struct {
+	Feasible                                   int
+	Violation, BestFeasible, BestFeasibleSoFar float64
 }

@@ -195,29 +195,6 @@ func TestWriteSepFixtures(t *testing.T) {
 	}
 }
 
-// unpackedFile writes the gzipped file name into a temporary directory and
-// returns its path.
-func unpackedFile(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw bytes.Buffer
-	if _, err := raw.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "sep.db")
-	if err := os.WriteFile(path, raw.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestUpgradeSep: the sep-cma-es sessions of sepWrittenBy continue bit for
 // bit under the current code: reads, batches, a tell sent again, the rest
 // of a partial tell, leases, a stopped session, an injected point waiting,

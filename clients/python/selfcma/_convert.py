@@ -156,6 +156,40 @@ def fitness(values, n=None):
     return out
 
 
+def constraint_values(G, n, name="constraints_values"):
+    """The constraint values of n points (a sequence of rows, or a 2-D
+    array) as a list of rows of float or None: None (or NaN) for an
+    unknown value, a None row for a point whose values are all unknown.
+    ±inf cannot be told."""
+    G = _plain(G)
+    if isinstance(G, (str, bytes)) or not hasattr(G, "__iter__"):
+        raise TypeError(f"{name} is {type(G).__name__}, want a sequence of rows of numbers")
+    out = []
+    for k, row in enumerate(G):
+        row = _plain(row)
+        if row is None:
+            out.append(None)
+            continue
+        if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
+            row = [row]  # one constraint: a number per point
+        vals = []
+        for i, v in enumerate(row):
+            v = _plain(v)
+            if v is None:
+                vals.append(None)
+                continue
+            if isinstance(v, (str, bytes, bool)):
+                raise TypeError(f"{name}[{k}][{i}] is {v!r}, want a number or None")
+            f = float(v)
+            if math.isinf(f):
+                raise ValueError(f"{name}[{k}][{i}] is {f}: tell a finite number (or None when unknown)")
+            vals.append(None if math.isnan(f) else f)
+        out.append(vals)
+    if len(out) != n:
+        raise ValueError(f"{name} has {len(out)} rows, want {n} (one per point)")
+    return out
+
+
 def bounds(b, n):
     """bounds as {"lower": [...], "upper": [...]}: a dict of that shape, or
     pycma's [lower, upper] where each is a number (the same for every

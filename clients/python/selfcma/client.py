@@ -131,6 +131,7 @@ class Client:
         active=None,
         bipop=False,
         incpopsize=None,
+        constraints=None,
     ):
         """Creates a session and returns it (a Session), as pycma's
         ``CMAEvolutionStrategy(x0, sigma0, inopts)``.
@@ -204,6 +205,12 @@ class Client:
             warm_start: another session (a Session or its id) to start
                 from: the server takes its mean as x0 and injects its best
                 point into the first batch (servers with injected points).
+            constraints: m, the number of constraints g_i(x) ≤ 0 (None:
+                unconstrained). Every tell then gives their values
+                (``es.tell(X, F, constraints_values=G)``, G one row of m
+                per point), the server ranks by pycma's augmented
+                Lagrangian (``ConstrainedFitnessAL``), and
+                ``es.best_feasible`` is the best feasible point.
 
         Raises OutOfRange (a ValueError) or InvalidRequest for values the
         server refuses; TypeError or ValueError before sending for values
@@ -247,6 +254,8 @@ class Client:
                 raise ValueError(f"{k} given both in the pycma options and as {k}=")
             else:
                 body[k] = v
+        if constraints is not None:
+            body["constraints"] = {"count": conv.integer(constraints, "constraints")}
         if warm_start is not None:
             ws = warm_start.id if isinstance(warm_start, Session) else warm_start
             if not isinstance(ws, str) or not ws:

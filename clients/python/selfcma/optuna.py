@@ -57,6 +57,14 @@ How it maps a study onto a session:
 - When the session stops (a termination criterion, or its end), the
   sampler starts a new session for the study, from the best point of the
   stopped one with the initial σ0 (a restart).
+- With ``constraints_func`` (Optuna's: a trial's constraint values, each
+  ≤ 0 when feasible), the session is a constrained one (its m from the
+  first completed trial's values) and each trial tells its constraint
+  values with its value: the server ranks by pycma's augmented Lagrangian
+  rather than by the value alone (docs/constraints.md). The values are
+  stored on the trial as Optuna's own samplers store them, so
+  ``study.best_trials`` and Optuna's tools see them; a failed or pruned
+  trial tells them as unknown.
 """
 
 from __future__ import annotations
@@ -77,6 +85,11 @@ except ImportError as e:  # pragma: no cover - depends on the machine
     raise ImportError(
         "selfcma.optuna needs Optuna (pip install optuna, or Debian's python3-optuna)"
     ) from e
+
+try:  # Optuna's convention for constraint values (3.0 and later)
+    from optuna.samplers._base import _CONSTRAINTS_KEY, _process_constraints_after_trial
+except ImportError:  # pragma: no cover - depends on Optuna's version
+    _CONSTRAINTS_KEY, _process_constraints_after_trial = "constraints", None
 
 from .client import Client
 from .errors import Conflict, NotFound, OutOfRange, SelfCMAError, Stopped
@@ -184,6 +197,9 @@ class SelfCmaSampler(BaseSampler):
         poll: seconds between claims while every candidate is taken.
         independent_sampler: for the other parameters (default
             RandomSampler(seed)).
+        constraints_func: Optuna's: a function of a FrozenTrial returning
+            its constraint values (feasible when all are ≤ 0); the session
+            is then constrained and ranks by the augmented Lagrangian.
     """
 
     def __init__(
@@ -205,6 +221,7 @@ class SelfCmaSampler(BaseSampler):
         bipop=False,
         incpopsize=None,
         use_separable_cma=False,
+        constraints_func=None,
     ):
         if isinstance(url_or_client, Client):
             self._client = url_or_client
@@ -235,6 +252,7 @@ class SelfCmaSampler(BaseSampler):
         self._sessions = {}  # session id -> Session
         self._warned = set()
         self._renewals = {}  # trial id -> threading.Event that stops its renewals
+        self._constraints_func = constraints_func
 
     @property
     def client(self):
@@ -315,6 +333,12 @@ class SelfCmaSampler(BaseSampler):
             stop = self._renewals.pop(trial._trial_id, None)
         if stop is not None:
             stop.set()
+        if self._constraints_func is not None:
+            if _process_constraints_after_trial is not None:
+                _process_constraints_after_trial(self._constraints_func, study, trial, state)
+            elif state in (TrialState.COMPLETE, TrialState.PRUNED):
+                study._storage.set_trial_system_attr(trial._trial_id, _CONSTRAINTS_KEY,
+                                                     tuple(self._constraints_func(trial)))
         claim = trial.system_attrs.get(CLAIM_ATTR)
         if claim is not None:
             self._tell(study, trial, claim, state, values)
@@ -332,12 +356,42 @@ class SelfCmaSampler(BaseSampler):
                 v = _MOST_NEGATIVE
         try:
             es = self._attach(claim["session"])
-            return es.tell_claim(Claim(claim["generation"], claim["index"], [], ""), v)
+            kw = {}
+            if es.constraints:  # a constrained session: the trial's values, None when unknown
+                g = self._trial_constraints(study, trial) if v is not None else None
+                kw["constraints_values"] = [None] if g is None else list(g)
+            return es.tell_claim(Claim(claim["generation"], claim["index"], [], ""), v, **kw)
         except Stopped:
             log.debug("selfcma: trial %d: session %s has stopped; value not told", trial.number, claim["session"])
         except Conflict as e:
             log.warning("selfcma: trial %d: its value was not taken: %s", trial.number, e.message)
+        except OutOfRange as e:
+            log.warning("selfcma: trial %d: its values were refused: %s", trial.number, e.message)
         return False
+
+    @staticmethod
+    def _trial_constraints(study, trial):
+        """The constraint values stored on the trial (after_trial stores
+        them before telling), None if none."""
+        g = trial.system_attrs.get(_CONSTRAINTS_KEY)
+        if g is None:
+            g = study._storage.get_trial(trial._trial_id).system_attrs.get(_CONSTRAINTS_KEY)
+        return g
+
+    def _constraint_count(self, study):
+        """m of the study's constraints (0 without constraints_func): the
+        number of values stored on a completed trial, else of the function's
+        values for one."""
+        if self._constraints_func is None:
+            return 0
+        done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        for t in done:
+            g = t.system_attrs.get(_CONSTRAINTS_KEY)
+            if g is not None:
+                return len(g)
+        if not done:
+            raise RuntimeError("selfcma: the number of constraints is known once a trial has completed")
+        return len(self._constraints_func(done[0]))
 
     def _tell_finished(self, study, es):
         """Tells again the values of the finished trials that claimed
@@ -363,10 +417,16 @@ class SelfCmaSampler(BaseSampler):
                 es = self._sessions.setdefault(session_id, es)
         return es
 
+    def _session_key(self, study, space):
+        """The study attribute of the session of this search space (and
+        number of constraints)."""
+        m = self._constraint_count(study)
+        return SESSION_ATTR + space.key + (f"-c{m}" if m else "")
+
     def _session(self, study, space):
         """The study's session of this search space: found in the study's
         system attributes, or created (once, whichever worker comes first)."""
-        key = SESSION_ATTR + space.key
+        key = self._session_key(study, space)
         for _ in range(50):
             attr = study._storage.get_study_system_attrs(study._study_id).get(key)
             if attr is not None:
@@ -406,6 +466,9 @@ class SelfCmaSampler(BaseSampler):
             kw["active"] = self._active
         if self._termination is not None:
             kw["termination"] = self._termination
+        m = self._constraint_count(study)
+        if m:
+            kw["constraints"] = m
         seed = None if self._seed is None else (self._seed + restarts) % 2**64
         return self._client.create(
             x0,
@@ -430,12 +493,13 @@ class SelfCmaSampler(BaseSampler):
                 break
         stamp = first.isoformat() if first is not None else ""
         h = hashlib.sha256(f"{study.study_name}\x00{stamp}".encode()).hexdigest()[:24]
-        return f"optuna-{h}-{space.key}-{restarts}"
+        m = self._constraint_count(study)
+        return f"optuna-{h}-{space.key}{f'-c{m}' if m else ''}-{restarts}"
 
     def _restart(self, study, space, stopped):
         """Replaces the study's stopped session by a new one from its best
         point (once, whichever worker comes first)."""
-        key = SESSION_ATTR + space.key
+        key = self._session_key(study, space)
         attr = study._storage.get_study_system_attrs(study._study_id).get(key)
         if attr is None or attr["id"] != stopped.id:
             return  # another worker restarted it

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, NamedTuple, Optional
 
-__all__ = ["Result", "Claim", "BestSolution", "StopDict", "PYCMA_STOP_NAMES"]
+__all__ = ["Result", "Claim", "BestSolution", "BestFeasible", "StopDict", "PYCMA_STOP_NAMES"]
 
 # The server's name of each termination criterion, by the name pycma's
 # CMAEvolutionStrategy.stop() gives the same criterion.
@@ -126,3 +126,21 @@ class BestSolution(NamedTuple):
     def get(self):
         """(x, f, evals), as pycma's BestSolution.get."""
         return self.x, self.f, self.evals
+
+
+class BestFeasible(NamedTuple):
+    """pycma's ``es.best_feasible`` of a constrained session: the best
+    point told whose constraint values were all known and ≤ 0.
+
+    Attributes:
+        x: the point (None before any; a numpy array when the session was
+            made with numpy).
+        f: its value (inf before any, as pycma's).
+        g: its m constraint values (None before any).
+        evals: the evaluations told up to the end of its generation.
+    """
+
+    x: Any
+    f: float
+    g: Any
+    evals: Optional[int]

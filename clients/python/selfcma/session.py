@@ -16,7 +16,7 @@ from . import _convert as conv
 from .errors import NotFound, OutOfRange, Stopped, Unsupported
 from .options import bounds as pycma_bounds
 from .options import to_create
-from .result import BestSolution, Claim, Result, StopDict
+from .result import BestFeasible, BestSolution, Claim, Result, StopDict
 
 __all__ = ["Session"]
 
@@ -310,7 +310,7 @@ class Session:
             wait = min(2 * wait, 1.0)
             self._refresh_quietly()
 
-    def tell(self, X, fitness, check_points=None, copy=False):
+    def tell(self, X, fitness, check_points=None, copy=False, constraints_values=None):
         """Tells the fitness values of the points X of the pending generation
         and advances the session one generation.
 
@@ -329,25 +329,41 @@ class Session:
         lost answer applies once: telling the same X and values again is
         answered as the first time. check_points and copy are pycma's and
         change nothing here.
+
+        constraints_values: pycma's, for a session created with
+            ``constraints=m``: G[i] holds the m values g_j(X[i]), feasible
+            when all are ≤ 0 (a list of rows or a 2-D array; None or NaN
+            for an unknown value, a None row when all are unknown: the
+            point then ranks as a failed evaluation). Required by a
+            constrained session, refused (OutOfRange) by any other.
         """
         X = conv.matrix(X, "X")
         values = conv.fitness(fitness, len(X))
+        G = None if constraints_values is None else conv.constraint_values(constraints_values, len(X))
         if self._claims and X:
             idx = _positions_in(X, self._claims)
             if idx is not None:
-                self._tell_claims(idx, values)
+                self._tell_claims(idx, values, G)
                 return
         gen, cands, perm = self._find(X, _permutation, "is not")
         ordered = [None] * len(values)
         for i, j in enumerate(perm):
             ordered[j] = values[i]
-        self._send_tell(gen, cands, {"generation": gen, "fitness": ordered})
+        body = {"generation": gen, "fitness": ordered}
+        if G is not None:
+            body["constraint_values"] = [None] * len(G)
+            for i, j in enumerate(perm):
+                body["constraint_values"][j] = G[i]
+        self._send_tell(gen, cands, body)
 
-    def _tell_claims(self, indices, values):
+    def _tell_claims(self, indices, values, G=None):
         """Tells the values of points claimed by ask(number)."""
         gen = self._claims_gen
+        body = {"generation": gen, "indices": indices, "fitness": values}
+        if G is not None:
+            body["constraint_values"] = G
         try:
-            self._state = self._req("POST", "/tell", {"generation": gen, "indices": indices, "fitness": values})
+            self._state = self._req("POST", "/tell", body)
         except Stopped:
             self._claims = {}
             self._refresh_quietly()
@@ -464,7 +480,7 @@ class Session:
             print("solution =", self.result[0])
         return self
 
-    def tell_partial(self, X, fitness):
+    def tell_partial(self, X, fitness, constraints_values=None):
         """Tells the values of some points of the pending generation, for
         evaluations that finish one by one: the server holds them (they
         survive a crash of this process or of the server) until every point
@@ -477,6 +493,7 @@ class Session:
         Returns True when this call completed the generation. Telling a point
         again with the same value changes nothing; with another value it
         raises Conflict. ``untold()`` lists the points still without a value.
+        constraints_values: as ``tell``'s, the rows of X's points.
         """
         X = conv.matrix(X, "X")
         values = conv.fitness(fitness, len(X))
@@ -487,7 +504,10 @@ class Session:
         # complete the generation, as far as this object knows.
         held = self._held() if self._state.get("generation") == gen else set()
         last = len(held | set(indices)) == len(cands)
-        return self._send_tell(gen, cands, {"generation": gen, "indices": indices, "fitness": values}, last)
+        body = {"generation": gen, "indices": indices, "fitness": values}
+        if constraints_values is not None:
+            body["constraint_values"] = conv.constraint_values(constraints_values, len(X))
+        return self._send_tell(gen, cands, body, last)
 
     def _send_tell(self, gen, cands, body, next_batch=True):
         """Sends the tell body of generation gen, whose batch is cands (with
@@ -579,16 +599,20 @@ class Session:
         return Claim(generation=c["generation"], index=c["index"], x=list(c["x"]), expires_at=c["expires_at"],
                      worker=str(worker))
 
-    def tell_claim(self, claim, value):
+    def tell_claim(self, claim, value, constraints_values=None):
         """Tells the value of a claimed point (None for a failed evaluation);
         returns True when it completed the generation. Raises Conflict when
         the point's generation has passed with another value (or another
         worker told the point another value first), Stopped when the
-        session has stopped."""
+        session has stopped. constraints_values: a constrained session's
+        m values g_j of the point (None or NaN where unknown)."""
         v = conv.fitness_value(value, "value")
         gen = claim.generation
+        body = {"generation": gen, "indices": [claim.index], "fitness": [v]}
+        if constraints_values is not None:
+            body["constraint_values"] = conv.constraint_values([constraints_values], 1)
         try:
-            self._state = self._req("POST", "/tell", {"generation": gen, "indices": [claim.index], "fitness": [v]})
+            self._state = self._req("POST", "/tell", body)
         except Stopped:
             self._refresh_quietly()
             raise
@@ -899,6 +923,27 @@ class Session:
         if b.get("f") is None:
             return BestSolution(None, math.inf, None)
         return BestSolution(self._out(b.get("x")), b["f"], self._best_evaluations(b.get("generation")))
+
+    @property
+    def best_feasible(self):
+        """pycma's ``es.best_feasible`` of a constrained session: the best
+        point told whose constraint values were all known and ≤ 0, with
+        ``.x``, ``.f``, ``.g`` (its m constraint values) and ``.evals``
+        (numpy arrays when the session uses numpy). Before any, x and g
+        are None and f is inf, as pycma's. ``best`` stays the best f told,
+        feasible or not."""
+        b = self._state.get("best_feasible") or {}
+        if b.get("f") is None:
+            return BestFeasible(None, math.inf, None, None)
+        return BestFeasible(self._out(b.get("x")), b["f"], self._out(b.get("g")), self._best_evaluations(b.get("generation")))
+
+    @property
+    def constraints(self):
+        """A constrained session's augmented Lagrangian as the server
+        holds it: ``{"count": m, "multipliers": [λ_i], "penalty_factors":
+        [μ_i]}`` (None until set); None for an unconstrained session."""
+        c = self._state.get("constraints")
+        return dict(c) if c else None
 
     @property
     def logger(self):

@@ -164,7 +164,7 @@ class FakeTransportTest(unittest.TestCase):
                 study.optimize(lambda tr: tr.suggest_float("x", 0, 1) + tr.suggest_float("y", 0, 1), n_trials=2)
                 body = t.of("POST", "/v1/sessions")[0][2]
                 self.assertEqual({k: body[k] for k in ("active", "restarts", "algorithm")
-                                  if k in body and (k != "algorithm" or body[k] != "cma-es")}, want)
+                                  if k in body and (k != "algorithm" or body[k] != "self-cma-es")}, want)
         with self.assertRaisesRegex(ValueError, "without restarts"):
             sampler_mod.SelfCmaSampler(fake_client(FakeTransport()), incpopsize=3)
         with self.assertRaisesRegex(TypeError, "CMA_active"):
@@ -263,6 +263,34 @@ class LiveTest(unittest.TestCase):
         # their generations would never complete.
         self.assert_every_claim_told(study, es)
         self.assertLess(study.best_value, 1e-2)
+
+    def test_constraints_func(self):
+        """Optuna's constraints_func: the session is constrained, every
+        trial tells its constraint values, and the best feasible point
+        approaches the constrained optimum (x = 1, y = 0, f = 1)."""
+
+        def objective(trial):
+            x = trial.suggest_float("x", -3, 3)
+            y = trial.suggest_float("y", -3, 3)
+            return x * x + y * y
+
+        def constraints(trial):
+            return [1 - trial.params["x"]]  # x ≥ 1
+
+        sampler = sampler_mod.SelfCmaSampler(self.server.url, seed=4, constraints_func=constraints)
+        study = optuna.create_study(sampler=sampler, study_name="constrained")
+        study.optimize(objective, n_trials=240, n_jobs=2)
+        es = self.session_of(study)
+        self.assertEqual(es.constraints["count"], 1)
+        self.assert_every_claim_told(study, es)
+        b = es.best_feasible
+        self.assertLessEqual(b.g[0], 0)
+        self.assertLess(b.f - 1, 2e-2, b)
+        self.assertEqual(len(es.constraints["multipliers"]), 1)
+        # Optuna sees the values too: the best feasible trial is the session's.
+        feasible = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE
+                    and t.system_attrs["constraints"][0] <= 0]
+        self.assertAlmostEqual(min(t.value for t in feasible), b.f, delta=1e-12)
 
     def test_a_trial_failed_without_the_sampler(self):
         # Optuna's heartbeat fails a stale trial without calling the

@@ -19,6 +19,7 @@ EXAMPLES = [
     ("docs/python.md", "## The ask/tell loop", 1),
     ("docs/python.md", "## As a pycma user", 1),
     ("docs/python.md", "## As an Optuna user", 1),
+    ("docs/python.md", "## Constraints", 1),
 ]
 
 

@@ -67,7 +67,7 @@ class LoopTest(ServerTestCase):
         t = time.monotonic()
         es = self.client.create([1.0] * N, 0.5, seed=11, name="ellipsoid", termination={"target_fitness": TARGET})
         self.assertEqual(es.stop(), {})
-        self.assertEqual((es.dimension, es.algorithm, es.seed, es.name), (N, "cma-es", 11, "ellipsoid"))  # the server's default algorithm
+        self.assertEqual((es.dimension, es.algorithm, es.seed, es.name), (N, "self-cma-es", 11, "ellipsoid"))  # the server's default algorithm
         run_to_end(es)
         r = es.result
         self.assertLessEqual(r.fbest, TARGET)

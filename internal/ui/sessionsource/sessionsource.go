@@ -220,6 +220,10 @@ func (s *Source) History(ctx context.Context, id string) ([]ui.Point, error) {
 				Sigma: r.Sigma, AxisRatio: r.AxisRatio, C1: r.C1, CMu: r.CMu, Cc: r.Cc,
 				OverallStep: r.OverallStep, AxisLengths: r.AxisLengths, Stds: r.Stds, Mean: r.Mean,
 			})
+			if c := r.Constraint; c != nil {
+				h.pts[len(h.pts)-1].Constraint = &ui.ConstraintPoint{Feasible: c.Feasible, Violation: c.Violation,
+					BestFeasible: c.BestFeasible, BestFeasibleSoFar: c.BestFeasibleSoFar}
+			}
 			last = r.Generation
 		}
 	}
