@@ -240,6 +240,11 @@ func partOf(g int, fitness []float64, from, to int) map[string]any {
 // default run, three large runs and the small ones between them.
 const algBIPOP = "cma-es+bipop"
 
+// algSNR is the kill tests' self-CMA-ES at its default λ: its first run
+// adapts c_1 and c_μ by the signal-to-noise rule (selfcma/snr.go), whose
+// state (η, E, V) must survive every kill.
+const algSNR = "self-cma-es+snr"
+
 func createBody(alg string) map[string]any {
 	if alg == algConstrained {
 		return constrainedBody()
@@ -270,9 +275,11 @@ func createBody(alg string) map[string]any {
 	}
 	if alg == "self-cma-es" {
 		// The paper's setting for the sphere (and internal/selfcma's test of
-		// it); with the default λ = 10 the current self-CMA-ES stops on
-		// condition_cov before 1e-8.
+		// it): λ ≥ 10n, so the first run self-adapts by h_t.
 		body["population_size"] = 100
+	}
+	if alg == algSNR {
+		body["algorithm"] = "self-cma-es" // the default λ: the rule
 	}
 	return body
 }
@@ -363,7 +370,7 @@ func sameBits(a, b [][]float64) bool {
 // bit for bit, and no told value is lost or applied twice.
 func TestEndToEndKills(t *testing.T) {
 	bin := serverBinary(t)
-	for _, alg := range []string{"cma-es", "self-cma-es", algBIPOP, "sep-cma-es", algConstrained} {
+	for _, alg := range []string{"cma-es", "self-cma-es", algSNR, algBIPOP, "sep-cma-es", algConstrained} {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			ref := reference(t, bin, alg)
