@@ -18,7 +18,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -262,23 +261,7 @@ func TestUpgradeConstrained(t *testing.T) {
 		t.Errorf("session.Check of the fixture: %v", p)
 	}
 	got := observeConstrained(t, newManager(st, observeAt), want)
-	var gotTree []step
-	if err := json.Unmarshal(exactbits.JSON(t, got), &gotTree); err != nil {
-		t.Fatal(err)
-	}
-	if len(gotTree) != len(want.Steps) {
-		t.Errorf("%d steps, want %d", len(gotTree), len(want.Steps))
-	}
-	d := exactbits.NewDiff(t)
-	for i := range min(len(gotTree), len(want.Steps)) {
-		w, g := want.Steps[i], gotTree[i]
-		path := fmt.Sprintf("step %d (%s %s)", i, w.Session, w.Op)
-		if g.Session != w.Session || g.Op != w.Op {
-			t.Fatalf("%s: got %s %s", path, g.Session, g.Op)
-		}
-		d.Subset(path, w.Out, g.Out)
-	}
-	d.Done()
+	compareSteps(t, want.Steps, got)
 	if p := storeProblems(st); len(p) > 0 {
 		t.Errorf("store.Check after the continuation: %v", p)
 	}

@@ -18,7 +18,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -219,23 +218,7 @@ func TestUpgradeSep(t *testing.T) {
 		t.Errorf("session.Check: %v", p)
 	}
 	got := sepObserve(t, newManager(st, observeAt), want)
-	var gotTree []step
-	if err := json.Unmarshal(exactbits.JSON(t, got), &gotTree); err != nil {
-		t.Fatal(err)
-	}
-	if len(gotTree) != len(want.Steps) {
-		t.Errorf("%d steps, want %d", len(gotTree), len(want.Steps))
-	}
-	d := exactbits.NewDiff(t)
-	for i := range min(len(gotTree), len(want.Steps)) {
-		w, g := want.Steps[i], gotTree[i]
-		path := fmt.Sprintf("step %d (%s %s)", i, w.Session, w.Op)
-		if g.Session != w.Session || g.Op != w.Op {
-			t.Fatalf("%s: got %s %s", path, g.Session, g.Op)
-		}
-		d.Subset(path, w.Out, g.Out)
-	}
-	d.Done()
+	compareSteps(t, want.Steps, got)
 	if p := sessionProblems(t, st); len(p) > 0 {
 		t.Errorf("session.Check after the continuation: %v", p)
 	}

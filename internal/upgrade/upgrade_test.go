@@ -227,6 +227,29 @@ type step struct {
 	Out     any    `json:"out"`
 }
 
+// compareSteps checks that got, the steps this code observed, are the
+// fixture's steps want, bit for bit where the fixture has a value.
+func compareSteps(t *testing.T, want []step, got any) {
+	t.Helper()
+	var gotTree []step
+	if err := json.Unmarshal(exactbits.JSON(t, got), &gotTree); err != nil {
+		t.Fatal(err)
+	}
+	if len(gotTree) != len(want) {
+		t.Errorf("%d steps, want %d", len(gotTree), len(want))
+	}
+	d := exactbits.NewDiff(t)
+	for i := range min(len(gotTree), len(want)) {
+		w, g := want[i], gotTree[i]
+		path := fmt.Sprintf("step %d (%s %s)", i, w.Session, w.Op)
+		if g.Session != w.Session || g.Op != w.Op {
+			t.Fatalf("%s: got %s %s", path, g.Session, g.Op)
+		}
+		d.Subset(path, w.Out, g.Out)
+	}
+	d.Done()
+}
+
 // ---- writing the fixtures (b8986da only) ----
 
 func TestWriteFixtures(t *testing.T) {
@@ -583,23 +606,7 @@ func TestUpgradeLayout4(t *testing.T) {
 	}
 
 	got := observe(t, newManager(st, observeAt), want)
-	var gotTree []step
-	if err := json.Unmarshal(exactbits.JSON(t, got), &gotTree); err != nil {
-		t.Fatal(err)
-	}
-	if len(gotTree) != len(want.Steps) {
-		t.Errorf("%d steps, want %d", len(gotTree), len(want.Steps))
-	}
-	d := exactbits.NewDiff(t)
-	for i := range min(len(gotTree), len(want.Steps)) {
-		w, g := want.Steps[i], gotTree[i]
-		path := fmt.Sprintf("step %d (%s %s)", i, w.Session, w.Op)
-		if g.Session != w.Session || g.Op != w.Op {
-			t.Fatalf("%s: got %s %s", path, g.Session, g.Op)
-		}
-		d.Subset(path, w.Out, g.Out)
-	}
-	d.Done()
+	compareSteps(t, want.Steps, got)
 
 	if p := storeProblems(st); len(p) > 0 {
 		t.Errorf("store.Check after the continuation: %v", p)
