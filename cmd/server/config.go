@@ -39,7 +39,7 @@ type Config struct {
 // parseConfig reads flags, falling back to the environment, then to the
 // defaults.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
-	c := Config{Limits: session.DefaultLimits}
+	c := Config{Limits: session.DefaultLimits()}
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(out)
 	str := func(p *string, name, env, def, usage string) {

@@ -55,7 +55,7 @@ func TestBudget(t *testing.T) {
 // the source cannot be read); nothing when it will be refused for its
 // dimension.
 func TestCreateCharge(t *testing.T) {
-	lim := session.DefaultLimits
+	lim := session.DefaultLimits()
 	lim.MaxDimension = 50
 	ts := newTestServer(t, serverOpts{limits: lim})
 	src := ts.create(t, map[string]any{"x0": make([]float64, 7), "sigma0": 1})

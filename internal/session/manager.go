@@ -44,7 +44,7 @@ type Manager struct {
 
 // Options configure a Manager.
 type Options struct {
-	Limits   Limits // zero value = DefaultLimits
+	Limits   Limits // zero value = DefaultLimits()
 	CacheCap int    // decoded sessions kept in memory; 0 = 256
 	// CacheBytes bounds them too, and the sessions in use with them, in
 	// bytes they hold as their engines report it (cmaes.HeldBytes, about
@@ -63,7 +63,7 @@ type Options struct {
 func NewManager(st Store, opt Options) *Manager {
 	m := &Manager{store: st, limits: opt.Limits, now: opt.Now, onEvent: opt.OnEvent}
 	if m.limits == (Limits{}) {
-		m.limits = DefaultLimits
+		m.limits = DefaultLimits()
 	}
 	if m.now == nil {
 		m.now = time.Now

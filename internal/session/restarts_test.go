@@ -61,7 +61,7 @@ func TestCreateDefaults(t *testing.T) {
 					lambda = selfcma.DefaultLambda(2)
 				}
 				want := session.RestartsView{Strategy: session.RestartsNone, Point: session.PointX0}
-				if k := defaultMax(def, lambda, 2, session.DefaultLimits); def.Restarts != session.RestartsNone && k > 0 {
+				if k := defaultMax(def, lambda, 2, session.DefaultLimits()); def.Restarts != session.RestartsNone && k > 0 {
 					want = session.RestartsView{Strategy: def.Restarts, Max: k, IncPopSize: def.IncPopSize, Point: def.RestartPoint}
 					if def.RestartPoint == session.PointUniform {
 						if b == nil {
@@ -115,7 +115,7 @@ func TestCreateRestartsEchoed(t *testing.T) {
 		{"region inside the bounds", nil, box(-2, 3), session.Restarts{Strategy: "ipop", Max: &two, Point: "uniform", Region: box(0, 3)},
 			session.RestartsView{Strategy: "ipop", Max: 2, IncPopSize: def.IncPopSize, Point: "uniform", Region: box(0, 3)}},
 		{"ipop with defaults", nil, nil, session.Restarts{Strategy: "ipop"},
-			session.RestartsView{Strategy: "ipop", Max: defaultMax(def, 6, 2, session.DefaultLimits), IncPopSize: def.IncPopSize, Point: "x0"}},
+			session.RestartsView{Strategy: "ipop", Max: defaultMax(def, 6, 2, session.DefaultLimits()), IncPopSize: def.IncPopSize, Point: "x0"}},
 	}
 	if def.RestartPoint == session.PointUniform {
 		// Without a region or bounds, a default uniform point is x0.

@@ -93,7 +93,7 @@ func sortedAsc(v []float64) bool {
 func TestSepLimits(t *testing.T) {
 	ctx := context.Background()
 	m, _ := newManager(t)
-	lim := session.DefaultLimits
+	lim := session.DefaultLimits()
 	sep, cma := session.AlgorithmSepCMAES, session.AlgorithmCMAES
 	yes, pop := true, 0
 	for _, tc := range []struct {

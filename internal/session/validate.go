@@ -23,16 +23,19 @@ type Limits struct {
 	MaxSepDimension, MaxSepBatch int
 }
 
-// DefaultLimits are the server's defaults.
-var DefaultLimits = Limits{
-	MaxDimension:   2000,
-	MaxPopulation:  100000,
-	MaxBatch:       1000000,
-	MaxNameBytes:   256,
-	MaxMetadataLen: 64 << 10,
+// DefaultLimits returns the server's defaults (a function, not a variable:
+// no caller can change what the next one gets).
+func DefaultLimits() Limits {
+	return Limits{
+		MaxDimension:   2000,
+		MaxPopulation:  100000,
+		MaxBatch:       1000000,
+		MaxNameBytes:   256,
+		MaxMetadataLen: 64 << 10,
 
-	MaxSepDimension: DefaultMaxSepDimension,
-	MaxSepBatch:     DefaultMaxSepBatch,
+		MaxSepDimension: DefaultMaxSepDimension,
+		MaxSepBatch:     DefaultMaxSepBatch,
+	}
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

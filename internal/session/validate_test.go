@@ -74,7 +74,7 @@ func TestConfigNamesTheField(t *testing.T) {
 		{ok(CreateParams{Metadata: []byte(`{"a":"` + strings.Repeat("m", 64<<10) + `"}`)}), "metadata"},
 	}
 	for _, tc := range tests {
-		_, _, _, err := DefaultLimits.config(tc.p)
+		_, _, _, err := DefaultLimits().config(tc.p)
 		e, isErr := err.(*Error)
 		if !isErr || e.Code != CodeOutOfRange {
 			t.Errorf("%s: got %v, want an out_of_range error", tc.path, err)
@@ -84,7 +84,7 @@ func TestConfigNamesTheField(t *testing.T) {
 			t.Errorf("got %q, want it to begin with %q", e.Message, tc.path)
 		}
 	}
-	if _, _, _, err := DefaultLimits.config(ok(CreateParams{})); err != nil {
+	if _, _, _, err := DefaultLimits().config(ok(CreateParams{})); err != nil {
 		t.Errorf("a valid request: %v", err)
 	}
 }
@@ -147,7 +147,7 @@ func TestCheckRestartsDefaults(t *testing.T) {
 func TestDefaultsValid(t *testing.T) {
 	for _, alg := range []string{AlgorithmCMAES, AlgorithmSelfCMAES} {
 		def := defaults.For(alg)
-		if _, err := DefaultLimits.checkRestarts(Restarts{Strategy: def.Restarts}, def, cmaes.Config{X0: []float64{1, 2}}, cmaes.DefaultLambda(2)); err != nil {
+		if _, err := DefaultLimits().checkRestarts(Restarts{Strategy: def.Restarts}, def, cmaes.Config{X0: []float64{1, 2}}, cmaes.DefaultLambda(2)); err != nil {
 			t.Errorf("%s: %+v: %v", alg, def, err)
 		}
 		if def.Restarts != RestartsNone && (!(def.IncPopSize > 1) || def.MaxRestarts < 1) {
@@ -164,7 +164,7 @@ func TestDefaultsValid(t *testing.T) {
 // cmd/bench's runs do; a given one is passed on.
 func TestConfigLeavesDefaultLambdaToEngine(t *testing.T) {
 	for _, size := range []int{0, 12} {
-		_, _, cfg, err := DefaultLimits.config(CreateParams{X0: make([]float64, 10), Sigma0: 1, Algorithm: AlgorithmCMAES, PopulationSize: size,
+		_, _, cfg, err := DefaultLimits().config(CreateParams{X0: make([]float64, 10), Sigma0: 1, Algorithm: AlgorithmCMAES, PopulationSize: size,
 			Restarts: Restarts{Strategy: RestartsBIPOP}})
 		if err != nil || cfg.Lambda != size {
 			t.Errorf("population_size %d: engine λ %d, %v", size, cfg.Lambda, err)
