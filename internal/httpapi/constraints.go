@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/selfcma/selfcma/internal/session"
 )
@@ -74,47 +73,6 @@ func toConstraintsJSON(s session.Session, j *sessionJSON) {
 	if j.Partial != nil && s.Partial.Constraints != nil {
 		j.Partial.ConstraintValues = matrix(s.Partial.Constraints)
 	}
-}
-
-// appendBestFeasible appends ,"best_feasible":{...} when j has one.
-func appendBestFeasible(b []byte, j *sessionJSON) []byte {
-	bf := j.BestFeasible
-	if bf == nil {
-		return b
-	}
-	b = append(b, `,"best_feasible":{"x":`...)
-	b = appendNumsOrNull(b, bf.X)
-	b = append(b, `,"f":`...)
-	b = appendNum(b, float64(bf.F))
-	b = append(b, `,"g":`...)
-	b = appendNumsOrNull(b, bf.G)
-	b = append(b, `,"generation":`...)
-	b = strconv.AppendInt(b, int64(bf.Generation), 10)
-	return append(b, '}')
-}
-
-// appendConstraints appends ,"constraints":{...} when j has them.
-func appendConstraints(b []byte, j *sessionJSON) []byte {
-	c := j.Constraints
-	if c == nil {
-		return b
-	}
-	b = append(b, `,"constraints":{"count":`...)
-	b = strconv.AppendInt(b, int64(c.Count), 10)
-	b = append(b, `,"multipliers":`...)
-	b = appendNumsOrNull(b, c.Multipliers)
-	b = append(b, `,"penalty_factors":`...)
-	b = appendNumsOrNull(b, c.PenaltyFactors)
-	return append(b, '}')
-}
-
-// appendPartialConstraints appends the held constraint values, if any.
-func appendPartialConstraints(b []byte, p *partialJSON) []byte {
-	if p.ConstraintValues == nil {
-		return b
-	}
-	b = append(b, `,"constraint_values":`...)
-	return appendMatrix(b, p.ConstraintValues)
 }
 
 // historyConstraintsJSON is what a constrained session's history record

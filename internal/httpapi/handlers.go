@@ -71,10 +71,10 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID)
 	if !created {
 		w.Header().Set("Idempotent-Replayed", "true")
-		s.writeSession(w, http.StatusOK, sess)
+		s.writeSession(w, r, http.StatusOK, sess)
 		return
 	}
-	s.writeSession(w, http.StatusCreated, sess)
+	s.writeSession(w, r, http.StatusCreated, sess)
 }
 
 // createCharge is what the create of p takes from the create budget while
@@ -158,8 +158,11 @@ func (s *server) get(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	j := toSessionJSON(sess)
-	body := appendSession(make([]byte, 0, 1024), &j)
+	body, err := sessionObject(sess)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if sess.Status == session.StatusRunning {
 		// The claims' leases of the pending generation, if any runs:
 		// while no candidate is free, claims wait for the first to end.
@@ -202,7 +205,7 @@ func (s *server) stop(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeSession(w, http.StatusOK, sess)
+	s.writeSession(w, r, http.StatusOK, sess)
 }
 
 // claim leases one candidate of the pending generation to a worker, for
@@ -456,7 +459,7 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		s.writeSession(w, http.StatusOK, sess)
+		s.writeSession(w, r, http.StatusOK, sess)
 		return
 	}
 	sess, batch, err := s.m.TellAsk(r.Context(), id, p)
@@ -464,8 +467,11 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	j := toSessionJSON(sess)
-	body := appendSession(nil, &j)
+	body, err := sessionObject(sess)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	// The session object, its closing brace replaced by "next".
 	body = append(body[:len(body)-1], `,"next":`...)
 	if batch == nil {
