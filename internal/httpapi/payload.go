@@ -25,6 +25,7 @@ type sessionJSON struct {
 	Best            *bestJSON         `json:"best"`
 	BestFeasible    *bestFeasibleJSON `json:"best_feasible,omitempty"`
 	Mean            nums              `json:"mean"`
+	MeanInBounds    nums              `json:"mean_in_bounds,omitempty"`
 	Sigma           num               `json:"sigma"`
 	Stds            nums              `json:"stds"`
 	Hyperparameters hyperJSON         `json:"hyperparameters"`
@@ -126,7 +127,7 @@ func toSessionJSON(s session.Session) sessionJSON {
 		ID: s.ID, Name: s.Name, Algorithm: s.Algorithm, Active: s.Active, Dimension: s.Dimension,
 		PopulationSize: s.PopulationSize, Seed: s.Seed, Status: s.Status,
 		StopReasons: stopsJSON(s.StopReasons), Generation: s.Generation, Evaluations: s.Evaluations,
-		Mean: nums(s.Mean), Sigma: num(s.Sigma), Stds: nums(s.Stds),
+		Mean: nums(s.Mean), MeanInBounds: nums(s.MeanInBounds), Sigma: num(s.Sigma), Stds: nums(s.Stds),
 		Hyperparameters: hyperJSON{
 			C1: num(s.Hyper.C1), CMu: num(s.Hyper.CMu), Cc: num(s.Hyper.Cc),
 			CSigma: num(s.Hyper.CSigma), DSigma: num(s.Hyper.DSigma), MuW: num(s.Hyper.MuW), Init: s.Hyper.Init, SNR: s.Hyper.SNR,

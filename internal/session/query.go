@@ -127,6 +127,9 @@ func view(l *loaded) Session {
 	if len(s.StopReasons) > 0 {
 		s.Status = StatusStopped
 	}
+	if b := cfg.Bounds; b != nil && len(st.Mean) == len(b.Lower) {
+		s.MeanInBounds = b.Image(st.Mean)
+	}
 	if b := st.Best; st.HasBest {
 		s.Best = &Best{X: slices.Clone(b.X), F: b.F, Generation: b.Generation}
 	}

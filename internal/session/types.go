@@ -176,6 +176,7 @@ type Session struct {
 	Evaluations    int
 	Best           *Best // nil before the first finite value
 	Mean           []float64
+	MeanInBounds   []float64 // with bounds: the mean's image in the box, as candidates are mapped (pycma's xfavorite); else nil
 	Sigma          float64
 	Stds           []float64 // σ·√C_ii of each coordinate
 	Hyper          Hyper

@@ -286,7 +286,7 @@ class Client:
         route = self._t.route()
         state = self._t.request("POST", "/v1/sessions", body, headers={"Idempotency-Key": idempotency_key},
                                 route=route)
-        return Session(self, state, numpy=numpy, bounds=body.get("bounds"), route=route)
+        return Session(self, state, numpy=numpy, route=route)
 
     def session(self, session_id, *, numpy=None):
         """Attaches to an existing session (to resume it, from any process):

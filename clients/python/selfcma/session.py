@@ -14,7 +14,6 @@ import webbrowser
 
 from . import _convert as conv
 from .errors import NotFound, OutOfRange, Stopped, Unsupported
-from .options import bounds as pycma_bounds
 from .options import to_create
 from .result import BestFeasible, BestSolution, Claim, Result, StopDict
 
@@ -36,27 +35,6 @@ def _attach(client, session_id, numpy):
 
 def _stop_dict(reasons):
     return StopDict((r.get("name"), r.get("value")) for r in reasons or [])
-
-
-def _transform1(x, lo, up):
-    """pycma's box transformation of one coordinate (the server's, in
-    internal/cmaes/bounds.go): identity well inside [lo, up], quadratic in
-    a margin at each bound, mirrored beyond."""
-    al = min((up - lo) / 2, (1 + abs(lo)) / 20)
-    au = min((up - lo) / 2, (1 + abs(up)) / 20)
-    if x < lo - 2 * al - (up - lo) / 2 or x > up + 2 * au + (up - lo) / 2:
-        r = 2 * (up - lo + al + au)
-        s = lo - 2 * al - (up - lo) / 2
-        x -= r * math.floor((x - s) / r)
-    if x > up + au:
-        x -= 2 * (x - up - au)
-    if x < lo - al:
-        x += 2 * (lo - al - x)
-    if x < lo + al:
-        x = lo + (x - (lo - al)) * (x - (lo - al)) / (4 * al)
-    elif x > up - au:
-        x = up - (x - (up + au)) * (x - (up + au)) / (4 * au)
-    return min(max(x, lo), up)
 
 
 def _positions(X, C):
@@ -133,7 +111,7 @@ class Session:
     the server then.
     """
 
-    def __init__(self, client, state, *, numpy=None, bounds=None, route=None):
+    def __init__(self, client, state, *, numpy=None, route=None):
         self._client = client
         self._state = state
         self._batch = None  # (generation, candidates) of the last ask
@@ -154,12 +132,6 @@ class Session:
                 _, self._local = to_create(self._opts, state.get("dimension") or 1)
             except (TypeError, ValueError):
                 self._local = {}
-            if bounds is None and "bounds" in self._opts and state.get("dimension"):
-                try:
-                    bounds = pycma_bounds(self._opts["bounds"], state["dimension"])
-                except (TypeError, ValueError):
-                    bounds = None
-        self._bounds = bounds  # {"lower": [...], "upper": [...]} when known
         self._evals_best = (None, None)  # (best generation, its evaluations)
         self._disp_lines = 0
         # The server this session's requests go to (several servers).
@@ -689,6 +661,8 @@ class Session:
         s = self._state
         best = s.get("best") or {}
         mean = list(s.get("mean") or [])
+        # With bounds the server sends the mean's image in the box too.
+        favorite = s.get("mean_in_bounds") or mean
         stds = s.get("stds")
         return Result(
             xbest=self._out(best.get("x")),
@@ -696,7 +670,7 @@ class Session:
             evals_best=self._best_evaluations(best.get("generation")),
             evaluations=s.get("evaluations", 0),
             iterations=s.get("generation", 0),
-            xfavorite=self._out(self._into_bounds(mean)),
+            xfavorite=self._out(list(favorite)),
             stds=self._out(stds) if stds is not None else None,
             stop=self.stop(),
             best_generation=best.get("generation"),
@@ -706,14 +680,6 @@ class Session:
             status=s.get("status", ""),
             session_id=s.get("id", ""),
         )
-
-    def _into_bounds(self, x):
-        """x mapped into the session's bounds as its candidates are (when
-        this object knows the bounds), else x."""
-        b = self._bounds
-        if not b or any(v is None for v in x):
-            return list(x)
-        return [_transform1(v, lo, up) for v, lo, up in zip(x, b["lower"], b["upper"])]
 
     def _best_evaluations(self, g):
         """The evaluations told up to the end of generation g (pycma's

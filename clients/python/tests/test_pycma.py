@@ -14,7 +14,7 @@ import selfcma
 from selfcma import Client, EvaluationError
 from selfcma.options import SUPPORTED, UNBOUNDED, to_create
 from selfcma.result import StopDict
-from selfcma.session import Session, _transform1
+from selfcma.session import Session
 
 
 class OptionsTest(unittest.TestCase):
@@ -72,21 +72,6 @@ class OptionsTest(unittest.TestCase):
         self.assertNotIn("tolx", s)
         self.assertEqual((s["tolfun"], s.get("ftarget"), s.get("maxfevals", 7)), (1e-12, 1e-8, 7))
         self.assertEqual(s, {"target_fitness": 1e-8, "tol_fun": 1e-12})
-
-    def test_transform_is_pycmas(self):
-        lo, up = 0.0, 10.0
-        al = min((up - lo) / 2, (1 + abs(lo)) / 20)  # 0.05
-        au = min((up - lo) / 2, (1 + abs(up)) / 20)  # 0.55
-        self.assertEqual(_transform1(5.0, lo, up), 5.0)  # the identity inside
-        self.assertAlmostEqual(_transform1(lo, lo, up), lo + al / 4)  # lo + (al)^2/(4 al)
-        self.assertAlmostEqual(_transform1(up, lo, up), up - au / 4)
-        # Mirrored at lo − al beyond the margin.
-        self.assertAlmostEqual(_transform1(lo - 1.0, lo, up), _transform1(2 * (lo - al) - (lo - 1.0), lo, up), places=12)
-        for x in (-1e3, -3.3, 12.7, 1e4):
-            self.assertTrue(lo <= _transform1(x, lo, up) <= up, x)
-        # An open side (±UNBOUNDED) changes no ordinary point.
-        for x in (-1e6, -1.0, 0.0, 3.5, 1e9):
-            self.assertEqual(_transform1(x, -UNBOUNDED, UNBOUNDED), x)
 
     def test_result_is_pycmas_tuple(self):
         state = {"id": "a", "dimension": 2, "status": "stopped", "generation": 7, "evaluations": 42,
@@ -189,6 +174,8 @@ class PycmaLiveTest(unittest.TestCase):
         self.assertTrue(seen_low and seen_high)
         r = es.result
         self.assertTrue(0 <= r.xfavorite[0] and r.xfavorite[1] <= 1, r.xfavorite)
+        self.assertEqual(list(r.xfavorite), es.info["mean_in_bounds"])  # the server's image of the mean
+        self.assertNotEqual(list(r.xfavorite), list(es.info["mean"]))  # the mean itself left the box
         # The optimum on the box is (0, 1), where the bounds hold the points.
         self.assertAlmostEqual(r.xbest[0], 0.0, delta=1e-2)
         self.assertAlmostEqual(r.xbest[1], 1.0, delta=1e-2)
