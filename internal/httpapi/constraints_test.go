@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,11 +153,42 @@ func TestConstrainedSession(t *testing.T) {
 			if last := hist.Records[gens-1]; last["best_feasible_so_far"] != s.BestFeasible.F || last["best_so_far"] != s.Best.F {
 				t.Fatalf("last history record %v", last)
 			}
+			checkConstraintsCSV(t, ts, id, hist.Records)
 		})
 	}
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// checkConstraintsCSV: the history as CSV has the constraint columns after
+// the fixed ones, with the JSON records' values (empty for null).
+func checkConstraintsCSV(t *testing.T, ts *testServer, id string, recs []map[string]any) {
+	t.Helper()
+	c := ts.do(t, call{method: "GET", path: "/v1/sessions/" + id + "/history?format=csv"})
+	rows, err := csv.NewReader(strings.NewReader(string(c.body))).ReadAll()
+	if err != nil || len(rows) != len(recs)+1 {
+		t.Fatalf("csv: %d rows, %v", len(rows), err)
+	}
+	for i, name := range csvConstraintsHeader {
+		if got := rows[0][len(csvHeader)+i]; got != name {
+			t.Fatalf("csv column %d is %q, want %q: %v", len(csvHeader)+i, got, name, rows[0])
+		}
+	}
+	for k, rec := range recs {
+		for i, name := range csvConstraintsHeader {
+			got, want := rows[k+1][len(csvHeader)+i], ""
+			if v, ok := rec[name].(float64); ok {
+				want = strconv.FormatFloat(v, 'g', -1, 64)
+				if g, err := strconv.ParseFloat(got, 64); err == nil && g == v {
+					continue
+				}
+			}
+			if got != want {
+				t.Errorf("generation %d: csv %s = %q, json %v", k, name, got, rec[name])
+			}
+		}
+	}
+}
 
 // TestConstrainedBadInput: a bad constraints declaration and constraint
 // values that do not fit the session are refused naming the field, and a

@@ -554,6 +554,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 			}
 			for _, h := range recs {
 				out.n = max(out.n, len(h.Mean))
+				out.constrained = out.constrained || h.Constraint != nil
 			}
 		}
 	}
@@ -579,13 +580,16 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 
 // historyWriter writes the records of a history answer as they come.
 type historyWriter struct {
-	w     http.ResponseWriter
-	csv   bool
-	n     int // CSV: the per-coordinate columns of each kind
-	cw    *csv.Writer
-	row   []string
-	buf   []byte
-	first bool
+	w   http.ResponseWriter
+	csv bool
+	n   int // CSV: the per-coordinate columns of each kind
+	// CSV: whether the records are a constrained session's (its columns
+	// follow the fixed ones)
+	constrained bool
+	cw          *csv.Writer
+	row         []string
+	buf         []byte
+	first       bool
 }
 
 func (h *historyWriter) start() {
@@ -593,7 +597,7 @@ func (h *historyWriter) start() {
 		h.w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 		h.w.WriteHeader(http.StatusOK)
 		h.cw = csv.NewWriter(h.w)
-		h.cw.Write(csvHeaderOf(h.n))
+		h.cw.Write(csvHeaderOf(h.n, h.constrained))
 		return
 	}
 	h.w.Header().Set("Content-Type", "application/json")
@@ -605,7 +609,7 @@ func (h *historyWriter) start() {
 func (h *historyWriter) write(recs []session.HistoryRecord) {
 	if h.csv {
 		for _, rec := range recs {
-			h.row = csvRow(h.row[:0], rec, h.n)
+			h.row = csvRow(h.row[:0], rec, h.n, h.constrained)
 			h.cw.Write(h.row)
 		}
 		h.cw.Flush()
@@ -636,13 +640,21 @@ var csvHeader = []string{"generation", "run", "lambda", "evaluations", "best", "
 	"sigma", "c1", "cmu", "cc", "axis_ratio", "restarted", "aux_mean_c1", "aux_mean_cmu", "aux_mean_cc",
 	"aux_sigma", "aux_feasible", "overall_step", "injected"}
 
-// csvHeaderOf is the CSV's header line: when the records keep
-// per-coordinate values (n of each), n columns of each follow:
-// axis_length_0 … axis_length_{n−1}, std_0 …, mean_0 ….
-func csvHeaderOf(n int) []string {
-	header := csvHeader
+// csvConstraintsHeader are the columns of a constrained session's records
+// (the history JSON's feasible, violation, best_feasible and
+// best_feasible_so_far).
+var csvConstraintsHeader = []string{"feasible", "violation", "best_feasible", "best_feasible_so_far"}
+
+// csvHeaderOf is the CSV's header line: a constrained session's columns
+// follow the fixed ones; when the records keep per-coordinate values (n of
+// each), n columns of each follow: axis_length_0 … axis_length_{n−1},
+// std_0 …, mean_0 ….
+func csvHeaderOf(n int, constrained bool) []string {
+	header := slices.Clip(csvHeader)
+	if constrained {
+		header = append(header, csvConstraintsHeader...)
+	}
 	if n > 0 {
-		header = slices.Clip(header)
 		for _, name := range [...]string{"axis_length_", "std_", "mean_"} {
 			for i := range n {
 				header = append(header, name+strconv.Itoa(i))
@@ -654,7 +666,7 @@ func csvHeaderOf(n int) []string {
 
 // csvRow appends the CSV fields of h to row: empty for values that are
 // not finite or absent.
-func csvRow(row []string, h session.HistoryRecord, n int) []string {
+func csvRow(row []string, h session.HistoryRecord, n int, constrained bool) []string {
 	f := func(v float64) string { return string(appendNum(nil, v)) }
 	row = append(row, strconv.Itoa(h.Generation), strconv.Itoa(h.Run), strconv.Itoa(h.Lambda),
 		strconv.Itoa(h.Evaluations), f(h.Best), f(h.Median), f(h.BestSoFar), f(h.Sigma),
@@ -665,6 +677,11 @@ func csvRow(row []string, h session.HistoryRecord, n int) []string {
 		row = append(row, "", "", "", "", "")
 	}
 	row = append(row, f(h.OverallStep), strconv.Itoa(h.Injected))
+	if c := h.Constraint; c != nil {
+		row = append(row, strconv.Itoa(c.Feasible), f(c.Violation), f(c.BestFeasible), f(c.BestFeasibleSoFar))
+	} else if constrained {
+		row = append(row, "", "", "", "")
+	}
 	if n > 0 {
 		for _, v := range [...][]float64{h.AxisLengths, h.Stds, h.Mean} {
 			for i := range n {
