@@ -5,14 +5,23 @@ prints the evaluations a second (issue 25: 390/s on bbolt before).
 
   go run ./cmd/server -addr 127.0.0.1:8080 -db /tmp/evals.db &
   python3 scripts/workerevals.py http://127.0.0.1:8080 clients/python 10
+
+With --optuna STORAGE it then runs Optuna's CmaEsSampler for SECONDS on
+that storage (one process, the same 10-D sphere, one trial = one
+evaluation) and prints its trials a second and the ratio: give the
+server and Optuna the same PostgreSQL (Optuna needs python3-psycopg2):
+
+  go run ./cmd/server -addr 127.0.0.1:8080 -db postgres://.../selfcma &
+  python3 scripts/workerevals.py http://127.0.0.1:8080 clients/python 30 \\
+      --optuna postgresql+psycopg2://.../optuna
 """
 
+import argparse
 import sys
 import time
 
 
-def main():
-    url, client_dir, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+def ours(url, client_dir, seconds):
     sys.path.insert(0, client_dir)
     import selfcma
 
@@ -24,8 +33,38 @@ def main():
             continue
         es.tell_claim(c, sum(v * v for v in c.x))
         n += 1
-    dt = time.monotonic() - t0
-    print(f"{n} evaluations in {dt:.1f} s: {n / dt:.0f}/s")
+    return n / (time.monotonic() - t0), n
+
+
+def optuna_rate(storage, seconds):
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(storage=storage, sampler=optuna.samplers.CmaEsSampler(seed=1),
+                                study_name=f"workerevals-{time.time_ns()}")
+
+    def f(trial):
+        return sum(trial.suggest_float(f"x{i}", -5, 5) ** 2 for i in range(10))
+
+    t0 = time.monotonic()
+    study.optimize(f, timeout=seconds)
+    n = len(study.trials)
+    return n / (time.monotonic() - t0), n
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("url")
+    ap.add_argument("client_dir")
+    ap.add_argument("seconds", type=float)
+    ap.add_argument("--optuna", metavar="STORAGE", help="also run Optuna's CmaEsSampler on this storage URL")
+    a = ap.parse_args()
+    rate, n = ours(a.url, a.client_dir, a.seconds)
+    print(f"selfcma worker: {n} evaluations in {a.seconds:.0f} s: {rate:.1f}/s")
+    if a.optuna:
+        orate, on = optuna_rate(a.optuna, a.seconds)
+        print(f"Optuna CmaEsSampler: {on} trials in {a.seconds:.0f} s: {orate:.1f}/s")
+        print(f"ratio: {rate / orate:.1f}x")
 
 
 if __name__ == "__main__":
