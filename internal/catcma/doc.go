@@ -26,6 +26,6 @@
 // uniform number falls past the rounded cumulative sum takes the last
 // category (the reference would leave its one-hot row empty).
 //
-// The package imports math and math/rand/v2 only; it is deterministic given its state and the
-// told values.
+// The package imports math, math/rand/v2 and gonum only; it is
+// deterministic given its state and the told values.
 package catcma
