@@ -59,7 +59,7 @@ func New(cfg Config) (*CatCMA, error) {
 	}
 	o.Params = p
 	o.grid = newGrid(o.Space.Z)
-	o.State.Termination = cfg.Termination
+	o.State.Termination, o.State.Seed = cfg.Termination, cfg.Seed
 	o.State.RNG = *rand.NewPCG(cfg.Seed, streamPCG)
 	o.rnd = rand.New(&o.State.RNG)
 	if p.NMi > 0 {

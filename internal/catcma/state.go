@@ -48,6 +48,7 @@ type State struct {
 	// the best candidate told (HasBest false before the first finite
 	// value), the termination criteria and the ones that fired (nil while
 	// the run goes on).
+	Seed        uint64 // Config.Seed, for a service to report
 	Evaluations int
 	Best        Best
 	HasBest     bool

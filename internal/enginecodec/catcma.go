@@ -16,11 +16,11 @@ import (
 //     State's fields in their declared order. C is written only when it
 //     differs from B diag(D²) Bᵀ (a flag says which; after New and every
 //     update it does not) and is otherwise rebuilt by catcma.Restore.
-//   - Version 2 adds the run's bookkeeping after the ASNG's state:
-//     evaluations, the best candidate (a flag, then x, z, c, f and its
+//   - Version 2 adds the run's bookkeeping after the ASNG's state: the
+//     seed, evaluations, the best candidate (a flag, then x, z, c, f and its
 //     generation), the termination (max evaluations, a target flag and
 //     value, NoShouldStop) and the stop reasons. A state of version 1
-//     decodes as the engine it was: λ·g evaluations, no best, no
+//     decodes as the engine it was: seed 0 (unknown), λ·g evaluations, no best, no
 //     termination and no should_stop (migrateCatCMA).
 const (
 	catcmaMagic   = "selfcma/catcma"
@@ -89,6 +89,7 @@ func AppendCatCMA(dst []byte, o *catcma.CatCMA) []byte {
 }
 
 func writeTrack(w *binenc.Writer, s *catcma.State) {
+	w.Uint64(s.Seed)
 	w.Int(s.Evaluations)
 	w.Bool(s.HasBest)
 	if s.HasBest {
@@ -210,6 +211,7 @@ func readCatState(r *binenc.Reader, s *catcma.State) {
 }
 
 func readTrack(r *binenc.Reader, s *catcma.State) {
+	s.Seed = r.Uint64()
 	s.Evaluations = r.Int()
 	if s.HasBest = r.Bool(); s.HasBest {
 		s.Best.X = r.Floats()
