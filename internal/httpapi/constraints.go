@@ -58,10 +58,12 @@ type constraintsJSON struct {
 
 // bestFeasibleJSON is the best feasible point told.
 type bestFeasibleJSON struct {
-	X          nums `json:"x"`
-	F          num  `json:"f"`
-	G          nums `json:"g"`
-	Generation int  `json:"generation"`
+	X          nums  `json:"x"`
+	F          num   `json:"f"`
+	G          nums  `json:"g"`
+	Generation int   `json:"generation"`
+	Z          nums  `json:"z,omitempty"` // a mixed session's (mixed.go)
+	C          []int `json:"c,omitempty"`
 }
 
 func toConstraintsJSON(s session.Session, j *sessionJSON) {
@@ -90,6 +92,7 @@ func appendBestFeasible(b []byte, j *sessionJSON) []byte {
 	b = appendNumsOrNull(b, bf.G)
 	b = append(b, `,"generation":`...)
 	b = strconv.AppendInt(b, int64(bf.Generation), 10)
+	b = appendZC(b, bf.Z, bf.C)
 	return append(b, '}')
 }
 

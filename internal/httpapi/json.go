@@ -165,6 +165,7 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 		b = appendNum(b, float64(j.Best.F))
 		b = append(b, `,"generation":`...)
 		b = strconv.AppendInt(b, int64(j.Best.Generation), 10)
+		b = appendZC(b, j.Best.Z, j.Best.C)
 		b = append(b, '}')
 	}
 	b = appendBestFeasible(b, j)
@@ -260,6 +261,7 @@ func appendSession(b []byte, j *sessionJSON) []byte {
 	b = strconv.AppendInt(b, int64(j.Injected.InBatch), 10)
 	b = append(b, '}')
 	b = appendConstraints(b, j)
+	b = appendMixed(b, j)
 	if len(j.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
 		var buf bytes.Buffer

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/selfcma/selfcma/internal/catcma"
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/defaults"
 	"github.com/selfcma/selfcma/internal/selfcma"
@@ -42,6 +43,8 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 type selfParams struct {
 	Init string // the auxiliary's initialization
 	SNR  bool   // selfcma.Config.SNR
+
+	Mixed *catcma.Config // CatCMA with margin's configuration (mixed.go), without the seed
 }
 
 // config checks p against the limits and returns the algorithm, the
@@ -138,7 +141,7 @@ func checkAlgorithm(alg string) (string, error) {
 	case AlgorithmSelfCMAES, AlgorithmCMAES, AlgorithmSepCMAES:
 		return alg, nil
 	}
-	return "", errorf(CodeOutOfRange, "algorithm %q, want %q, %q or %q", alg, AlgorithmSelfCMAES, AlgorithmCMAES, AlgorithmSepCMAES)
+	return "", errorf(CodeOutOfRange, "algorithm %q, want %q, %q, %q or %q", alg, AlgorithmSelfCMAES, AlgorithmCMAES, AlgorithmSepCMAES, AlgorithmCatCMA)
 }
 
 // checkSNR checks hyperparameters.snr for alg and returns it, with its
