@@ -200,13 +200,6 @@ func (m *Manager) warmStart(ctx context.Context, p *CreateParams) ([][]float64, 
 // algorithm, the self-CMA-ES settings and the engine's configuration
 // (without the seed), with the points to inject into the first batch.
 func (m *Manager) prepare(ctx context.Context, p CreateParams) (string, selfParams, cmaes.Config, error) {
-	if isMixed(p) {
-		mc, n, err := m.limits.mixedConfig(p)
-		if err != nil {
-			return "", selfParams{}, cmaes.Config{}, err
-		}
-		return AlgorithmCatCMA, selfParams{Mixed: &mc}, cmaes.Config{X0: make([]float64, n)}, nil // X0: the flat dimension
-	}
 	inject, err := m.warmStart(ctx, &p)
 	if err != nil {
 		return "", selfParams{}, cmaes.Config{}, err

@@ -53,6 +53,13 @@ type selfParams struct {
 // every message names the field's path.
 func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error) {
 	var cfg cmaes.Config
+	if isMixed(p) {
+		mc, n, err := l.mixedConfig(p)
+		if err != nil {
+			return "", selfParams{}, cfg, err
+		}
+		return AlgorithmCatCMA, selfParams{Mixed: &mc}, cmaes.Config{X0: make([]float64, n)}, nil // X0: the flat dimension
+	}
 	n := len(p.X0)
 	alg, err := checkAlgorithm(p.Algorithm)
 	if err != nil {
