@@ -10,9 +10,9 @@ const algMixed = "catcma"
 func mixedBody() map[string]any {
 	ints := []float64{-2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8}
 	return map[string]any{"x0": []float64{3, 3, 3}, "seed": 20140613,
-		"bounds":     map[string]any{"lower": []float64{-1, -1, -1}, "upper": []float64{5, 5, 5}},
-		"integers":   [][]float64{ints, ints, {-0.5, 0, 0.25, 0.5, 1}},
-		"categories": []int{5, 5, 5},
+		"bounds":      map[string]any{"lower": []float64{-1, -1, -1}, "upper": []float64{5, 5, 5}},
+		"integers":    [][]float64{ints, ints, {-0.5, 0, 0.25, 0.5, 1}},
+		"categories":  []int{5, 5, 5},
 		"termination": map[string]any{"target_fitness": 1e-8}}
 }
 
