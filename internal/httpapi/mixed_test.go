@@ -130,3 +130,23 @@ func TestMixedBadInput(t *testing.T) {
 		t.Fatalf("refused creates left sessions: %s", l.body)
 	}
 }
+
+// TestMixedCreateCharge: a mixed create is charged what CatCMA states for
+// its space (its integer grids too), also without x0.
+func TestMixedCreateCharge(t *testing.T) {
+	s := &server{m: newTestServer(t, serverOpts{}).m}
+	ctx := context.Background()
+	long := make([]float64, 5000)
+	for i := range long {
+		long[i] = float64(i)
+	}
+	small := session.CreateParams{Integers: [][]float64{{0, 1}, {0, 1}}, Categories: []int{3}}
+	big := session.CreateParams{Integers: [][]float64{{0, 1}, long}, Categories: []int{3}}
+	cs, cb := s.createCharge(ctx, small), s.createCharge(ctx, big)
+	if cs <= 0 || cs != session.CreateBytesOf(small, 3) {
+		t.Fatalf("charged %d for a small mixed create, want %d", cs, session.CreateBytesOf(small, 3))
+	}
+	if cb < cs+2*8*2*5000 { // two padded rows of 5000 values and thresholds, counted twice
+		t.Fatalf("charged %d for a list of 5000 values, %d for lists of 2", cb, cs)
+	}
+}
