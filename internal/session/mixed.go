@@ -366,9 +366,18 @@ func (e mixedES) Tell(fit []float64) (HistoryRecord, error) {
 	if s.HasBest {
 		h.BestSoFar = s.Best.F
 	}
-	if len(s.D) > 0 {
+	if n := p.NMi; n > 0 {
 		h.AxisRatio = slices.Max(s.D) / slices.Min(s.D)
 		h.OverallStep = s.Sigma * slices.Max(s.D)
+		if n <= HistoryMaxCoordinates {
+			// The Gaussian's, over the continuous then the integer
+			// coordinates, kept where HistoryKeepsCoordinates says so.
+			h.Mean, h.AxisLengths, h.Stds = slices.Clone(s.Mean), slices.Clone(s.D), make([]float64, n)
+			slices.Sort(h.AxisLengths)
+			for i := range n {
+				h.Stds[i] = s.Sigma * s.A[i] * math.Sqrt(s.C[i*n+i])
+			}
+		}
 	}
 	return h, nil
 }
