@@ -391,7 +391,7 @@ func (e mixedES) Status() cmaes.Status {
 	f, _ := mixedSpace(e)
 	n := f.nx + f.nz + f.nc
 	st := cmaes.Status{
-		Config: cmaes.Config{Sigma0: s.Sigma0, Lambda: p.Lambda, Seed: s.Seed},
+		Config: cmaes.Config{Sigma0: s.Sigma0, Lambda: p.Lambda, Seed: s.Seed, Active: true}, // negative weights, as its reference
 		Params: cmaes.Params{N: n, Lambda: p.Lambda, Mu: p.Mu, Weights: p.Weights, MuW: p.MuEff,
 			CSigma: p.CSigma, DSigma: p.DSigma, Cc: p.Cc, C1: p.C1, CMu: p.CMu, ChiN: p.ChiN},
 		Hyper:      cmaes.Hyper{C1: p.C1, CMu: p.CMu, Cc: p.Cc},
