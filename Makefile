@@ -94,7 +94,7 @@ GOTEST_PKGS ?= ./...
 # Not tests but the writers of the upgrade fixtures, run by hand on the
 # commit that made them (-args -write, -args -write-upgrade); anywhere else
 # they can only skip, and under CI a skip fails the run.
-GOTEST_NOT_TESTS = ^TestWrite([A-Za-z]*Upgrade|Sep|Constrained)?Fixtures$$
+GOTEST_NOT_TESTS = ^TestWrite([A-Za-z]*Upgrade|Sep|Constrained|Mixed)?Fixtures$$
 E2E_PKG = github.com/selfcma/selfcma/cmd/server
 E2E_TESTS = ^(TestDamagedCopies|TestEndToEnd.*|TestFullDisk|TestMemoryBounded|TestPostgres.*|TestReadmeSeveralServers|TestDatabase.*|TestStartBeforeDatabase|TestMaxConnections|TestFailover|TestDocsFailover|TestCheckPostgresInUse)$$
 GOTEST = $(GO) test -count=1 -timeout $(GOTEST_TIMEOUT) -json

@@ -121,7 +121,8 @@ func countBelow(v []int) int {
 // target or the budget is spent.
 func solve(p mixedfn.Problem, seed uint64, maxEvals int) (Run, error) {
 	x, z, c := p.Space()
-	o, err := catcma.New(catcma.Config{Space: catcma.Space{X: x, Z: z, C: c}, Seed: seed})
+	o, err := catcma.New(catcma.Config{Space: catcma.Space{X: x, Z: z, C: c}, Seed: seed,
+		Termination: catcma.Termination{NoShouldStop: true}}) // as the peer run, which never asks should_stop
 	if err != nil {
 		return Run{}, err
 	}

@@ -31,6 +31,9 @@ func constrainedBody() map[string]any {
 // second one unknown every fifth generation, candidate 3's row every
 // seventh).
 func tellFor(alg string, b e2eBatch) map[string]any {
+	if alg == algMixed {
+		return mixedTellOf(b)
+	}
 	tell := tellOf(b)
 	if alg != algConstrained {
 		return tell

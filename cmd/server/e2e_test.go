@@ -213,6 +213,8 @@ type e2eSession struct {
 type e2eBatch struct {
 	Generation int         `json:"generation"`
 	Candidates [][]float64 `json:"candidates"`
+	Z          [][]float64 `json:"z"` // a mixed session's (mixed_e2e_test.go)
+	C          [][]int     `json:"c"`
 }
 
 func tellOf(b e2eBatch) map[string]any {
@@ -248,6 +250,9 @@ const algSNR = "self-cma-es+snr"
 func createBody(alg string) map[string]any {
 	if alg == algConstrained {
 		return constrainedBody()
+	}
+	if alg == algMixed {
+		return mixedBody()
 	}
 	x0 := make([]float64, 10)
 	for i := range x0 {
@@ -316,7 +321,7 @@ func reference(t *testing.T, bin, alg string) trace {
 		if b.Generation != len(tr.batches) {
 			t.Fatalf("asked generation %d, want %d", b.Generation, len(tr.batches))
 		}
-		tr.batches = append(tr.batches, b.Candidates)
+		tr.batches = append(tr.batches, b.points())
 		json.Unmarshal(must(t, "POST", p.base+"/v1/sessions/"+s.ID+"/tell", tellFor(alg, b), 200), &s)
 		if len(tr.batches) > 2000 {
 			t.Fatal("no convergence in 2000 generations")
@@ -370,7 +375,7 @@ func sameBits(a, b [][]float64) bool {
 // bit for bit, and no told value is lost or applied twice.
 func TestEndToEndKills(t *testing.T) {
 	bin := serverBinary(t)
-	for _, alg := range []string{"cma-es", "self-cma-es", algSNR, algBIPOP, "sep-cma-es", algConstrained} {
+	for _, alg := range []string{"cma-es", "self-cma-es", algSNR, algBIPOP, "sep-cma-es", algConstrained, algMixed} {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			ref := reference(t, bin, alg)
@@ -439,7 +444,7 @@ func TestEndToEndKills(t *testing.T) {
 			for g := 0; s.Status == "running"; g++ {
 				var b e2eBatch
 				json.Unmarshal(must(t, "GET", p.base+sp+"/ask", nil, 200), &b)
-				if b.Generation != g || g >= len(ref.batches) || !sameBits(b.Candidates, ref.batches[g]) {
+				if b.Generation != g || g >= len(ref.batches) || !sameBits(b.points(), ref.batches[g]) {
 					t.Fatalf("generation %d: asked generation %d, the batch differs from the uninterrupted run's", g, b.Generation)
 				}
 				tell := tellFor(alg, b)

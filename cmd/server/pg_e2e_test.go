@@ -264,7 +264,7 @@ func TestPostgresKills(t *testing.T) {
 	bin := serverBinary(t)
 	for _, n := range []int{1, 3} {
 		t.Run(fmt.Sprintf("%d servers", n), func(t *testing.T) {
-			algs := []string{"cma-es", "self-cma-es", algConstrained}
+			algs := []string{"cma-es", "self-cma-es", algConstrained, algMixed}
 			refs := map[string]trace{}
 			for _, alg := range algs {
 				refs[alg] = reference(t, bin, alg)
@@ -302,7 +302,7 @@ func TestPostgresKills(t *testing.T) {
 					for g := 0; sess.Status == "running"; g++ {
 						var bt e2eBatch
 						json.Unmarshal(s.must(t, "GET", sp+"/ask", nil, 200), &bt)
-						if bt.Generation != g || g >= len(ref.batches) || !sameBits(bt.Candidates, ref.batches[g]) {
+						if bt.Generation != g || g >= len(ref.batches) || !sameBits(bt.points(), ref.batches[g]) {
 							t.Fatalf("%s generation %d: asked generation %d, the batch differs from the bbolt run's", alg, g, bt.Generation)
 						}
 						tell := tellFor(alg, bt)

@@ -23,8 +23,9 @@ type Config struct {
 	Cov []float64
 	// Q is the initial categorical distribution (N_ca rows of K_i
 	// probabilities summing to 1); nil: uniform.
-	Q    [][]float64
-	Seed uint64
+	Q           [][]float64
+	Seed        uint64
+	Termination Termination
 }
 
 // Candidate is one point of a batch.
@@ -58,6 +59,7 @@ func New(cfg Config) (*CatCMA, error) {
 	}
 	o.Params = p
 	o.grid = newGrid(o.Space.Z)
+	o.State.Termination, o.State.Seed = cfg.Termination, cfg.Seed
 	o.State.RNG = *rand.NewPCG(cfg.Seed, streamPCG)
 	o.rnd = rand.New(&o.State.RNG)
 	if p.NMi > 0 {
@@ -268,9 +270,13 @@ func (o *CatCMA) Ask() []Candidate {
 // batch.
 func (o *CatCMA) Tell(fitness []float64) error {
 	p, s := o.Params, &o.State
+	if len(s.Stop) > 0 {
+		return ErrStopped
+	}
 	if len(fitness) != p.Lambda {
 		return fmt.Errorf("catcma: fitness: %d values, want %d", len(fitness), p.Lambda)
 	}
+	o.track(o.Ask(), fitness)
 	f := make([]float64, p.Lambda)
 	for i, v := range fitness {
 		if math.IsNaN(v) {
@@ -306,6 +312,9 @@ func (o *CatCMA) Tell(fitness []float64) error {
 			sc[r] = s.Cat[k]
 		}
 		o.updateCategorical(sc)
+	}
+	if name, v := o.criterion(); len(s.Stop) == 0 && name != "" && !s.Termination.NoShouldStop {
+		s.Stop = append(s.Stop, StopReason{Name: name, Value: v})
 	}
 	o.sample()
 	return nil

@@ -15,15 +15,17 @@
 // out (the same points until it is told); Tell ranks the told values,
 // updates the distribution and samples the next batch. The whole state, the
 // random stream (math/rand/v2 PCG) and the pending batch included, is the
-// plain exported State; MarshalBinary encodes it exactly with a version, so
-// a restored optimizer continues bit for bit.
+// plain exported State; internal/enginecodec encodes it exactly with a
+// version and Restore rebuilds the optimizer from it, so a restored
+// optimizer continues bit for bit. For a service the State also counts the
+// evaluations, keeps the best candidate told and the termination (a
+// budget, a target, the reference's should_stop; StopNow), track.go.
 //
 // Departures from the reference, each for a service that must not fail on
 // request data: a NaN fitness ranks worst (+Inf); a categorical sample whose
 // uniform number falls past the rounded cumulative sum takes the last
 // category (the reference would leave its one-hot row empty).
 //
-// The package imports math, math/rand/v2 and gonum only (and the project's
-// binenc for the encoding); it is deterministic given its state and the
-// told values.
+// The package imports math, math/rand/v2 and gonum only; it is
+// deterministic given its state and the told values.
 package catcma

@@ -44,6 +44,17 @@ type State struct {
 	Delta      float64
 	TrustDelta float64
 
+	// The run's bookkeeping, for a service (track.go): the points told,
+	// the best candidate told (HasBest false before the first finite
+	// value), the termination criteria and the ones that fired (nil while
+	// the run goes on).
+	Seed        uint64 // Config.Seed, for a service to report
+	Evaluations int
+	Best        Best
+	HasBest     bool
+	Termination Termination
+	Stop        []StopReason
+
 	// RNG is the random stream after sampling the pending batch.
 	RNG rand.PCG
 	// The pending batch: the raw Gaussian samples v (λ × N_mi, before

@@ -18,13 +18,22 @@ const (
 // no effect of a coordinate or an axis, condition of C above 1e14); always
 // false without continuous or integer coordinates.
 func (o *CatCMA) ShouldStop() bool {
+	name, _ := o.criterion()
+	return name != ""
+}
+
+// criterion returns the first criterion of ShouldStop that holds, by
+// cmaes's name, and its value; "" when none does.
+func (o *CatCMA) criterion() (string, float64) {
 	p, s := o.Params, &o.State
 	n := p.NMi
 	if n == 0 {
-		return false
+		return "", 0
 	}
-	if s.Generation > p.FunHistTerm && slices.Max(s.FunHist)-slices.Min(s.FunHist) < tolFun {
-		return true
+	if s.Generation > p.FunHistTerm {
+		if r := slices.Max(s.FunHist) - slices.Min(s.FunHist); r < tolFun {
+			return "tol_fun", r
+		}
 	}
 	tolX := tolXFactor * s.Sigma0
 	small := true
@@ -34,15 +43,15 @@ func (o *CatCMA) ShouldStop() bool {
 		}
 	}
 	if small {
-		return true
+		return "tol_x", s.Sigma
 	}
 	dmax, dmin := slices.Max(s.D), slices.Min(s.D)
 	if s.Sigma*dmax > tolXUp {
-		return true
+		return "tol_up_sigma", s.Sigma * dmax
 	}
 	for i := range n {
 		if s.Mean[i] == s.Mean[i]+0.2*s.Sigma*math.Sqrt(s.C[i*n+i]) {
-			return true
+			return "no_effect_coord", float64(i)
 		}
 	}
 	i := s.Generation % n
@@ -53,7 +62,10 @@ func (o *CatCMA) ShouldStop() bool {
 		}
 	}
 	if same {
-		return true
+		return "no_effect_axis", float64(i)
 	}
-	return dmax/dmin > tolConditionCov
+	if r := dmax / dmin; r > tolConditionCov {
+		return "condition_cov", r * r
+	}
+	return "", 0
 }

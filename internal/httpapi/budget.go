@@ -59,7 +59,7 @@ func (b *budget) give(n int64) {
 // createCost is the memory the create of p, of dimension n, takes while it
 // runs, as the engines report it (session.CreateBytesFor).
 func createCost(p session.CreateParams, n int) int64 {
-	return session.CreateBytesFor(p.Algorithm, n, p.PopulationSize)
+	return session.CreateBytesOf(p, n)
 }
 
 // createWait is how long a create waits for its share of the budget.

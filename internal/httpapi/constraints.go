@@ -57,10 +57,12 @@ type constraintsJSON struct {
 
 // bestFeasibleJSON is the best feasible point told.
 type bestFeasibleJSON struct {
-	X          nums `json:"x"`
-	F          num  `json:"f"`
-	G          nums `json:"g"`
-	Generation int  `json:"generation"`
+	X          nums  `json:"x"`
+	F          num   `json:"f"`
+	G          nums  `json:"g"`
+	Generation int   `json:"generation"`
+	Z          nums  `json:"z,omitempty"` // a mixed session's (mixed.go)
+	C          []int `json:"c,omitempty"`
 }
 
 func toConstraintsJSON(s session.Session, j *sessionJSON) {

@@ -33,6 +33,8 @@ type createRequest struct {
 	WarmStart       *warmStartJSON      `json:"warm_start"`
 	Active          *bool               `json:"active"`
 	Constraints     *constraintsRequest `json:"constraints"`
+	Integers        [][]*float64        `json:"integers"`
+	Categories      []int               `json:"categories"`
 }
 
 type boundsJSON struct {
@@ -196,10 +198,11 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 	if err != nil {
 		return session.CreateParams{}, err
 	}
-	if req.X0 == nil && ws == "" {
+	mixed := req.Integers != nil || req.Categories != nil || req.Algorithm == session.AlgorithmCatCMA
+	if req.X0 == nil && ws == "" && !mixed {
 		return session.CreateParams{}, invalid("x0 is required (unless warm_start gives it)")
 	}
-	if req.Sigma0 == nil {
+	if req.Sigma0 == nil && !mixed {
 		return session.CreateParams{}, invalid("sigma0 is required")
 	}
 	x0, err := numbers("x0", req.X0)
@@ -207,8 +210,14 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 		return session.CreateParams{}, err
 	}
 	p := session.CreateParams{
-		X0: x0, Sigma0: *req.Sigma0, PopulationSize: req.PopulationSize,
+		X0: x0, PopulationSize: req.PopulationSize,
 		Algorithm: req.Algorithm, Seed: req.Seed, Name: req.Name, WarmStart: ws, Active: req.Active,
+	}
+	if req.Sigma0 != nil {
+		p.Sigma0 = *req.Sigma0
+	}
+	if p.Integers, p.Categories, err = mixedOf(req.Integers, req.Categories); err != nil {
+		return session.CreateParams{}, err
 	}
 	if p.Bounds, err = boxOf("bounds", req.Bounds); err != nil {
 		return session.CreateParams{}, err

@@ -85,7 +85,7 @@ func (s *server) create(w http.ResponseWriter, r *http.Request) {
 // dimension takes nothing.
 func (s *server) createCharge(ctx context.Context, p session.CreateParams) int64 {
 	maxN := s.m.Limits().DimensionLimit(p.Algorithm)
-	n := len(p.X0)
+	n := len(p.X0) + len(p.Integers) + len(p.Categories)
 	if n == 0 && p.WarmStart != "" {
 		n = maxN
 		if src, err := s.m.Get(ctx, p.WarmStart); err == nil {
@@ -246,7 +246,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out := claimJSON{Generation: c.Generation, X: nums(c.X), ExpiresAt: c.Expires.UTC()}
+	out := claimJSON{Generation: c.Generation, X: nums(c.X), Z: nums(c.Z), C: c.C, ExpiresAt: c.Expires.UTC()}
 	if c.Index >= 0 {
 		out.Index = &c.Index
 	} else if s.waits.first(id, c.Generation) {
@@ -368,7 +368,7 @@ var newline = []byte{'\n'}
 // behind here, longer than a commit on a faster disk.
 func EncodeBatch(b session.Batch) []byte {
 	parts := min(runtime.GOMAXPROCS(0), len(b.Candidates))
-	if parts < 2 || len(b.Candidates)*len(b.Candidates[0]) < encodeInParts {
+	if parts < 2 || b.Z != nil || len(b.Candidates)*len(b.Candidates[0]) < encodeInParts {
 		return appendBatch(nil, b)
 	}
 	head := appendBatch(nil, session.Batch{Generation: b.Generation})
@@ -428,6 +428,7 @@ func appendBatch(body []byte, b session.Batch) []byte {
 	body = strconv.AppendInt(body, int64(b.Generation), 10)
 	body = append(body, `,"candidates":`...)
 	body = appendMatrix(body, b.Candidates)
+	body = appendBatchZC(body, b)
 	return append(body, '}')
 }
 

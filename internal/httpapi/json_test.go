@@ -99,6 +99,25 @@ func randomSession(r *rand.Rand) session.Session {
 			}
 		}
 	}
+	if r.IntN(3) == 0 { // a mixed session (mixed.go)
+		ints := func() []int {
+			v := make([]int, r.IntN(4))
+			for i := range v {
+				v[i] = r.IntN(9)
+			}
+			return v
+		}
+		s.Mixed = &session.MixedView{Continuous: r.IntN(4), Categories: ints()}
+		for range r.IntN(3) {
+			s.Mixed.Integers, s.Mixed.Q = append(s.Mixed.Integers, vec()), append(s.Mixed.Q, vec())
+		}
+		if s.Best != nil {
+			s.Best.Z, s.Best.C = vec(), ints()
+		}
+		if s.BestFeasible != nil {
+			s.BestFeasible.Z, s.BestFeasible.C = vec(), ints()
+		}
+	}
 	return s
 }
 

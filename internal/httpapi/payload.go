@@ -33,6 +33,7 @@ type sessionJSON struct {
 	Partial         *partialJSON      `json:"partial"`
 	Injected        injectedJSON      `json:"injected"`
 	Constraints     *constraintsJSON  `json:"constraints,omitempty"`
+	Mixed           *mixedJSON        `json:"mixed,omitempty"`
 	Metadata        json.RawMessage   `json:"metadata,omitempty"`
 	CreatedAt       time.Time         `json:"created_at"`
 	UpdatedAt       time.Time         `json:"updated_at"`
@@ -45,9 +46,11 @@ type stopJSON struct {
 }
 
 type bestJSON struct {
-	X          nums `json:"x"`
-	F          num  `json:"f"`
-	Generation int  `json:"generation"`
+	X          nums  `json:"x"`
+	F          num   `json:"f"`
+	Generation int   `json:"generation"`
+	Z          nums  `json:"z,omitempty"` // a mixed session's (mixed.go)
+	C          []int `json:"c,omitempty"`
 }
 
 type hyperJSON struct {
@@ -98,6 +101,8 @@ type claimJSON struct {
 	Generation int       `json:"generation"`
 	Index      *int      `json:"index"`
 	X          nums      `json:"x"`
+	Z          nums      `json:"z,omitempty"` // a mixed session's (mixed.go)
+	C          []int     `json:"c,omitempty"`
 	ExpiresAt  time.Time `json:"expires_at"`
 }
 
@@ -154,6 +159,7 @@ func toSessionJSON(s session.Session) sessionJSON {
 		j.Restarts.Runs = append(j.Restarts.Runs, runEndJSON{Generation: r.Generation, PopulationSize: r.PopulationSize, Regime: r.Regime, StopReasons: stopsJSON(r.StopReasons)})
 	}
 	toConstraintsJSON(s, &j)
+	toMixedJSON(s, &j)
 	return j
 }
 

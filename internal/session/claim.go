@@ -31,6 +31,8 @@ type Claim struct {
 	Generation int
 	Index      int       // the candidate's index in the batch; -1 if none is free
 	X          []float64 // the candidate (shared with the batch: read only); nil if none is free
+	Z          []float64 // a mixed session's integer values (mixed.go)
+	C          []int     // a mixed session's categories
 	// Expires is the end of the lease; if no candidate is free, the end of
 	// the first lease to run out (one may be free sooner: when a value
 	// arrives the generation may complete).
@@ -124,6 +126,9 @@ func (m *Manager) claim(ctx context.Context, id string, lease time.Duration, wor
 	c := Claim{Generation: l.opt.Status().Generation, Index: got.Index, Expires: got.Expires}
 	if c.Index >= 0 {
 		c.X = pending(l).Candidates[c.Index]
+		if sp, ok := mixedSpace(l.opt); ok {
+			c.X, c.Z, c.C = sp.split(c.X)
+		}
 	}
 	return c, nil
 }

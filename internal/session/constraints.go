@@ -55,6 +55,8 @@ type FeasibleBest struct {
 	F          float64
 	G          []float64
 	Generation int
+	Z          []float64 // a mixed session's integer values (mixed.go)
+	C          []int     // a mixed session's categories
 }
 
 // ConstraintRecord is what a constrained session's history entry adds:

@@ -149,6 +149,9 @@ func (m *Manager) warmStart(ctx context.Context, p *CreateParams) ([][]float64, 
 		best cmaes.Best
 		ok   bool
 	)
+	if err == nil && isMixedSession(l) {
+		err = errorf(CodeOutOfRange, "warm_start.session: %s is a session of algorithm %q, which has no continuous mean to start from", src, AlgorithmCatCMA)
+	}
 	if err == nil {
 		st := l.opt.Status()
 		mean = slices.Clone(st.Mean)

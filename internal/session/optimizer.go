@@ -85,6 +85,8 @@ func newOptimizer(algorithm string, sp selfParams, cfg cmaes.Config) (optimizer,
 		return selfES{e}, nil
 	case AlgorithmSepCMAES:
 		return newSep(cfg)
+	case AlgorithmCatCMA:
+		return newMixed(sp.Mixed, cfg.Seed)
 	}
 	return nil, fmt.Errorf("unknown algorithm %q", algorithm)
 }
@@ -105,6 +107,8 @@ func decodeOptimizer(algorithm string, state []byte) (optimizer, error) {
 		return selfES{e}, nil
 	case AlgorithmSepCMAES:
 		return decodeSep(state)
+	case AlgorithmCatCMA:
+		return decodeMixed(state)
 	}
 	return nil, fmt.Errorf("unknown algorithm %q", algorithm)
 }

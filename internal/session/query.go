@@ -30,7 +30,7 @@ func (m *Manager) Ask(ctx context.Context, id string) (Batch, error) {
 	if err := stoppedError(l.opt); err != nil {
 		return Batch{}, err
 	}
-	return pending(l), nil
+	return splitBatch(l.opt, pending(l)), nil
 }
 
 // pending returns the pending batch of l, whose session is held and not
@@ -137,6 +137,7 @@ func view(l *loaded) Session {
 		s.Partial = Partial{Indices: slices.Clone(p.Indices), Fitness: slices.Clone(p.Fitness)}
 	}
 	viewConstraints(md, &s)
+	viewMixed(o, &s)
 	s.Restarts = restartsView(cfg)
 	s.Restarts.Count, s.Restarts.Regime = st.Run, st.Regime
 	for _, r := range st.RunEnds {

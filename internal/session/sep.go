@@ -160,3 +160,12 @@ func diagonalCovariance(st cmaes.Status) Covariance {
 	}
 	return out
 }
+
+// CreateBytesOf is CreateBytesFor of create p of dimension n; a mixed
+// create (mixed.go) is charged what its engine reports for its space.
+func CreateBytesOf(p CreateParams, n int) int64 {
+	if isMixed(p) {
+		return mixedCreateBytes(p)
+	}
+	return CreateBytesFor(p.Algorithm, n, p.PopulationSize)
+}

@@ -41,7 +41,7 @@ func (m *Manager) TellAsk(ctx context.Context, id string, t TellParams) (Session
 	if len(l.opt.Status().Stop) > 0 {
 		return s, nil, nil
 	}
-	b := pending(l)
+	b := splitBatch(l.opt, pending(l))
 	return s, &b, nil
 }
 

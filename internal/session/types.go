@@ -44,6 +44,13 @@ type CreateParams struct {
 	// Constraints, when not nil, makes the session constrained
 	// (constraints.go); omitempty as WarmStart.
 	Constraints *Constraints `json:",omitempty"`
+
+	// Integers and Categories, when either is not empty, make a mixed
+	// session run by CatCMA with margin (mixed.go): the sorted values of
+	// each integer variable, the number of choices of each categorical
+	// one; omitempty as WarmStart.
+	Integers   [][]float64 `json:",omitempty"`
+	Categories []int       `json:",omitempty"`
 }
 
 // Bounds is a box that every candidate handed out lies in.
@@ -121,6 +128,8 @@ type Best struct {
 	X          []float64
 	F          float64
 	Generation int
+	Z          []float64 // a mixed session's integer values (mixed.go)
+	C          []int     // a mixed session's categories
 }
 
 // Hyper are the learning rates the next update uses (c1, cmu, cc; adapted by
@@ -192,6 +201,10 @@ type Session struct {
 	// told). Best is then the best f told, feasible or not.
 	Constraints  *ConstraintsView
 	BestFeasible *FeasibleBest
+
+	// Mixed describes a mixed session's space and categorical
+	// distributions (mixed.go); nil otherwise.
+	Mixed *MixedView
 }
 
 // Injected counts a session's injected points (Manager.Inject).
@@ -222,6 +235,10 @@ type Summary struct {
 type Batch struct {
 	Generation int
 	Candidates [][]float64
+	// A mixed session's integer values and categories of each candidate
+	// (Candidates then holds the continuous coordinates); nil otherwise.
+	Z [][]float64
+	C [][]int
 }
 
 // TellParams are the fitness values of a generation: NaN for a failed

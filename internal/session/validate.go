@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/selfcma/selfcma/internal/catcma"
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/defaults"
 	"github.com/selfcma/selfcma/internal/selfcma"
@@ -45,6 +46,8 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 type selfParams struct {
 	Init string // the auxiliary's initialization
 	SNR  bool   // selfcma.Config.SNR
+
+	Mixed *catcma.Config // CatCMA with margin's configuration (mixed.go), without the seed
 }
 
 // config checks p against the limits and returns the algorithm, the
@@ -53,6 +56,13 @@ type selfParams struct {
 // every message names the field's path.
 func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error) {
 	var cfg cmaes.Config
+	if isMixed(p) {
+		mc, n, err := l.mixedConfig(p)
+		if err != nil {
+			return "", selfParams{}, cfg, err
+		}
+		return AlgorithmCatCMA, selfParams{Mixed: &mc}, cmaes.Config{X0: make([]float64, n)}, nil // X0: the flat dimension
+	}
 	n := len(p.X0)
 	alg, err := checkAlgorithm(p.Algorithm)
 	if err != nil {
@@ -141,7 +151,7 @@ func checkAlgorithm(alg string) (string, error) {
 	case AlgorithmSelfCMAES, AlgorithmCMAES, AlgorithmSepCMAES:
 		return alg, nil
 	}
-	return "", errorf(CodeOutOfRange, "algorithm %q, want %q, %q or %q", alg, AlgorithmSelfCMAES, AlgorithmCMAES, AlgorithmSepCMAES)
+	return "", errorf(CodeOutOfRange, "algorithm %q, want %q, %q, %q or %q", alg, AlgorithmSelfCMAES, AlgorithmCMAES, AlgorithmSepCMAES, AlgorithmCatCMA)
 }
 
 // checkSNR checks hyperparameters.snr for alg and returns it, with its

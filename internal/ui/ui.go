@@ -124,6 +124,7 @@ type Detail struct {
 	Seed           uint64
 	StopReasons    []StopReason
 	BestX          []float64 // nil before the first finite value
+	BestZ, BestC   []float64 // a mixed session's best integer values and categories; nil otherwise
 	Mean           []float64
 	Sigma          float64
 	Hyper          Hyper // the rates the next update uses

@@ -61,6 +61,7 @@ from .errors import (
     Unauthorized,
     Unsupported,
 )
+from .mixed import MixedPoint
 from .result import Claim, Result
 from .session import Session
 
@@ -71,6 +72,7 @@ __all__ = [
     "Session",
     "Result",
     "Claim",
+    "MixedPoint",
     "SelfCMAError",
     "InvalidRequest",
     "OutOfRange",

@@ -13,6 +13,7 @@ from typing import Callable, List, Optional
 from . import _convert as conv
 from . import runner
 from ._http import Transport
+from .mixed import create_body as mixed_body
 from .options import ignored, restarts_body, to_create
 from .session import NUMPY_KEY, OPTIONS_KEY, Session
 
@@ -132,6 +133,8 @@ class Client:
         bipop=False,
         incpopsize=None,
         constraints=None,
+        integers=None,
+        categories=None,
     ):
         """Creates a session and returns it (a Session), as pycma's
         ``CMAEvolutionStrategy(x0, sigma0, inopts)``.
@@ -211,6 +214,14 @@ class Client:
                 per point), the server ranks by pycma's augmented
                 Lagrangian (``ConstrainedFitnessAL``), and
                 ``es.best_feasible`` is the best feasible point.
+            integers, categories: a mixed session (the server's CatCMA with
+                margin, algorithm ``catcma``): the sorted values of each
+                integer variable (``[[0, 1, 2, 3], [0.01, 0.1, 1]]``) and
+                the number of choices of each categorical variable
+                (``[3, 5]``). ask then returns MixedPoints (x, z, c), and
+                tell takes them back. x0 (the continuous coordinates) may be
+                None or empty, sigma0 None (the server's 1, scaling the box
+                widths).
 
         Raises OutOfRange (a ValueError) or InvalidRequest for values the
         server refuses; TypeError or ValueError before sending for values
@@ -224,8 +235,12 @@ class Client:
                 population_size, inopts = inopts, None  # create(x0, sigma0, λ): the earlier signature
             else:
                 raise TypeError(f"inopts is {type(inopts).__name__}, want a dict of pycma's options")
-        x0 = conv.vector(x0, "x0")
-        body = {"x0": x0, "sigma0": conv.number(sigma0, "sigma0")}
+        is_mixed = integers is not None or categories is not None or algorithm == "catcma"
+        x0 = conv.vector([] if x0 is None and is_mixed else x0, "x0")
+        body = {"x0": x0}
+        if sigma0 is not None or not is_mixed:
+            body["sigma0"] = conv.number(sigma0, "sigma0")
+        mixed_body(body, integers, categories)
         from_opts, _ = to_create(inopts, len(x0))
         if population_size is not None:
             body["population_size"] = conv.integer(population_size, "population_size")

@@ -25,12 +25,20 @@ How it maps a study onto a session:
 - The float parameters of the study's search space (the intersection of the
   completed trials', as Optuna's CmaEsSampler infers it) are the session's
   coordinates, in sorted order, boxed by their ranges; a log-scaled one is
-  searched in log space (its coordinate is ln(value)); one with a step is
-  rounded to the step (the candidate, unrounded, is what the ES learns from).
-  Integer and categorical parameters, and every parameter of the first
-  trials (before a trial has completed, the search space is unknown), are
-  sampled by an independent sampler (RandomSampler by default), as Optuna's
-  CmaEsSampler does.
+  searched in log space (its coordinate is ln(value)).
+- Integer parameters (with their step; a log-scaled one by the logarithms
+  of its values), float parameters with a step (of at most 10000
+  values) and categorical parameters are the session's integer and
+  categorical variables (``mixed=True``, the default): the session is then
+  a mixed one, CatCMA with margin (the server's ``catcma``,
+  docs/mixed.md), as Optuna's CmaEsSampler(with_margin=True) models
+  discrete parameters. With ``mixed=False`` (the behaviour before) a
+  float with a step is rounded to it (the candidate, unrounded, is what
+  the ES learns from), and integer and categorical parameters are sampled
+  by the independent sampler.
+- Every parameter of the first trials (before a trial has completed, the
+  search space is unknown) is sampled by an independent sampler
+  (RandomSampler by default), as Optuna's CmaEsSampler does.
 - The session is found through the study's system attributes
   (``selfcma:session:<hash of the search space>``), so every worker of the
   study (threads of ``n_jobs``, processes on one RDB storage, a study
@@ -77,7 +85,7 @@ import threading
 import time
 
 try:
-    from optuna.distributions import FloatDistribution
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
     from optuna.samplers import BaseSampler, IntersectionSearchSpace, RandomSampler
     from optuna.study import StudyDirection
     from optuna.trial import TrialState
@@ -112,11 +120,46 @@ SWEEP_INTERVAL = 5.0
 _MOST_NEGATIVE = -1.7976931348623157e308
 
 
-class _Space:
-    """The float parameters of a search space as a session's coordinates."""
+# The most values of one integer variable (the server's MaxIntegerValues).
+MAX_INTEGER_VALUES = 10000
 
-    def __init__(self, search_space):
-        self.names = sorted(n for n, d in search_space.items() if isinstance(d, FloatDistribution))
+
+def _discrete_values(d):
+    """The values of an integer or stepped float distribution, None when it
+    has none or more than MAX_INTEGER_VALUES."""
+    if isinstance(d, IntDistribution):
+        n = (d.high - d.low) // d.step + 1
+        return list(range(d.low, d.high + 1, d.step)) if n <= MAX_INTEGER_VALUES else None
+    if isinstance(d, FloatDistribution) and d.step is not None:
+        n = int(round((d.high - d.low) / d.step)) + 1
+        if n > MAX_INTEGER_VALUES:
+            return None
+        return [min(d.low + k * d.step, d.high) for k in range(n)]
+    return None
+
+
+class _Space:
+    """The parameters of a search space as a session's variables: the float
+    ones as its coordinates; with mixed, the discrete ones as its integer
+    variables and the categorical ones as its categorical variables."""
+
+    def __init__(self, search_space, mixed=False):
+        self.int_names, self.int_values, self.int_lists = [], [], []
+        self.cat_names, self.cat_choices = [], []
+        floats = []
+        for n in sorted(search_space):
+            d = search_space[n]
+            vals = _discrete_values(d) if mixed else None
+            if vals is not None:
+                self.int_names.append(n)
+                self.int_values.append(vals)
+                self.int_lists.append([math.log(v) for v in vals] if d.log else [float(v) for v in vals])
+            elif mixed and isinstance(d, CategoricalDistribution):
+                self.cat_names.append(n)
+                self.cat_choices.append(list(d.choices))
+            elif isinstance(d, FloatDistribution):
+                floats.append(n)
+        self.names = floats
         self.dists = [search_space[n] for n in self.names]
         self.lower, self.upper = [], []
         for d in self.dists:
@@ -124,13 +167,22 @@ class _Space:
             self.lower.append(float(lo))
             self.upper.append(float(up))
         desc = [[n, d.low, d.high, bool(d.log), d.step] for n, d in zip(self.names, self.dists)]
-        self.key = hashlib.sha256(json.dumps(desc).encode()).hexdigest()[:16]
+        if self.mixed:  # a space without them keeps the key it had before
+            desc.append(["int", [[n, search_space[n].low, search_space[n].high, bool(search_space[n].log),
+                                  search_space[n].step] for n in self.int_names]])
+            desc.append(["cat", [[n, len(ch)] for n, ch in zip(self.cat_names, self.cat_choices)]])
+        self.key = hashlib.sha256(json.dumps(desc, default=repr).encode()).hexdigest()[:16]
+
+    @property
+    def mixed(self):
+        """Whether the session has integer or categorical variables."""
+        return bool(self.int_names or self.cat_names)
 
     def __len__(self):
-        return len(self.names)
+        return len(self.names) + len(self.int_names) + len(self.cat_names)
 
-    def params(self, x):
-        """The parameter values of the session's point x."""
+    def params(self, x, z=None, c=None):
+        """The parameter values of the session's point (x, z, c)."""
         out = {}
         for n, d, v in zip(self.names, self.dists, x):
             if d.log:
@@ -138,6 +190,11 @@ class _Space:
             if d.step is not None:
                 v = d.low + round((v - d.low) / d.step) * d.step
             out[n] = min(max(float(v), d.low), d.high)
+        for n, vals, lst, v in zip(self.int_names, self.int_values, self.int_lists, z or []):
+            k = min(range(len(lst)), key=lambda i: abs(lst[i] - v))  # v is one of lst's values
+            out[n] = vals[k]
+        for n, ch, k in zip(self.cat_names, self.cat_choices, c or []):
+            out[n] = ch[int(k)]
         return out
 
     def point(self, params):
@@ -200,6 +257,11 @@ class SelfCmaSampler(BaseSampler):
         constraints_func: Optuna's: a function of a FrozenTrial returning
             its constraint values (feasible when all are ≤ 0); the session
             is then constrained and ranks by the augmented Lagrangian.
+        mixed: True (default): integer, stepped float and categorical
+            parameters are the session's integer and categorical variables
+            (a CatCMA-with-margin session, which takes no restarts, bipop,
+            incpopsize, CMA_active or injected points: they are left out
+            for it); False: they go to the independent sampler, as before.
     """
 
     def __init__(
@@ -222,6 +284,7 @@ class SelfCmaSampler(BaseSampler):
         incpopsize=None,
         use_separable_cma=False,
         constraints_func=None,
+        mixed=True,
     ):
         if isinstance(url_or_client, Client):
             self._client = url_or_client
@@ -253,6 +316,7 @@ class SelfCmaSampler(BaseSampler):
         self._warned = set()
         self._renewals = {}  # trial id -> threading.Event that stops its renewals
         self._constraints_func = constraints_func
+        self._mixed = bool(mixed)
 
     @property
     def client(self):
@@ -264,14 +328,17 @@ class SelfCmaSampler(BaseSampler):
     def infer_relative_search_space(self, study, trial):
         space = {}
         for name, d in self._search_space.calculate(study).items():
-            if d.single() or not isinstance(d, FloatDistribution):
+            if d.single():
+                continue
+            if not isinstance(d, FloatDistribution) and not (
+                    self._mixed and (isinstance(d, CategoricalDistribution) or _discrete_values(d) is not None)):
                 continue
             space[name] = d
         return space
 
     def sample_relative(self, study, trial, search_space):
         self._raise_error_if_multi_objective(study)
-        space = _Space(search_space)
+        space = _Space(search_space, self._mixed)
         if not len(space):
             return {}
         fixed = trial.system_attrs.get("fixed_params")
@@ -303,7 +370,7 @@ class SelfCmaSampler(BaseSampler):
             trial._trial_id, CLAIM_ATTR, {"session": es.id, "generation": c.generation, "index": c.index}
         )
         self._keep_lease(study, trial._trial_id, es, c, worker)
-        return space.params(c.x)
+        return space.params(c.x, c.z, c.c)
 
     def _keep_lease(self, study, trial_id, es, claim, worker):
         """Renews the trial's lease every half lease while the trial runs
@@ -450,37 +517,55 @@ class SelfCmaSampler(BaseSampler):
         lower, upper = space.lower, space.upper
         if x0 is None:
             x0 = [(lo + up) / 2 for lo, up in zip(lower, upper)]
-        sigma0 = self._sigma0
-        if sigma0 is None:
-            sigma0 = min(up - lo for lo, up in zip(lower, upper)) / 6
         kw = {}
         if self._population_size is not None:
             kw["population_size"] = self._population_size
-        if self._restarts is not None:
-            kw["restarts"] = self._restarts
-        if self._bipop:
-            kw["bipop"] = True
-        if self._incpopsize is not None:
-            kw["incpopsize"] = self._incpopsize
-        if self._active is not None:
-            kw["active"] = self._active
         if self._termination is not None:
             kw["termination"] = self._termination
         m = self._constraint_count(study)
         if m:
             kw["constraints"] = m
+        meta = {"study": study.study_name, "params": space.names, "restart": restarts}
+        if space.mixed:
+            # CatCMA with margin: σ0 the server's (1, on C from the box
+            # widths: width/6 per continuous coordinate, width/5 per
+            # integer one) unless sigma0 was given.
+            self._warn_mixed_options()
+            sigma0 = self._sigma0
+            kw.update(algorithm="catcma", integers=space.int_lists, categories=[len(ch) for ch in space.cat_choices])
+            meta.update(integers=space.int_names, categories=space.cat_names)
+        else:
+            sigma0 = self._sigma0
+            if sigma0 is None:
+                sigma0 = min(up - lo for lo, up in zip(lower, upper)) / 6
+            kw["algorithm"] = self._algorithm
+            if self._restarts is not None:
+                kw["restarts"] = self._restarts
+            if self._bipop:
+                kw["bipop"] = True
+            if self._incpopsize is not None:
+                kw["incpopsize"] = self._incpopsize
+            if self._active is not None:
+                kw["active"] = self._active
         seed = None if self._seed is None else (self._seed + restarts) % 2**64
         return self._client.create(
             x0,
             sigma0,
-            algorithm=self._algorithm,
             seed=seed,
             bounds={"lower": lower, "upper": upper},
             name=f"optuna {study.study_name}"[:256],
-            metadata={"optuna": {"study": study.study_name, "params": space.names, "restart": restarts}},
+            metadata={"optuna": meta},
             idempotency_key=self._idempotency_key(study, space, restarts),
             **kw,
         )
+
+    def _warn_mixed_options(self):
+        """Warns once of the options a mixed session leaves out."""
+        dropped = [k for k, v in (("restarts", self._restarts), ("bipop", self._bipop or None),
+                                  ("incpopsize", self._incpopsize), ("CMA_active", self._active)) if v is not None]
+        if dropped and "mixed-options" not in self._warned:
+            self._warned.add("mixed-options")
+            log.warning("selfcma: %s do not apply to a mixed session (CatCMA with margin); left out", ", ".join(dropped))
 
     def _idempotency_key(self, study, space, restarts):
         """The same for every worker of the study: its name, the search
@@ -513,6 +598,8 @@ class SelfCmaSampler(BaseSampler):
         study._storage.set_study_system_attr(study._study_id, key, {"id": es.id, "restarts": k})
 
     def _inject(self, study, trial, space, fixed):
+        if space.mixed:
+            return  # a mixed session takes no injected points
         x = space.point(fixed)
         if x is None:
             return  # not every float parameter fixed (or one out of range): nothing to inject

@@ -100,6 +100,8 @@ class Claim(NamedTuple):
         worker: the id the lease is held under (the worker's, or the
             claim's Idempotency-Key for a claim without one): what
             ``Session.release`` names.
+        z, c: a mixed session's integer values and categories of the
+            point (None for another session).
     """
 
     generation: int
@@ -107,6 +109,8 @@ class Claim(NamedTuple):
     x: List[float]
     expires_at: str
     worker: Optional[str] = None
+    z: Optional[List[float]] = None  # a mixed session's integer values
+    c: Optional[List[int]] = None  # a mixed session's categories
 
 
 class BestSolution(NamedTuple):

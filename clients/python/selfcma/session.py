@@ -13,6 +13,7 @@ import warnings
 import webbrowser
 
 from . import _convert as conv
+from . import mixed
 from .errors import NotFound, OutOfRange, Stopped, Unsupported
 from .options import to_create
 from .result import BestFeasible, BestSolution, Claim, Result, StopDict
@@ -144,6 +145,7 @@ class Session:
         self._ask_id = None
         self._overall = (None, None)  # (generation, σ·√λ_max(C))
         self._logger = None
+        self._space = mixed.space_of(state)  # (n_x, n_z, n_c) of a mixed session (mixed.py)
 
     def _req(self, method, suffix, body=None, **kw):
         """A request about this session (``suffix`` after its path), sent
@@ -201,6 +203,19 @@ class Session:
             return None
         return self._np.array(x, dtype=float) if self._np is not None else list(x)
 
+    def _point(self, v):
+        """A point of the batch as ask hands it out: _out's, a MixedPoint of
+        a mixed session's flat point."""
+        if self._space is None or v is None:
+            return self._out(v)
+        return mixed.split(v, self._space, self._out)
+
+    def _points_in(self, X):
+        """X as flat points: a mixed session's MixedPoints as x + z + c."""
+        if self._space is None:
+            return X
+        return [mixed.flat(p, f"X[{i}]") for i, p in enumerate(conv.plain(X))]
+
     def ask(self, number=None, xmean=None, sigma_fac=1, gradf=None, args=(), *, lease=None, **kwargs):
         """The λ candidate points of the pending generation, as a list of
         lists of floats (of numpy arrays when x0 was a numpy array). Asking
@@ -239,18 +254,18 @@ class Session:
             g, cands = self._next
             self._next = None
             self._batch = (g, cands)
-            return [self._out(x) for x in cands]
+            return [self._point(x) for x in cands]
         self._next = None
         try:
             b = self._req("GET", "/ask")
         except Stopped:
             self._refresh_quietly()
             raise
-        g, cands = b["generation"], b["candidates"]
+        g, cands = b["generation"], mixed.flat_batch(b)
         self._batch = (g, cands)
         if g != self._state.get("generation"):
             self._refresh_quietly()  # another client advanced it
-        return [self._out(x) for x in cands]
+        return [self._point(x) for x in cands]
 
     def _ask_claims(self, number, lease):
         """ask(number): up to number points of the pending batch, claimed."""
@@ -269,10 +284,11 @@ class Session:
                     break
                 if c.generation != self._claims_gen:
                     self._claims, self._claims_gen = {}, c.generation
-                self._claims[c.index] = list(c.x)
-                got.append(c.x)
+                v = list(c.x) + list(c.z or []) + [float(k) for k in c.c or []]
+                self._claims[c.index] = v
+                got.append(v)
             if got:
-                return [self._out(x) for x in got]
+                return [self._point(x) for x in got]
             if self._claims and self._claims_gen == self._state.get("generation"):
                 raise ValueError(
                     f"ask({number}): every point of generation {self._claims_gen} without a value is leased, "
@@ -309,7 +325,7 @@ class Session:
             point then ranks as a failed evaluation). Required by a
             constrained session, refused (OutOfRange) by any other.
         """
-        X = conv.matrix(X, "X")
+        X = conv.matrix(self._points_in(X), "X")
         values = conv.fitness(fitness, len(X))
         G = None if constraints_values is None else conv.constraint_values(constraints_values, len(X))
         if self._claims and X:
@@ -467,7 +483,7 @@ class Session:
         raises Conflict. ``untold()`` lists the points still without a value.
         constraints_values: as ``tell``'s, the rows of X's points.
         """
-        X = conv.matrix(X, "X")
+        X = conv.matrix(self._points_in(X), "X")
         values = conv.fitness(fitness, len(X))
         if not X:
             raise ValueError("X is empty: tell at least one point")
@@ -500,7 +516,7 @@ class Session:
             self._batch = None
             self._claims = {}
         if nxt is not None:
-            self._next = (nxt["generation"], nxt["candidates"])
+            self._next = (nxt["generation"], mixed.flat_batch(nxt))
         return done
 
     def claim(self, lease=None, worker=None):
@@ -569,7 +585,7 @@ class Session:
         if c.get("index") is None:
             return None
         return Claim(generation=c["generation"], index=c["index"], x=list(c["x"]), expires_at=c["expires_at"],
-                     worker=str(worker))
+                     worker=str(worker), z=c.get("z"), c=c.get("c"))
 
     def tell_claim(self, claim, value, constraints_values=None):
         """Tells the value of a claimed point (None for a failed evaluation);
@@ -619,7 +635,7 @@ class Session:
                 if found is not None:
                     return src[0], src[1], found
         b = self._req("GET", "/ask")
-        g, cands = b["generation"], b["candidates"]
+        g, cands = b["generation"], mixed.flat_batch(b)
         found = place(X, cands)
         if found is None:
             raise ValueError(
@@ -665,7 +681,7 @@ class Session:
         favorite = s.get("mean_in_bounds") or mean
         stds = s.get("stds")
         return Result(
-            xbest=self._out(best.get("x")),
+            xbest=self._best_point(best),
             fbest=best.get("f"),
             evals_best=self._best_evaluations(best.get("generation")),
             evaluations=s.get("evaluations", 0),
@@ -680,6 +696,14 @@ class Session:
             status=s.get("status", ""),
             session_id=s.get("id", ""),
         )
+
+    def _best_point(self, b):
+        """A best point of the state (best, best_feasible) as ask hands
+        points out: a MixedPoint for a mixed session."""
+        x = b.get("x")
+        if self._space is None or x is None:
+            return self._out(x)
+        return mixed.MixedPoint(self._out(x), list(b.get("z") or []), list(b.get("c") or []))
 
     def _best_evaluations(self, g):
         """The evaluations told up to the end of generation g (pycma's
@@ -888,7 +912,7 @@ class Session:
         b = self._state.get("best") or {}
         if b.get("f") is None:
             return BestSolution(None, math.inf, None)
-        return BestSolution(self._out(b.get("x")), b["f"], self._best_evaluations(b.get("generation")))
+        return BestSolution(self._best_point(b), b["f"], self._best_evaluations(b.get("generation")))
 
     @property
     def best_feasible(self):
@@ -901,7 +925,7 @@ class Session:
         b = self._state.get("best_feasible") or {}
         if b.get("f") is None:
             return BestFeasible(None, math.inf, None, None)
-        return BestFeasible(self._out(b.get("x")), b["f"], self._out(b.get("g")), self._best_evaluations(b.get("generation")))
+        return BestFeasible(self._best_point(b), b["f"], self._out(b.get("g")), self._best_evaluations(b.get("generation")))
 
     @property
     def constraints(self):

@@ -60,7 +60,7 @@ class RetryTest(unittest.TestCase):
 class FakeTransportTest(unittest.TestCase):
     def test_trials_claim_and_tell(self):
         t = FakeTransport()
-        sampler = sampler_mod.SelfCmaSampler(fake_client(t), seed=1)
+        sampler = sampler_mod.SelfCmaSampler(fake_client(t), seed=1, mixed=False)
         study = optuna.create_study(sampler=sampler)
         study.optimize(mixed_objective, n_trials=5, catch=(ValueError,))
         create = t.of("POST", "/v1/sessions")[0][2]
@@ -101,7 +101,7 @@ class FakeTransportTest(unittest.TestCase):
 
     def test_enqueued_trial_is_injected(self):
         t = FakeTransport()
-        sampler = sampler_mod.SelfCmaSampler(fake_client(t), seed=1)
+        sampler = sampler_mod.SelfCmaSampler(fake_client(t), seed=1, mixed=False)
         study = optuna.create_study(sampler=sampler)
         study.optimize(mixed_objective, n_trials=2)
         study.enqueue_trial({"x": 0.25, "lr": 1e-3, "n": 2, "c": "a"})
@@ -118,7 +118,7 @@ class FakeTransportTest(unittest.TestCase):
 
     def test_a_server_without_inject(self):
         t = FakeTransport(inject_status=404)
-        study = optuna.create_study(sampler=sampler_mod.SelfCmaSampler(fake_client(t)))
+        study = optuna.create_study(sampler=sampler_mod.SelfCmaSampler(fake_client(t), mixed=False))
         study.optimize(mixed_objective, n_trials=2)
         study.enqueue_trial({"x": 0.25, "lr": 1e-3, "n": 2, "c": "a"})
         with self.assertLogs("selfcma", "WARNING") as logs:
@@ -128,7 +128,7 @@ class FakeTransportTest(unittest.TestCase):
 
     def test_a_stopped_session_is_restarted_from_its_best(self):
         t = FakeTransport()
-        sampler = sampler_mod.SelfCmaSampler(fake_client(t), seed=1)
+        sampler = sampler_mod.SelfCmaSampler(fake_client(t), seed=1, mixed=False)
         study = optuna.create_study(sampler=sampler)
         study.optimize(mixed_objective, n_trials=3, catch=(ValueError,))
         best = [-9.0, 0.5]

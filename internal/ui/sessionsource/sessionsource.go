@@ -154,6 +154,12 @@ func (s *Source) Session(ctx context.Context, id string) (ui.Detail, error) {
 	if b := ss.Best; b != nil {
 		f := b.F
 		d.BestF, d.BestX = &f, b.X
+		if ss.Mixed != nil { // z and c beside x
+			d.BestZ = b.Z
+			for _, k := range b.C {
+				d.BestC = append(d.BestC, float64(k))
+			}
+		}
 	}
 	// The defaults of each run: λ doubles at every restart.
 	for _, r := range ss.Restarts.Runs {

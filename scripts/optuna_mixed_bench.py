@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Optuna samplers on a mixed problem (issue 26): selfcma's SelfCmaSampler
+(a CatCMA-with-margin session), Optuna's CmaEsSampler(with_margin=True)
+and TPESampler, many seeds, a fixed number of trials. Prints one JSON line
+per run: the sampler, the seed, the best value after each of the
+checkpoints and the trials until the best value first reached each target.
+
+    go build -o /tmp/selfcma-server ./cmd/server
+    /tmp/selfcma-server -addr 127.0.0.1:18181 -db /tmp/bench.db &
+    PYTHONPATH=clients/python /usr/bin/python3 scripts/optuna_mixed_bench.py \\
+        -url http://127.0.0.1:18181 -seeds 15 -trials 300 > optuna-mixed.jsonl
+    /usr/bin/python3 scripts/optuna_mixed_bench.py -table optuna-mixed.jsonl
+
+The problem (minimum 0): the Rosenbrock function over (x0, x1, x2, n0, n1),
+x_i floats in [-2, 2] and n_i integers in [-5, 5]; plus (log10 lr + 3)² with
+lr a log float in [1e-5, 1e-1], (log10 k − 2)² with k a log int in
+[1, 1000], 10 (s − 0.3)² with s a float of step 0.1 in [0, 1], and the
+number of the categorical c0, c1 (4 choices each) not at their first
+choice (COM of the CatCMA paper's functions). With -problem scaled, the
+categories scale the whole: (1 + #wrong)(f + 1) − 1, so that a wrong
+choice costs as much as the rest of the function does.
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+TARGETS = (1.0, 1e-1, 1e-2)
+CHECKPOINTS = (100, 200, 300, 500, 1000)
+
+
+PROBLEM = "com"
+
+
+def objective(trial):
+    x = [trial.suggest_float(f"x{i}", -2, 2) for i in range(3)]
+    n = [trial.suggest_int(f"n{i}", -5, 5) for i in range(2)]
+    lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
+    k = trial.suggest_int("k", 1, 1000, log=True)
+    s = trial.suggest_float("s", 0, 1, step=0.1)
+    c = [trial.suggest_categorical(f"c{i}", ["a", "b", "c", "d"]) for i in range(2)]
+    v = x + n
+    f = sum(100 * (v[i + 1] - v[i] ** 2) ** 2 + (1 - v[i]) ** 2 for i in range(len(v) - 1))
+    wrong = sum(ch != "a" for ch in c)
+    rest = (math.log10(lr) + 3) ** 2 + (math.log10(k) - 2) ** 2 + 10 * (s - 0.3) ** 2
+    if PROBLEM == "scaled":  # the categories scale the whole function
+        return (1 + wrong) * (f + rest + 1) - 1
+    return f + rest + wrong
+
+
+def sampler(name, seed, url):
+    import optuna
+    if name == "selfcma":
+        from selfcma.optuna import SelfCmaSampler
+        return SelfCmaSampler(url, seed=seed)
+    if name == "cmaes-margin":
+        return optuna.samplers.CmaEsSampler(seed=seed, with_margin=True)
+    if name == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    raise SystemExit(f"unknown sampler {name}")
+
+
+def run(name, seed, trials, url):
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    study = optuna.create_study(sampler=sampler(name, seed, url), study_name=f"{PROBLEM}-{name}-{seed}")
+    t0 = time.monotonic()
+    study.optimize(objective, n_trials=trials)
+    best, curve = math.inf, []
+    for t in study.trials:
+        if t.value is not None:
+            best = min(best, t.value)
+        curve.append(best)
+    reach = {str(g): next((i + 1 for i, b in enumerate(curve) if b <= g), None) for g in TARGETS}
+    return {"problem": PROBLEM, "sampler": name, "seed": seed, "trials": trials, "seconds": round(time.monotonic() - t0, 1),
+            "best": {str(c): curve[c - 1] for c in CHECKPOINTS if c <= trials}, "trials_to": reach}
+
+
+def table(path):
+    runs = {}
+    for line in open(path):
+        r = json.loads(line)
+        runs.setdefault(r["sampler"], []).append(r)
+    cps = sorted({int(c) for rs in runs.values() for r in rs for c in r["best"]})
+    print("| sampler | seeds | " + " | ".join(f"median best after {c}" for c in cps) + " | "
+          + " | ".join(f"median trials to {g:g} (reached)" for g in TARGETS) + " |")
+    print("|" + "---|" * (2 + len(cps) + len(TARGETS)))
+    for name, rs in runs.items():
+        cells = [f"{statistics.median(r['best'][str(c)] for r in rs):.3g}" for c in cps]
+        for g in TARGETS:
+            v = [r["trials_to"][str(g)] or math.inf for r in rs]
+            n = sum(x != math.inf for x in v)
+            m = statistics.median(v)
+            cells.append(f"{'> ' + str(rs[0]['trials']) if m == math.inf else int(m) if m == int(m) else m} ({n}/{len(rs)})")
+        print(f"| {name} | {len(rs)} | " + " | ".join(cells) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-url", default="http://127.0.0.1:8080")
+    ap.add_argument("-seeds", type=int, default=15)
+    ap.add_argument("-trials", type=int, default=300)
+    ap.add_argument("-samplers", default="selfcma,cmaes-margin,tpe")
+    ap.add_argument("-problem", default="com", choices=("com", "scaled"))
+    ap.add_argument("-table", help="print the table of a results file instead")
+    a = ap.parse_args()
+    global PROBLEM
+    PROBLEM = a.problem
+    if a.table:
+        return table(a.table)
+    for seed in range(a.seeds):
+        for name in a.samplers.split(","):
+            print(json.dumps(run(name, seed, a.trials, a.url)), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
