@@ -35,6 +35,22 @@ const (
 	NumericsLatest = NumericsDC
 )
 
+// LazyMinDimension is the smallest n at which DefaultNumerics is
+// NumericsLazy (docs/performance.md, "Lazy decomposition": the
+// evaluations to the target on BBOB at n = 40, 100 and 200).
+const LazyMinDimension = 100
+
+// DefaultNumerics is the numerics version of a new CMA-ES session of
+// dimension n (internal/defaults.Numerics): NumericsLazy from
+// LazyMinDimension on, else NumericsLatest. self-CMA-ES keeps
+// NumericsLatest (selfcma.New refuses NumericsLazy).
+func DefaultNumerics(n int) int {
+	if n >= LazyMinDimension {
+		return NumericsLazy
+	}
+	return NumericsLatest
+}
+
 // symeigVersion is the internal/symeig version that decomposes C for
 // numerics version v.
 func symeigVersion(v int) int {
