@@ -109,3 +109,13 @@ func sameFloats(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestDefaultNumerics checks the dimension from which a new session
+// decomposes lazily.
+func TestDefaultNumerics(t *testing.T) {
+	for _, c := range []struct{ n, want int }{{2, NumericsLatest}, {LazyMinDimension - 1, NumericsLatest}, {LazyMinDimension, NumericsLazy}, {1000, NumericsLazy}} {
+		if got := DefaultNumerics(c.n); got != c.want {
+			t.Errorf("n=%d: %d, want %d", c.n, got, c.want)
+		}
+	}
+}
