@@ -7,21 +7,23 @@ import (
 
 // TestLazyGap checks lazyGap against pycma 4.4.0's lazy_update_gap,
 // 1/(c_1 + c_μ)/n/10 with its c_1 and c_μ (printed by
-// cma.CMAEvolutionStrategy(n*[1], 1, {'popsize': λ}).sm.lazy_update_gap).
+// cma.CMAEvolutionStrategy(n*[1], 1, {'popsize': λ}).sm.lazy_update_gap;
+// pycma adds 1e-23 to c_1 + c_μ, below rounding here).
 func TestLazyGap(t *testing.T) {
 	for _, c := range []struct {
 		n, lambda int
 		want      float64
 	}{
-		{40, 15, 0.6}, {100, 17, 1.2}, {200, 19, 2.1},
+		{40, 15, 0.5464896124038984}, {100, 17, 1.1422813430821708}, {200, 19, 2.0077161963971255},
+		{200, 100, 0.38870790210403194}, {400, 100, 0.7694593674519805}, {1000, 100, 1.912065788378402},
 	} {
 		p, err := NewParamsActive(c.n, c.lambda, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := 1 / (p.C1 + p.CMu) / float64(c.n) / 10
-		if got := lazyGap(p); got != want || math.Abs(got-c.want) > 0.1 {
-			t.Errorf("n=%d λ=%d: gap %v, want %v (about %v)", c.n, c.lambda, got, want, c.want)
+		if got := lazyGap(p); got != want || math.Abs(got-c.want) > 1e-9*c.want {
+			t.Errorf("n=%d λ=%d: gap %v, want %v (pycma %v)", c.n, c.lambda, got, want, c.want)
 		}
 	}
 }
