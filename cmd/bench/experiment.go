@@ -243,6 +243,10 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 		Numerics:    c.Numerics,
 		Active:      c.Active,
 	}
+	if o.numerics == 0 && c.Algorithm == algCMA && !c.Paper {
+		// A new session's: lazy from cmaes.LazyMinDimension on.
+		cfg.Numerics = defaults.Numerics(defaults.CMAES, j.Dimension)
+	}
 	if cfg.Lambda == 0 && c.Paper && c.Algorithm == algSelf {
 		// The paper's λ, whatever selfcma's default becomes.
 		cfg.Lambda = max(selfcma.PaperLambda, cmaes.DefaultLambda(j.Dimension))

@@ -27,16 +27,17 @@ func (c benchCase) String() string {
 
 var benchCases = []benchCase{{10, 0}, {10, 100}, {100, 0}, {100, 100}, {200, 100}, {400, 0}, {400, 100}, {1000, 100}}
 
-// benchES returns an ES warmed up for a few generations on random fitness
-// (a random walk: the distribution neither converges nor diverges), and the
-// fitness stream.
+// benchES returns an ES of a new CMA-ES session's configuration (active
+// update, DefaultNumerics(n); restarts play no part: no criterion fires)
+// warmed up for a few generations on random fitness (a random walk: the
+// distribution neither converges nor diverges), and the fitness stream.
 func benchES(b *testing.B, c benchCase) (*ES, func() []float64) {
-	return benchESNumerics(b, c, 0)
+	return benchESNumerics(b, c, DefaultNumerics(c.n))
 }
 
 // benchESNumerics is benchES with the given numerics version.
 func benchESNumerics(b *testing.B, c benchCase, numerics int) (*ES, func() []float64) {
-	e := mustNew(b, Config{X0: uniformX0(1, c.n), Sigma0: 1, Lambda: c.lambda, Seed: 1, Termination: never, Numerics: numerics})
+	e := mustNew(b, Config{X0: uniformX0(1, c.n), Sigma0: 1, Lambda: c.lambda, Seed: 1, Termination: never, Numerics: numerics, Active: true})
 	r := rand.New(rand.NewPCG(2, 2))
 	f := make([]float64, e.Params().Lambda)
 	next := func() []float64 {
@@ -54,8 +55,8 @@ func benchESNumerics(b *testing.B, c benchCase, numerics int) (*ES, func() []flo
 }
 
 // BenchmarkGeneration is one whole generation: ask, tell (update, eigen-
-// decomposition, termination checks, sampling of the next batch), with the
-// latest numerics.
+// decomposition, termination checks, sampling of the next batch), in a new
+// CMA-ES session's configuration (benchES).
 func BenchmarkGeneration(b *testing.B) {
 	for _, c := range benchCases {
 		b.Run(c.String(), func(b *testing.B) {
@@ -78,7 +79,7 @@ func BenchmarkGenerationNumerics(b *testing.B) {
 		if c.lambda != 100 {
 			continue
 		}
-		for _, v := range []int{NumericsDsyev, NumericsBlocked, NumericsDC} {
+		for _, v := range []int{NumericsDsyev, NumericsBlocked, NumericsDC, NumericsLazy} {
 			b.Run(fmt.Sprintf("%v/numerics=%d", c, v), func(b *testing.B) {
 				e, next := benchESNumerics(b, c, v)
 				b.ReportAllocs()

@@ -174,7 +174,7 @@ func (e *ES) startRun(lambda int) error {
 	e.s.DecomposedC = false // B = I, D = 1 set directly, not decomposed
 	e.s.PSigma = make([]float64, n)
 	e.s.PC = make([]float64, n)
-	e.s.T = 0
+	e.s.T, e.s.EigenT = 0, 0
 	e.s.FunHist = make([]float64, 10+int(math.Ceil(30*float64(n)/float64(p.Lambda))))
 	e.s.FunPos, e.s.FunN = 0, 0
 	e.s.StagBest, e.s.StagMed = e.s.StagBest[:0], e.s.StagMed[:0]
@@ -481,7 +481,8 @@ func (e *ES) update(order []int) bool {
 	if !finite(mNew) || !finite(psNew) || !finite(pcNew) || !finiteSym(e.scratch.cNew) || math.IsInf(sigmaNew, 0) || math.IsNaN(sigmaNew) || sigmaNew <= 0 {
 		return false
 	}
-	if !e.decompose(e.scratch.cNew) {
+	now := e.decomposeNow() // NumericsLazy: maybe not (lazy.go)
+	if now && !e.decompose(e.scratch.cNew) {
 		return false
 	}
 	copy(e.s.Mean, mNew)
@@ -489,8 +490,16 @@ func (e *ES) update(order []int) bool {
 	copy(e.s.PC, pcNew)
 	e.s.C.CopySym(e.scratch.cNew)
 	e.s.Sigma = sigmaNew
-	e.s.DecomposedC = !e.safeguard()
 	e.s.T++
+	if now {
+		e.s.EigenT = e.s.T
+		e.s.DecomposedC = !e.safeguard()
+	} else {
+		// B and D stay those of an earlier C; only σ's bound applies
+		// (the condition's was applied at that decomposition).
+		e.boundSigma()
+		e.s.DecomposedC = false
+	}
 	e.stepValid = true
 	return true
 }
@@ -527,7 +536,7 @@ func (e *ES) decompose(c *mat.SymDense) bool {
 	for i := range n {
 		copy(a.Data[i*a.Stride+i:i*a.Stride+n], src.Data[i*src.Stride+i:i*src.Stride+n])
 	}
-	if !sc.eig.FactorizeVersion(e.s.Config.Numerics, n, a.Data, a.Stride, sc.eigVals) {
+	if !sc.eig.FactorizeVersion(symeigVersion(e.s.Config.Numerics), n, a.Data, a.Stride, sc.eigVals) {
 		return false
 	}
 	if !finite(sc.eigVals) || !finite(a.Data) {
@@ -555,22 +564,30 @@ func (e *ES) safeguard() bool {
 		}
 		changed = true
 	}
-	if maxD := e.s.D[n-1]; e.s.Sigma > maxSigmaOverD*maxD {
-		s := e.s.Sigma / maxD
-		e.s.Sigma /= s
-		for i := range n {
-			e.s.PC[i] *= s
-			e.s.D[i] *= s
-		}
-		cm := e.s.C.RawSymmetric()
-		for i := range n {
-			for j := i; j < n; j++ {
-				cm.Data[i*cm.Stride+j] *= s * s
-			}
-		}
-		changed = true
+	return e.boundSigma() || changed
+}
+
+// boundSigma moves the scale from σ into C, D and p_c exactly when σ/max(D)
+// exceeds maxSigmaOverD, and reports whether it did.
+func (e *ES) boundSigma() bool {
+	n := e.p.N
+	maxD := e.s.D[n-1]
+	if e.s.Sigma <= maxSigmaOverD*maxD {
+		return false
 	}
-	return changed
+	s := e.s.Sigma / maxD
+	e.s.Sigma /= s
+	for i := range n {
+		e.s.PC[i] *= s
+		e.s.D[i] *= s
+	}
+	cm := e.s.C.RawSymmetric()
+	for i := range n {
+		for j := i; j < n; j++ {
+			cm.Data[i*cm.Stride+j] *= s * s
+		}
+	}
+	return true
 }
 
 func finite(v []float64) bool {

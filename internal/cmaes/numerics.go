@@ -25,15 +25,46 @@ const (
 	// is symeig.Product's from this version on, also a summation order of
 	// its own, so the points differ from NumericsBlocked's at every n.
 	NumericsDC = symeig.DivideConquer
-	// NumericsLatest is what Config.Numerics = 0 selects.
+	// NumericsLazy is NumericsDC with Hansen's lazy update of B and D
+	// (lazy.go): C is decomposed only when enough updates have passed since
+	// the last decomposition; in between, sampling and the update use the
+	// last B and D. Not a symeig version: the decomposition is NumericsDC's.
+	NumericsLazy = 4
+	// NumericsLatest is what Config.Numerics = 0 selects. Sessions choose
+	// by dimension (DefaultNumerics).
 	NumericsLatest = NumericsDC
 )
+
+// LazyMinDimension is the smallest n at which DefaultNumerics is
+// NumericsLazy (docs/performance.md, "Lazy decomposition": the
+// evaluations to the target on BBOB at n = 40, 100 and 200).
+const LazyMinDimension = 100
+
+// DefaultNumerics is the numerics version of a new CMA-ES session of
+// dimension n (internal/defaults.Numerics): NumericsLazy from
+// LazyMinDimension on, else NumericsLatest. self-CMA-ES keeps
+// NumericsLatest (selfcma.New refuses NumericsLazy).
+func DefaultNumerics(n int) int {
+	if n >= LazyMinDimension {
+		return NumericsLazy
+	}
+	return NumericsLatest
+}
+
+// symeigVersion is the internal/symeig version that decomposes C for
+// numerics version v.
+func symeigVersion(v int) int {
+	if v == NumericsLazy {
+		return NumericsDC
+	}
+	return v
+}
 
 // validNumerics checks Config.Numerics: 0 (the latest) or a known version.
 func validNumerics(v int) error {
 	switch v {
-	case 0, NumericsDsyev, NumericsBlocked, NumericsDC:
+	case 0, NumericsDsyev, NumericsBlocked, NumericsDC, NumericsLazy:
 		return nil
 	}
-	return fmt.Errorf("cmaes: numerics version %d, want 0 (latest), %d, %d or %d", v, NumericsDsyev, NumericsBlocked, NumericsDC)
+	return fmt.Errorf("cmaes: numerics version %d, want 0 (latest), %d, %d, %d or %d", v, NumericsDsyev, NumericsBlocked, NumericsDC, NumericsLazy)
 }

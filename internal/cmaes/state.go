@@ -38,6 +38,10 @@ type State struct {
 	// gives, bit for bit (no safeguard changed them after the update's
 	// decomposition). Restore decomposes C when B is nil.
 	DecomposedC bool
+	// EigenT: the update of the run (its T) whose C was last decomposed, 0
+	// for none (NumericsLazy decides by it: lazy.go; other versions
+	// decompose at every update, so it equals T).
+	EigenT int
 
 	Generation  int // generations told over all runs; id of the pending batch
 	Evaluations int
@@ -198,7 +202,7 @@ func (e *ES) historiesConsistent() bool {
 
 func (e *ES) countersConsistent() bool {
 	s := &e.s
-	return s.Sigma > 0 && s.T >= 0 && s.Generation >= 0 && s.Evaluations >= 0 && s.Run >= 0 && s.FailedGenerations >= 0
+	return s.Sigma > 0 && s.T >= 0 && s.EigenT >= 0 && s.EigenT <= s.T && s.Generation >= 0 && s.Evaluations >= 0 && s.Run >= 0 && s.FailedGenerations >= 0
 }
 
 // placeBatch sets the batch given, and with bounds its images.

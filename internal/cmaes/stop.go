@@ -16,8 +16,9 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	e.stopTolX()
 	e.stopNoEffectAxis()
 	e.stopNoEffectCoord()
-	if t := e.term; t.ConditionCov > 0 {
-		// ConditionCov: condition number of C (before the safeguard's fix).
+	if t := e.term; t.ConditionCov > 0 && e.s.EigenT == e.s.T {
+		// ConditionCov: condition number of C (before the safeguard's fix),
+		// known after an update that decomposed C (NumericsLazy: lazy.go).
 		if cond := e.conditionBeforeFix(); cond > t.ConditionCov {
 			e.addStop(StopConditionCov, cond)
 		}

@@ -5,6 +5,8 @@
 // algorithm flags runs exactly what a new session runs.
 package defaults
 
+import "github.com/selfcma/selfcma/internal/cmaes"
+
 // The algorithms, by the names the API and cmd/bench use.
 const (
 	CMAES     = "cma-es"
@@ -65,4 +67,15 @@ func For(alg string) Settings {
 	}
 	return Settings{Active: true, Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform,
 		SNR: alg == SelfCMAES}
+}
+
+// Numerics is the numerics version of a new session of algorithm alg and
+// dimension n: for CMA-ES cmaes.DefaultNumerics(n) (the lazy update of B
+// and D from cmaes.LazyMinDimension on: docs/performance.md), for the
+// others 0 (the engine's latest; self-CMA-ES decomposes C at every update).
+func Numerics(alg string, n int) int {
+	if alg == CMAES {
+		return cmaes.DefaultNumerics(n)
+	}
+	return 0
 }

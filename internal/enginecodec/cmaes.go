@@ -70,9 +70,13 @@ import (
 //     false, no BIPOP, IncPopSize 0 (doubling λ, as then), uniform points
 //     off; the first run of regime default, every later one large (an IPOP
 //     restart), each with σ0 = Sigma0, and no generation limit.
+//   - Version 8 (versionLazy): after version 7's block, State.EigenT, the
+//     update of the run that last decomposed C (NumericsLazy decides by
+//     it: cmaes's lazy.go). A state of version 1 to 7 had every update
+//     decompose C: EigenT = T.
 const (
 	cmaesMagic         = "selfcma/cmaes"
-	cmaesVersion       = 7
+	cmaesVersion       = 8
 	versionInject      = 2
 	versionNumerics    = 3
 	versionPacked      = 4
@@ -80,6 +84,7 @@ const (
 	versionStepDerived = 6
 	versionRestarts    = 7
 	versionActiveStep  = 7 // a Step's active part (step.go)
+	versionLazy        = 8
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the

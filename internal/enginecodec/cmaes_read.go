@@ -76,6 +76,14 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 	} else {
 		migrateRestarts(st)
 	}
+	if version >= versionLazy {
+		st.EigenT = r.Int() // cmaes.Restore checks 0 ≤ EigenT ≤ T
+	} else {
+		migrateLazy(st)
+		if st.Config.Numerics == cmaes.NumericsLazy {
+			r.Fail("numerics %d in version %d", st.Config.Numerics, version) // came with version 8
+		}
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

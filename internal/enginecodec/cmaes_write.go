@@ -37,6 +37,7 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	writeInjected(w, s)      // version 2
 	w.Int(s.Config.Numerics) // version 3: the eigendecomposition's version
 	writeRestarts(w, s)      // version 7
+	w.Int(s.EigenT)          // version 8: the lazy update's last decomposition
 }
 
 // writeRuns writes the counters and the runs ended.

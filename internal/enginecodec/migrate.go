@@ -32,6 +32,10 @@ func migrateRestarts(st *cmaes.State) {
 	}
 }
 
+// migrateLazy: cmaes versions 1 to 7 predate the lazy update; every
+// update decomposed C.
+func migrateLazy(st *cmaes.State) { st.EigenT = st.T }
+
 // migrateGate: selfcma versions 1 to 6 predate the gate (selfcma's
 // gate.go): every run self-adapted, at every λ.
 func migrateGate(st *selfcma.State) {

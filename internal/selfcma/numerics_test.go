@@ -30,3 +30,25 @@ func TestNumericsOfAux(t *testing.T) {
 		}
 	}
 }
+
+// TestNumericsLazyRefused checks that self-CMA-ES refuses the lazy update
+// (its signal-to-noise rule reads C^t from the primary's B and D), also in
+// a restored state.
+func TestNumericsLazyRefused(t *testing.T) {
+	cfg := Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1, Numerics: cmaes.NumericsLazy}}
+	if _, err := New(cfg); err == nil {
+		t.Fatal("New accepted NumericsLazy")
+	}
+	ok := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1}})
+	if _, err := Restore(ok.State()); err != nil {
+		t.Fatalf("the unchanged state: %v", err)
+	}
+	s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1}})
+	st := s.State()
+	p := st.Primary.Clone()
+	p.Config.Numerics = cmaes.NumericsLazy
+	st.Primary = p
+	if _, err := Restore(st); err == nil {
+		t.Fatal("Restore accepted a primary with NumericsLazy")
+	}
+}

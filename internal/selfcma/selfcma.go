@@ -141,6 +141,11 @@ func New(cfg Config) (*ES, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.CMA.Numerics == cmaes.NumericsLazy {
+		// The signal-to-noise rule reads C^t from the primary's B and D:
+		// self-CMA-ES keeps decomposing C at every update.
+		return nil, fmt.Errorf("selfcma: numerics %d (lazy) is for CMA-ES only", cmaes.NumericsLazy)
+	}
 	p, err := cmaes.New(cfg.CMA)
 	if err != nil {
 		return nil, err

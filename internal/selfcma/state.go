@@ -65,6 +65,8 @@ func (s *ES) check() error {
 		return fmt.Errorf("init %q", s.init)
 	case s.minLambda < EveryLambda:
 		return fmt.Errorf("min lambda %d", s.minLambda)
+	case s.primary.Config().Numerics == cmaes.NumericsLazy:
+		return fmt.Errorf("numerics %d (lazy) in a self-CMA-ES", cmaes.NumericsLazy)
 	case s.aux.Dim() != 3:
 		return fmt.Errorf("auxiliary of dimension %d", s.aux.Dim())
 	case (s.snr != nil) != s.snrUsed():

@@ -96,6 +96,7 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 		return "", selfParams{}, cfg, err
 	}
 	cfg.Active = def.Active
+	cfg.Numerics = defaults.Numerics(alg, n)
 	if p.Active != nil {
 		if *p.Active && alg == AlgorithmSepCMAES {
 			return "", selfParams{}, cfg, errorf(CodeOutOfRange, "active applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)

@@ -496,7 +496,7 @@ func (o *observer) session(fs fixtureSession) {
 // on.
 func (o *observer) sessionKind(fs fixtureSession, id string, s sessionOut, b batchOut, g int) bool {
 	switch fs.name {
-	case "cma_midrun", "sep_midrun":
+	case "cma_midrun", "sep_midrun", "lazy_midrun":
 		o.tellAgain(id, g)
 	case "self_partial", "sep_partial":
 		o.tellRest(id, s, b, g)
