@@ -45,6 +45,9 @@ type Settings struct {
 	// SNR: self-CMA-ES's first run below its MinLambda adapts a factor of
 	// c_1 and c_μ by the signal-to-noise rule (selfcma.Config.SNR).
 	SNR bool
+	// FlatFitness: a run ends on pycma's tolflatfitness instead of
+	// cmaes.m's EqualFunValues (cmaes.Termination.FlatFitness).
+	FlatFitness bool
 }
 
 // For returns the defaults of algorithm alg (CMAES, SelfCMAES or
@@ -64,5 +67,8 @@ func For(alg string) Settings {
 		return Settings{Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform}
 	}
 	return Settings{Active: true, Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform,
-		SNR: alg == SelfCMAES}
+		SNR: alg == SelfCMAES, FlatFitness: flatFitness}
 }
+
+// flatFitness is Settings.FlatFitness of CMA-ES and self-CMA-ES.
+var flatFitness = false

@@ -70,9 +70,13 @@ import (
 //     false, no BIPOP, IncPopSize 0 (doubling λ, as then), uniform points
 //     off; the first run of regime default, every later one large (an IPOP
 //     restart), each with σ0 = Sigma0, and no generation limit.
+//   - Version 8 (versionFlatFitness): one flag at the end,
+//     Termination.FlatFitness (pycma's tolflatfitness in place of
+//     EqualFunValues; the flat generations stay in FlatGens). A state of
+//     version 1 to 7 decodes with false: EqualFunValues, as it ran.
 const (
 	cmaesMagic         = "selfcma/cmaes"
-	cmaesVersion       = 7
+	cmaesVersion       = 8
 	versionInject      = 2
 	versionNumerics    = 3
 	versionPacked      = 4
@@ -80,6 +84,7 @@ const (
 	versionStepDerived = 6
 	versionRestarts    = 7
 	versionActiveStep  = 7 // a Step's active part (step.go)
+	versionFlatFitness = 8
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the

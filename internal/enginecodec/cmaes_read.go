@@ -76,6 +76,9 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 	} else {
 		migrateRestarts(st)
 	}
+	if version >= versionFlatFitness {
+		st.Config.Termination.FlatFitness = r.Bool()
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

@@ -51,6 +51,12 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 	writeHistories(w, s)
 	writeInjected(w, s)
 	w.Int(s.Config.Numerics)
+	if version >= versionRestarts {
+		writeRestarts(w, s)
+	}
+	if version >= versionFlatFitness {
+		w.Bool(s.Config.Termination.FlatFitness)
+	}
 }
 
 // encodeAs returns the blob of e in the layout of the given version.

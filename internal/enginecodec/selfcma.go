@@ -22,10 +22,11 @@ import (
 // flag, BIPOP restarts and restart points with their bookkeeping), with
 // MinLambda and AdaptRestarts after the auxiliary's run count (older
 // states: migrateGate); 8 in 7, with Config.SNR and the signal-to-noise
-// rule's state (η, V, E) after AdaptRestarts (older states: migrateSNR).
+// rule's state (η, V, E) after AdaptRestarts (older states: migrateSNR);
+// 9 in 8 (Termination.FlatFitness), its own layout as 8's.
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 8
+	selfcmaVersion = 9
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -39,7 +40,7 @@ const (
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run
