@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -100,6 +101,18 @@ type runResult struct {
 	Restarts      int
 	Stop          []string
 	Trace         []tracePoint // one per generation
+	Runs          []restartRun // -per-run: one per run of the ES (the first and each restart)
+}
+
+// restartRun is one run of a restarting ES (-per-run).
+type restartRun struct {
+	Regime      string   `json:"regime"`
+	Lambda      int      `json:"lambda"`
+	Sigma0      float64  `json:"sigma0"`
+	Evaluations int      `json:"evaluations"`  // of this run
+	Stop        []string `json:"stop"`         // why it ended
+	BestDeltaF  float64  `json:"best_delta_f"` // best f − f_opt of its generations
+	Target      bool     `json:"target"`       // it reached the target
 }
 
 // Success reports whether the run reached the target.
@@ -135,6 +148,9 @@ type optimizer interface {
 	Generation() int
 	Evaluations() int
 	Run() int
+	Regime() string
+	Sigma() float64
+	Status() cmaes.Status
 	Params() cmaes.Params
 }
 
@@ -247,6 +263,7 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 		// A new session's: lazy from cmaes.LazyMinDimension on.
 		cfg.Numerics = defaults.Numerics(defaults.CMAES, j.Dimension)
 	}
+	cfg.Termination.FlatFitness = c.FlatFitness
 	if cfg.Lambda == 0 && c.Paper && c.Algorithm == algSelf {
 		// The paper's λ, whatever selfcma's default becomes.
 		cfg.Lambda = max(selfcma.PaperLambda, cmaes.DefaultLambda(j.Dimension))
@@ -320,6 +337,8 @@ func runJob(o options, j job) (runResult, error) {
 
 	params := es.Params()
 	res := runResult{job: j, Label: o.label(c), Config: c, Lambda: params.Lambda, Defaults: params.Hyper()}
+	cur := restartRun{Regime: es.Regime(), Lambda: params.Lambda, Sigma0: es.Sigma(), BestDeltaF: math.Inf(1)}
+	runStart := 0
 	for es.Stopped() == nil {
 		X := es.Ask()
 		f := make([]float64, len(X))
@@ -334,6 +353,23 @@ func runJob(o options, j job) (runResult, error) {
 			res.EvalsToTarget = rec.Evaluations
 		}
 		res.Trace = append(res.Trace, tracePoint{Hyper: rec.Hyper, DeltaF: rec.BestSoFar - fopt})
+		if o.perRun {
+			cur.BestDeltaF = math.Min(cur.BestDeltaF, rec.Best-fopt)
+			if rec.Restarted || es.Stopped() != nil {
+				cur.Evaluations, runStart = rec.Evaluations-runStart, rec.Evaluations
+				cur.Target = cur.BestDeltaF <= o.target
+				reasons := rec.Stop
+				if rec.Restarted {
+					ends := es.Status().RunEnds
+					reasons = ends[len(ends)-1].Reasons
+				}
+				for _, s := range reasons {
+					cur.Stop = append(cur.Stop, s.Name)
+				}
+				res.Runs = append(res.Runs, cur)
+				cur = restartRun{Regime: es.Regime(), Lambda: es.Params().Lambda, Sigma0: es.Sigma(), BestDeltaF: math.Inf(1)}
+			}
+		}
 	}
 	best, _ := es.Best()
 	res.FinalDeltaF = best.F - fopt

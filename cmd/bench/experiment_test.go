@@ -228,6 +228,9 @@ func TestConfig(t *testing.T) {
 		{"self paper", []string{"-paper", "-init", "uniform", "-local-stops=false", "-numerics", "2", "-tag", "old"}, algSelf,
 			algConfig{Paper: true, Restarts: defaults.RestartsNone, MaxRestarts: 9, IncPopSize: 2, RestartPoint: defaults.PointX0, Init: "uniform", Numerics: 2},
 			algSelf + "+paper+init=uniform+no-local-stops+numerics=2+old"},
+		{"equal fun values", []string{"-flat-fitness", strconv.FormatBool(!d.FlatFitness)}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, FlatFitness: !d.FlatFitness},
+			algCMA + map[bool]string{true: "+tolflat", false: "+equalfun"}[!d.FlatFitness]},
 		{"no restarts hides their settings", []string{"-restarts", "none", "-max-restarts", "3"}, algCMA,
 			algConfig{Active: d.Active, Restarts: defaults.RestartsNone, MaxRestarts: 3, IncPopSize: inc, RestartPoint: defaults.PointUniform},
 			algCMA + map[bool]string{true: "", false: "+" + restarts[defaults.RestartsNone]}[d.Restarts == defaults.RestartsNone]},
@@ -243,6 +246,9 @@ func TestConfig(t *testing.T) {
 			want.Algorithm, want.LocalStops, want.Budget, want.Target, want.Seed, want.Tag = tc.alg, !o.noLocalStops, 1e4, 1e-8, 1, o.tag
 			if want.Numerics == 0 {
 				want.Numerics = cmaes.NumericsLatest
+			}
+			if !want.Paper && !slices.Contains(tc.args, "-flat-fitness") {
+				want.FlatFitness = d.FlatFitness // the paper's is EqualFunValues
 			}
 			if tc.alg == algSelf && want.Init == "" {
 				want.Init = selfcma.InitDefault

@@ -68,6 +68,7 @@ type options struct {
 	paper        bool
 	restarts     string // flagDefault, none, ipop or bipop
 	active       string // flagDefault, true or false
+	flatFitness  string // flagDefault, true or false
 	snr          string // flagDefault, true or false
 	maxRestarts  int
 	incPopSize   float64
@@ -90,6 +91,7 @@ type options struct {
 	seed           uint64
 	tag            string // appended to every label
 	json           bool
+	perRun         bool   // -per-run
 	plots          string // directory, "" = no plots
 	verbose        bool
 	workers        int
@@ -131,6 +133,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.BoolVar(&o.paper, "paper", false, "the paper's setting (Algorithms 1 and 2 as cmd/bench ran them before the defaults package): no active update, no restarts unless -restarts ipop, restarts from x0, self-CMA-ES λ = max(100, default)")
 	fs.StringVar(&restarts, "restarts", flagDefault, "none, ipop, bipop, or default: internal/defaults' strategy for the algorithm (none with -paper)")
 	fs.StringVar(&o.snr, "snr", flagDefault, "self-CMA-ES: a first run below -min-lambda adapts its c_1 and c_μ by the signal-to-noise rule (selfcma.Config.SNR): true, false, or default: internal/defaults' (false with -paper)")
+	fs.StringVar(&o.flatFitness, "flat-fitness", flagDefault, "end a run on pycma's tolflatfitness (2 generations whose best value equals that of rank 0.75λ) instead of cmaes.m's EqualFunValues: true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.active, "active", flagDefault, "active covariance update (pycma's CMA_active): true, false, or default: internal/defaults' (false with -paper)")
 	fs.IntVar(&o.maxRestarts, "max-restarts", 0, "at most this many (large) restarts; 0 = the default (internal/defaults', 9 with -paper)")
 	fs.Float64Var(&o.incPopSize, "incpopsize", 0, "λ factor at an IPOP or large BIPOP restart; 0 = the default (internal/defaults', 2 with -paper)")
@@ -148,6 +151,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, 4 (3 with the lazy update of B and D), or 0 = a new session's (cma-es: 4 from n = 100, else 3; recorded as 3)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
 	fs.StringVar(&o.tag, "tag", "", "appended to every algorithm label (as +tag), to tell apart runs of the same flags, from another build say")
+	fs.BoolVar(&o.perRun, "per-run", false, "with -json: each run's restarts too (\"per_run\": regime, λ, σ0, evaluations, stop reasons, best f − f_opt of each)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per run, then one per summary, instead of the table")
 	fs.StringVar(&o.plots, "plots", "", "write one SVG per function and dimension into this directory")
 	fs.BoolVar(&o.verbose, "v", false, "report every finished run on stderr")
@@ -284,6 +288,8 @@ func (o *options) checkNames() error {
 		return fmt.Errorf("-restarts %q: want none, ipop, bipop or default", o.restarts)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.active):
 		return fmt.Errorf("-active %q: want true, false or default", o.active)
+	case !slices.Contains([]string{flagDefault, "true", "false"}, o.flatFitness):
+		return fmt.Errorf("-flat-fitness %q: want true, false or default", o.flatFitness)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.snr):
 		return fmt.Errorf("-snr %q: want true, false or default", o.snr)
 	case !slices.Contains([]string{flagDefault, defaults.PointX0, defaults.PointUniform}, o.restartPoint):
@@ -338,7 +344,8 @@ type algConfig struct {
 	RestartPoint string  `json:"restart_point"` // x0 or uniform (in [−4, 4]^n)
 	Lambda       int     `json:"lambda"`        // 0 = the default
 	Init         string  `json:"init,omitempty"`
-	SNR          bool    `json:"snr,omitempty"` // self-CMA-ES: selfcma.Config.SNR
+	SNR          bool    `json:"snr,omitempty"`          // self-CMA-ES: selfcma.Config.SNR
+	FlatFitness  bool    `json:"flat_fitness,omitempty"` // cmaes.Termination.FlatFitness
 	// Measuring knobs (cmd/bench only).
 	MinLambda      int     `json:"min_lambda,omitempty"`
 	AdaptRestarts  bool    `json:"adapt_restarts,omitempty"`
@@ -373,6 +380,7 @@ func (o options) baseConfig(alg string) algConfig {
 	d := defaults.For(alg)
 	c.Active, c.Restarts, c.MaxRestarts, c.IncPopSize = d.Active, d.Restarts, d.MaxRestarts, d.IncPopSize
 	c.SNR = alg == algSelf && d.SNR
+	c.FlatFitness = d.FlatFitness
 	if c.MaxRestarts == 0 {
 		c.MaxRestarts = cmaes.DefaultMaxRestarts
 	}
@@ -393,6 +401,9 @@ func (o options) config(alg string) algConfig {
 	}
 	if given(o.active) {
 		c.Active = o.active == "true"
+	}
+	if given(o.flatFitness) {
+		c.FlatFitness = o.flatFitness == "true"
 	}
 	if given(o.snr) && alg == algSelf {
 		c.SNR = o.snr == "true"
@@ -458,6 +469,9 @@ func (o options) label(c algConfig) string {
 	}
 	if c.SNR != base.SNR {
 		parts = append(parts, map[bool]string{true: "snr", false: "no-snr"}[c.SNR])
+	}
+	if c.FlatFitness != base.FlatFitness {
+		parts = append(parts, map[bool]string{true: "tolflat", false: "equalfun"}[c.FlatFitness])
 	}
 	if c.Restarts != defaults.RestartsNone {
 		if c.MaxRestarts != base.MaxRestarts {

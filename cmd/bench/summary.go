@@ -205,20 +205,21 @@ func writeMarkdown(w io.Writer, rows [][]string) error {
 // those of pycma_bbob.py's lines, which -summary reads alike; algorithm is
 // the label (options.label), config the settings it stands for.
 type jsonRun struct {
-	Kind          string    `json:"kind"` // "run"
-	Function      int       `json:"function"`
-	Dimension     int       `json:"dimension"`
-	Algorithm     string    `json:"algorithm"`
-	Config        algConfig `json:"config"`
-	Run           int       `json:"run"`
-	Instance      int       `json:"instance"`
-	Lambda        int       `json:"lambda"`
-	EvalsToTarget *int      `json:"evals_to_target"` // null: target not reached
-	Evaluations   int       `json:"evaluations"`
-	FinalDeltaF   float64   `json:"final_delta_f"` // best f − f_opt
-	Generations   int       `json:"generations"`
-	Restarts      int       `json:"restarts"`
-	Stop          []string  `json:"stop"`
+	Kind          string       `json:"kind"` // "run"
+	Function      int          `json:"function"`
+	Dimension     int          `json:"dimension"`
+	Algorithm     string       `json:"algorithm"`
+	Config        algConfig    `json:"config"`
+	Run           int          `json:"run"`
+	Instance      int          `json:"instance"`
+	Lambda        int          `json:"lambda"`
+	EvalsToTarget *int         `json:"evals_to_target"` // null: target not reached
+	Evaluations   int          `json:"evaluations"`
+	FinalDeltaF   float64      `json:"final_delta_f"` // best f − f_opt
+	Generations   int          `json:"generations"`
+	Restarts      int          `json:"restarts"`
+	Stop          []string     `json:"stop"`
+	Runs          []restartRun `json:"per_run,omitempty"` // -per-run
 }
 
 // jsonSummary is the JSON object of one summary; null for what is missing
@@ -254,7 +255,7 @@ func writeJSON(w io.Writer, results []runResult, sums []summary) error {
 		jr := jsonRun{
 			Kind: "run", Function: r.Function, Dimension: r.Dimension, Algorithm: r.Label, Config: r.Config,
 			Run: r.Run, Instance: r.Instance, Lambda: r.Lambda, Evaluations: r.Evaluations,
-			FinalDeltaF: r.FinalDeltaF, Generations: r.Generations, Restarts: r.Restarts, Stop: r.Stop,
+			FinalDeltaF: r.FinalDeltaF, Generations: r.Generations, Restarts: r.Restarts, Stop: r.Stop, Runs: r.Runs,
 		}
 		if r.Success() {
 			e := r.EvalsToTarget

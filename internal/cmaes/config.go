@@ -107,7 +107,14 @@ type Termination struct {
 	NoEffectAxis  bool    // set to disable NoEffectAxis
 	NoEffectCoord bool    // set to disable NoEffectCoord
 	NoStagnation  bool    // set to disable Stagnation
-	NoEqualFunVal bool    // set to disable EqualFunValues
+	NoEqualFunVal bool    // set to disable EqualFunValues (or TolFlatFitness in its place)
+
+	// FlatFitness selects pycma's tolflatfitness in place of cmaes.m's
+	// EqualFunValues (NoEqualFunVal disables either): the run ends after
+	// two consecutive generations whose best value equals the value of
+	// rank ⌊0.75λ⌋ (StopTolFlatFitness). false is EqualFunValues, what
+	// every ES had before.
+	FlatFitness bool
 
 	// MaxFailedGenerations stops the ES (StopFailedEvaluations, never an
 	// IPOP restart) after this many consecutive generations in which every
@@ -128,6 +135,7 @@ const (
 	StopConditionCov   = "condition_cov"
 	StopStagnation     = "stagnation"
 	StopEqualFunValues = "equal_fun_values"
+	StopTolFlatFitness = "tol_flat_fitness" // pycma's tolflatfitness (Termination.FlatFitness)
 	StopTolUpSigma     = "tol_up_sigma"
 	StopNumerical      = "numerical_error" // a non-finite value would have entered the state
 	StopRequested      = "requested"       // the caller ended the run (ES.StopNow)

@@ -160,22 +160,38 @@ func (e *ES) stopStagnation() {
 }
 
 // stopEqualFunValues (cmaes.m): the best and the ⌈0.1 + λ/4⌉-th value were
-// equal in 10 + n of the last 3(10 + n) generations.
+// equal in 10 + n of the last 3(10 + n) generations. With
+// Termination.FlatFitness, pycma's tolflatfitness instead: the best and
+// the value of rank ⌊0.75λ⌋ (from 0) were equal in this generation and the
+// one before (pycma: flatfit_iterations > tolflatfitness = 1). Both keep
+// the flat generations t of the run in the ring FlatGens.
 func (e *ES) stopEqualFunValues(fitness []float64, order []int) {
 	if e.term.NoEqualFunVal {
 		return
 	}
 	k := int(math.Ceil(0.1+float64(e.p.Lambda)/4)) - 1
+	if e.term.FlatFitness {
+		k = int(0.75 * float64(e.p.Lambda))
+	}
 	if fitness[order[k]] != fitness[order[0]] {
 		return
 	}
-	e.s.FlatGens[e.s.FlatPos] = e.s.T
-	e.s.FlatPos = (e.s.FlatPos + 1) % len(e.s.FlatGens)
-	if e.s.FlatN < len(e.s.FlatGens) {
+	ring := e.s.FlatGens
+	prev := ring[(e.s.FlatPos+len(ring)-1)%len(ring)] // the last flat generation before this one
+	hadPrev := e.s.FlatN > 0
+	ring[e.s.FlatPos] = e.s.T
+	e.s.FlatPos = (e.s.FlatPos + 1) % len(ring)
+	if e.s.FlatN < len(ring) {
 		e.s.FlatN++
 	}
-	oldest := e.s.FlatGens[e.s.FlatPos%len(e.s.FlatGens)]
-	if e.s.FlatN == len(e.s.FlatGens) && oldest > e.s.T-3*len(e.s.FlatGens) {
+	if e.term.FlatFitness {
+		if hadPrev && prev == e.s.T-1 {
+			e.addStop(StopTolFlatFitness, 2)
+		}
+		return
+	}
+	oldest := ring[e.s.FlatPos%len(ring)]
+	if e.s.FlatN == len(ring) && oldest > e.s.T-3*len(ring) {
 		e.addStop(StopEqualFunValues, float64(e.s.T-oldest))
 	}
 }

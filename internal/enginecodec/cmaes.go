@@ -74,9 +74,13 @@ import (
 //     update of the run that last decomposed C (NumericsLazy decides by
 //     it: cmaes's lazy.go). A state of version 1 to 7 had every update
 //     decompose C: EigenT = T.
+//   - Version 9 (versionFlatFitness): one flag at the end,
+//     Termination.FlatFitness (pycma's tolflatfitness in place of
+//     EqualFunValues; the flat generations stay in FlatGens). A state of
+//     version 1 to 8 decodes with false: EqualFunValues, as it ran.
 const (
 	cmaesMagic         = "selfcma/cmaes"
-	cmaesVersion       = 8
+	cmaesVersion       = 9
 	versionInject      = 2
 	versionNumerics    = 3
 	versionPacked      = 4
@@ -85,6 +89,7 @@ const (
 	versionRestarts    = 7
 	versionActiveStep  = 7 // a Step's active part (step.go)
 	versionLazy        = 8
+	versionFlatFitness = 9
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the

@@ -84,6 +84,9 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 			r.Fail("numerics %d in version %d", st.Config.Numerics, version) // came with version 8
 		}
 	}
+	if version >= versionFlatFitness {
+		st.Config.Termination.FlatFitness = r.Bool()
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

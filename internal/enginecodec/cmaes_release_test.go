@@ -70,6 +70,9 @@ const (
 // the current encoding (only when it is new).
 func TestReleaseContinues(t *testing.T) {
 	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "1" {
+		if cmaesVersion != versionRestarts {
+			t.Fatalf("the fixtures of version %d are written by the code of that version, not %d", versionRestarts, cmaesVersion)
+		}
 		blob, err := marshal(release5ES(t))
 		if err != nil {
 			t.Fatal(err)
@@ -170,6 +173,9 @@ func restartHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
 // as the code that wrote it did, also encoded again and decoded.
 func TestReleaseBIPOPContinues(t *testing.T) {
 	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "1" {
+		if cmaesVersion != versionRestarts {
+			t.Fatalf("the fixtures of version %d are written by the code of that version, not %d", versionRestarts, cmaesVersion)
+		}
 		blob, err := marshal(release7BIPOPES(t))
 		if err != nil {
 			t.Fatal(err)
@@ -187,7 +193,7 @@ func TestReleaseBIPOPContinues(t *testing.T) {
 		t.Fatalf("the fixture: regime %s, run σ0 %v, limit %d, restart points %+v; want a small run", e.Regime(), e.State().RunSigma0, e.State().GenLimit, e.Config().Restarts.Point)
 	}
 	if again := encodeAs(e, versionRestarts); !bytes.Equal(again, blob) {
-		t.Fatal("the fixture does not encode back to its bytes")
+		t.Fatal("the fixture does not encode back to its bytes in version 7")
 	}
 	again, _ := marshal(e)
 	e2, err := DecodeCMAES(again)

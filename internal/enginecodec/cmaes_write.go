@@ -34,10 +34,11 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 		w.Floats(s.Batch.RawMatrix().Data)
 	}
 	writeHistories(w, s)
-	writeInjected(w, s)      // version 2
-	w.Int(s.Config.Numerics) // version 3: the eigendecomposition's version
-	writeRestarts(w, s)      // version 7
-	w.Int(s.EigenT)          // version 8: the lazy update's last decomposition
+	writeInjected(w, s)                      // version 2
+	w.Int(s.Config.Numerics)                 // version 3: the eigendecomposition's version
+	writeRestarts(w, s)                      // version 7
+	w.Int(s.EigenT)                          // version 8: the lazy update's last decomposition
+	w.Bool(s.Config.Termination.FlatFitness) // version 9
 }
 
 // writeRuns writes the counters and the runs ended.

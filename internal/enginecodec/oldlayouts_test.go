@@ -54,6 +54,12 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 	if version >= versionRestarts {
 		writeRestarts(w, s)
 	}
+	if version >= versionLazy {
+		w.Int(s.EigenT)
+	}
+	if version >= versionFlatFitness {
+		w.Bool(s.Config.Termination.FlatFitness)
+	}
 }
 
 // encodeAs returns the blob of e in the layout of the given version.

@@ -23,10 +23,11 @@ import (
 // MinLambda and AdaptRestarts after the auxiliary's run count (older
 // states: migrateGate); 8 in 7, with Config.SNR and the signal-to-noise
 // rule's state (η, V, E) after AdaptRestarts (older states: migrateSNR);
-// 9 in 8 (State.EigenT of each CMA-ES, for the lazy update), nothing else.
+// 9 in 8 (State.EigenT of each CMA-ES, for the lazy update), nothing else;
+// 10 in 9 (Termination.FlatFitness), its own layout as 9's.
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 9
+	selfcmaVersion = 10
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -40,7 +41,7 @@ const (
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run

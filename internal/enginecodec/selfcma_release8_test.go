@@ -40,6 +40,9 @@ func release8ES(t *testing.T) *selfcma.ES {
 // version, and continues as the code that wrote it did.
 func TestSelfCMARelease8Continues(t *testing.T) {
 	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "8" {
+		if selfcmaVersion != versionSNR {
+			t.Fatalf("the fixture of version %d is written by the code of that version, not %d", versionSNR, selfcmaVersion)
+		}
 		blob, _ := marshalSelf(release8ES(t))
 		if err := os.WriteFile(selfRelease8Fixture, blob, 0o644); err != nil {
 			t.Fatal(err)

@@ -110,6 +110,9 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 		return "", selfParams{}, cfg, err
 	}
 	cfg.Termination.NoStagnation = cfg.Termination.NoStagnation || constrainedStagnation(p)
+	// termination.equal_fun_values names the flat-fitness criterion in
+	// force: cmaes.m's, or pycma's tolflatfitness where the defaults say.
+	cfg.Termination.FlatFitness = def.FlatFitness
 	if err := l.checkName(p.Name); err != nil {
 		return "", selfParams{}, cfg, err
 	}

@@ -19,7 +19,7 @@ PYCMA_STOP_NAMES = {
     "noeffectaxis": "no_effect_axis",
     "noeffectcoord": "no_effect_coord",
     "tolstagnation": "stagnation",
-    "tolflatfitness": "equal_fun_values",
+    "tolflatfitness": "tol_flat_fitness",
 }
 
 
@@ -31,7 +31,9 @@ class StopDict(dict):
 
     def _key(self, k):
         if not dict.__contains__(self, k):
-            return PYCMA_STOP_NAMES.get(k, k)
+            k = PYCMA_STOP_NAMES.get(k, k)
+            if k == "tol_flat_fitness" and not dict.__contains__(self, k):
+                return "equal_fun_values"  # sessions before tol_flat_fitness
         return k
 
     def __contains__(self, k):
