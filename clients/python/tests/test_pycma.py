@@ -144,7 +144,8 @@ class PycmaLiveTest(unittest.TestCase):
         es.tell(X, [0.0] + [1.0] * 5)  # the best of all at generation 0
         for _ in range(3):
             X = es.ask()
-            es.tell(X, [2.0] * 6)
+            # Worse, and not flat: two flat generations end a run (pycma's tolflatfitness).
+            es.tell(X, [2.0 + 0.1 * k for k in range(6)])
         self.assertEqual((es.result.evals_best, es.result.evaluations, es.result.best_generation), (6, 24, 0))
 
     def test_maxiter(self):
