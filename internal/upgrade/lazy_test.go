@@ -15,12 +15,7 @@ package upgrade
 // path of this session and adds fixtures of its own.
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/exactbits"
@@ -90,66 +85,14 @@ func TestWriteLazyUpgradeFixtures(t *testing.T) {
 	if !*writeLazy {
 		t.Skip("writes the lazy-update fixtures of commit " + lazyWrittenBy + ": run only on that commit, with -args -write-lazy")
 	}
-	if _, err := os.Stat(lazyFixtureFile); err == nil {
-		t.Fatalf("%s exists: it is never rewritten", lazyFixtureFile)
-	}
-	if bolt.SchemaVersion != lazyLayout {
-		t.Fatalf("store layout %d: the fixture is of layout %d", bolt.SchemaVersion, lazyLayout)
-	}
-	path := filepath.Join(t.TempDir(), "db")
-	st := openStore(t, path, builtAt)
-	man := lazyBuild(t, newManager(st, builtAt))
-	closeStore(t, st)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(raw)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(lazyFixtureFile, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st = openStore(t, unpackedFile(t, lazyFixtureFile), observeAt)
-	man.Steps = lazyObserve(t, newManager(st, observeAt), man)
-	b, err := json.MarshalIndent(man, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(lazyExpectedFile, append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	lazyFixture.write(t)
 }
 
 // TestUpgradeLazy: the lazy cma-es session of lazyWrittenBy, stored
 // between two decompositions of C, continues bit for bit under the current
 // code: reads, the batch, the last tell sent again, and three more
 // generations.
-func TestUpgradeLazy(t *testing.T) {
-	b, err := os.ReadFile(lazyExpectedFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want manifest
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if want.Written != lazyWrittenBy || want.Layout != lazyLayout || len(want.Steps) == 0 {
-		t.Fatalf("fixture written by %q, layout %d, %d steps", want.Written, want.Layout, len(want.Steps))
-	}
-	st := openStore(t, unpackedFile(t, lazyFixtureFile), observeAt)
-	if p := storeProblems(st); len(p) > 0 {
-		t.Errorf("store.Check: %v", p)
-	}
-	if p := sessionProblems(t, st); len(p) > 0 {
-		t.Errorf("session.Check: %v", p)
-	}
-	got := lazyObserve(t, newManager(st, observeAt), want)
-	compareSteps(t, want.Steps, got)
-	if p := sessionProblems(t, st); len(p) > 0 {
-		t.Errorf("session.Check after the continuation: %v", p)
-	}
-}
+func TestUpgradeLazy(t *testing.T) { lazyFixture.check(t) }
+
+var lazyFixture = boltFixture{file: lazyFixtureFile, expected: lazyExpectedFile, writtenBy: lazyWrittenBy,
+	layout: lazyLayout, build: lazyBuild, observe: lazyObserve}

@@ -13,13 +13,8 @@ package upgrade
 // keeps the path of these sessions and adds fixtures of its own.
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/exactbits"
@@ -160,66 +155,14 @@ func TestWriteSepFixtures(t *testing.T) {
 	if !*writeSep {
 		t.Skip("writes the sep-cma-es fixtures of commit " + sepWrittenBy + ": run only on that commit, with -args -write-sep")
 	}
-	if _, err := os.Stat(sepFixtureFile); err == nil {
-		t.Fatalf("%s exists: it is never rewritten", sepFixtureFile)
-	}
-	if bolt.SchemaVersion != sepLayout {
-		t.Fatalf("store layout %d: the fixture is of layout %d", bolt.SchemaVersion, sepLayout)
-	}
-	path := filepath.Join(t.TempDir(), "db")
-	st := openStore(t, path, builtAt)
-	man := sepBuild(t, newManager(st, builtAt))
-	closeStore(t, st)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(raw)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(sepFixtureFile, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st = openStore(t, unpackedFile(t, sepFixtureFile), observeAt)
-	man.Steps = sepObserve(t, newManager(st, observeAt), man)
-	b, err := json.MarshalIndent(man, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(sepExpectedFile, append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sepFixture.write(t)
 }
 
 // TestUpgradeSep: the sep-cma-es sessions of sepWrittenBy continue bit for
 // bit under the current code: reads, batches, a tell sent again, the rest
 // of a partial tell, leases, a stopped session, an injected point waiting,
 // and three more generations of each.
-func TestUpgradeSep(t *testing.T) {
-	b, err := os.ReadFile(sepExpectedFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want manifest
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if want.Written != sepWrittenBy || want.Layout != sepLayout || len(want.Steps) == 0 {
-		t.Fatalf("fixture written by %q, layout %d, %d steps", want.Written, want.Layout, len(want.Steps))
-	}
-	st := openStore(t, unpackedFile(t, sepFixtureFile), observeAt)
-	if p := storeProblems(st); len(p) > 0 {
-		t.Errorf("store.Check: %v", p)
-	}
-	if p := sessionProblems(t, st); len(p) > 0 {
-		t.Errorf("session.Check: %v", p)
-	}
-	got := sepObserve(t, newManager(st, observeAt), want)
-	compareSteps(t, want.Steps, got)
-	if p := sessionProblems(t, st); len(p) > 0 {
-		t.Errorf("session.Check after the continuation: %v", p)
-	}
-}
+func TestUpgradeSep(t *testing.T) { sepFixture.check(t) }
+
+var sepFixture = boltFixture{file: sepFixtureFile, expected: sepExpectedFile, writtenBy: sepWrittenBy,
+	layout: sepLayout, build: sepBuild, observe: sepObserve}

@@ -1,0 +1,89 @@
+package upgrade
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/session"
+	"github.com/selfcma/selfcma/internal/store/bolt"
+)
+
+// A fixture of the plain manifest: the bbolt file that build fills,
+// gzipped, and what observe reads of it under the writing code.
+type boltFixture struct {
+	file, expected, writtenBy string
+	layout                    int
+	build                     func(*testing.T, *session.Manager) manifest
+	observe                   func(*testing.T, *session.Manager, manifest) []step
+}
+
+// write writes f's two files; it refuses to overwrite one, or to write a
+// layout other than the current.
+func (f boltFixture) write(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(f.file); err == nil {
+		t.Fatalf("%s exists: it is never rewritten", f.file)
+	}
+	if bolt.SchemaVersion != f.layout {
+		t.Fatalf("store layout %d: the fixture is of layout %d", bolt.SchemaVersion, f.layout)
+	}
+	path := filepath.Join(t.TempDir(), "db")
+	st := openStore(t, path, builtAt)
+	man := f.build(t, newManager(st, builtAt))
+	closeStore(t, st)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(raw)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.file, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st = openStore(t, unpackedFile(t, f.file), observeAt)
+	man.Steps = f.observe(t, newManager(st, observeAt), man)
+	b, err := json.MarshalIndent(man, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.expected, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// check: the store and its sessions pass their checks, and the sessions
+// continue under the current code as they did under the writing code.
+func (f boltFixture) check(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(f.expected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want manifest
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if want.Written != f.writtenBy || want.Layout != f.layout || len(want.Steps) == 0 {
+		t.Fatalf("fixture written by %q, layout %d, %d steps", want.Written, want.Layout, len(want.Steps))
+	}
+	st := openStore(t, unpackedFile(t, f.file), observeAt)
+	if p := storeProblems(st); len(p) > 0 {
+		t.Errorf("store.Check: %v", p)
+	}
+	if p := sessionProblems(t, st); len(p) > 0 {
+		t.Errorf("session.Check: %v", p)
+	}
+	got := f.observe(t, newManager(st, observeAt), want)
+	compareSteps(t, want.Steps, got)
+	if p := sessionProblems(t, st); len(p) > 0 {
+		t.Errorf("session.Check after the continuation: %v", p)
+	}
+}
