@@ -57,6 +57,7 @@ func loadSpec(tb testing.TB) (*openapi3.T, routers.Router) {
 type testServer struct {
 	*httptest.Server
 	mux   *chi.Mux
+	srv   *server
 	m     *session.Manager
 	token string
 }
@@ -97,8 +98,8 @@ func newTestServer(tb testing.TB, o serverOpts) *testServer {
 	if o.log != nil {
 		log = slog.New(slog.NewTextHandler(o.log, nil))
 	}
-	mux := New(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MinBodyRate: o.minRate, BodyGrace: o.grace, Backup: st.Snapshot, Metrics: reg, Logger: log})
-	ts := &testServer{Server: httptest.NewServer(mux), mux: mux, m: m, token: o.token}
+	srv, mux := newServer(Config{Manager: m, Token: o.token, MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MinBodyRate: o.minRate, BodyGrace: o.grace, Backup: st.Snapshot, Metrics: reg, Logger: log})
+	ts := &testServer{Server: httptest.NewServer(mux), mux: mux, srv: srv, m: m, token: o.token}
 	tb.Cleanup(func() {
 		ts.Close()
 		st.Close()

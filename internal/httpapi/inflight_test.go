@@ -67,7 +67,7 @@ func waitFor(t *testing.T, read chan struct{}, what string, cond func() bool) {
 // ends, the large create is served.
 func TestInflightBytes(t *testing.T) {
 	ts := newTestServer(t, serverOpts{maxBody: 800, maxInflight: 1000, grace: 10 * time.Minute})
-	slow, read, signal := slowServer(t, ts)
+	slow, _, signal := slowServer(t, ts)
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	first := make(chan int, 1)
@@ -84,7 +84,9 @@ func TestInflightBytes(t *testing.T) {
 	}()
 	head := `{"metadata": {"pad": "` + strings.Repeat("s", 660) + `"}, "x0": [1, 2`
 	pw.Write([]byte(head))
-	waitFor(t, signal, "the server reads the slow body", func() bool { return read.Load() >= int64(len(head)) })
+	// Wait for the bytes to be charged, not only read: the create below
+	// must find them in the budget.
+	waitFor(t, signal, "the server charges the slow body", func() bool { return ts.srv.inflight.n.Load() >= int64(len(head)) })
 
 	body := `{"x0": [1, 2], "sigma0": 1, "metadata": {"pad": "` + strings.Repeat("n", 360) + `"}}`
 	r := ts.do(t, call{method: "POST", path: "/v1/sessions", body: body})

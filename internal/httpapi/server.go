@@ -106,6 +106,12 @@ type server struct {
 // New returns the router of the service. Other packages may mount more
 // routes on it (the web pages under /ui).
 func New(cfg Config) *chi.Mux {
+	_, r := newServer(cfg)
+	return r
+}
+
+// newServer is New, with the server behind the router (for the tests).
+func newServer(cfg Config) (*server, *chi.Mux) {
 	s := &server{m: cfg.Manager, maxBody: cfg.MaxBodyBytes, log: cfg.Logger, read: cfg.ReadAccess, backup: cfg.Backup, ready: cfg.Ready,
 		backups: make(chan struct{}, maxBackups), historyPage: cfg.historyPage}
 	if s.historyPage <= 0 {
@@ -168,7 +174,7 @@ func New(cfg Config) *chi.Mux {
 		r.Get("/sessions/{id}/covariance", s.covariance)
 		r.Get("/backup", s.backupDB)
 	})
-	return r
+	return s, r
 }
 
 // Error codes of the transport, beside session's.
