@@ -2,10 +2,6 @@ package enginecodec
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"fmt"
 	"math"
 	"os"
 	"testing"
@@ -52,35 +48,11 @@ func releaseFlatES(t *testing.T) *cmaes.ES {
 	}
 }
 
-// stepHash runs at most gens generations on the step sphere and returns
-// the SHA-256 of the bits of every point asked, of each generation's λ and
-// regime, and the restarts it went through.
+// stepHash is runHash on the step sphere, with each generation's stop
+// reasons.
 func stepHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
 	tb.Helper()
-	h := sha256.New()
-	restarts := 0
-	for range gens {
-		if e.Stopped() != nil {
-			break
-		}
-		X := e.Ask()
-		v := make([]float64, len(X))
-		for k, x := range X {
-			v[k] = stepSphere(x)
-			for _, xi := range x {
-				h.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(xi)))
-			}
-		}
-		rec, err := e.Tell(v)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		fmt.Fprintf(h, "%d %s %v;", rec.Lambda, rec.Regime, rec.Stop)
-		if rec.Restarted {
-			restarts++
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), restarts
+	return runHash(tb, e, gens, stepSphere, true)
 }
 
 // TestReleaseFlatFitnessContinues checks that the fixture of encoding 9

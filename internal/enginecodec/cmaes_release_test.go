@@ -137,10 +137,10 @@ func release7BIPOPES(t *testing.T) *cmaes.ES {
 	}
 }
 
-// restartHash runs at most gens generations on Rastrigin and returns the
-// SHA-256 of the bits of every point asked, of each generation's λ and
-// regime, and the restarts it went through.
-func restartHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
+// runHash runs at most gens generations on f and returns the SHA-256 of
+// the bits of every point asked, of each generation's λ and regime (and
+// stop reasons, with stops), and the restarts it went through.
+func runHash(tb testing.TB, e *cmaes.ES, gens int, f func([]float64) float64, stops bool) (string, int) {
 	tb.Helper()
 	h := sha256.New()
 	restarts := 0
@@ -151,7 +151,7 @@ func restartHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
 		X := e.Ask()
 		v := make([]float64, len(X))
 		for k, x := range X {
-			v[k] = rastrigin(x)
+			v[k] = f(x)
 			for _, xi := range x {
 				h.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(xi)))
 			}
@@ -160,12 +160,22 @@ func restartHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		fmt.Fprintf(h, "%d %s;", rec.Lambda, rec.Regime)
+		if stops {
+			fmt.Fprintf(h, "%d %s %v;", rec.Lambda, rec.Regime, rec.Stop)
+		} else {
+			fmt.Fprintf(h, "%d %s;", rec.Lambda, rec.Regime)
+		}
 		if rec.Restarted {
 			restarts++
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), restarts
+}
+
+// restartHash is runHash on Rastrigin.
+func restartHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
+	tb.Helper()
+	return runHash(tb, e, gens, rastrigin, false)
 }
 
 // TestReleaseBIPOPContinues checks that the BIPOP fixture of encoding 7
