@@ -87,3 +87,35 @@ func (f boltFixture) check(t *testing.T) {
 		t.Errorf("session.Check after the continuation: %v", p)
 	}
 }
+
+// checkManifestFixture checks a fixture whose manifest is of its own type
+// M (the constrained and mixed ones): it was written by writtenBy, the
+// store and its sessions pass their checks before and after, and observe
+// under the current code reads what the writing code read.
+func checkManifestFixture[M interface{ meta() (string, []step) }](t *testing.T, expected, file, writtenBy string,
+	observe func(*testing.T, *session.Manager, M) []step) {
+	t.Helper()
+	b, err := os.ReadFile(expected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want M
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	written, steps := want.meta()
+	if written != writtenBy || len(steps) == 0 {
+		t.Fatalf("fixture written by %q, %d steps", written, len(steps))
+	}
+	st := openStore(t, unpackedFile(t, file), observeAt)
+	if p := sessionProblems(t, st); len(p) > 0 {
+		t.Errorf("session.Check of the fixture: %v", p)
+	}
+	compareSteps(t, steps, observe(t, newManager(st, observeAt), want))
+	if p := storeProblems(st); len(p) > 0 {
+		t.Errorf("store.Check after the continuation: %v", p)
+	}
+	if p := sessionProblems(t, st); len(p) > 0 {
+		t.Errorf("session.Check after the continuation: %v", p)
+	}
+}

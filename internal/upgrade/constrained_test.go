@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"flag"
 	"math"
 	"os"
@@ -74,6 +73,8 @@ type conManifest struct {
 	} `json:"last_tell"`
 	Steps []step `json:"steps"`
 }
+
+func (m conManifest) meta() (string, []step) { return m.Written, m.Steps }
 
 func TestWriteConstrainedFixtures(t *testing.T) {
 	if !*writeConstrained {
@@ -245,27 +246,5 @@ func observeConstrained(t *testing.T, m *session.Manager, man conManifest) []ste
 }
 
 func TestUpgradeConstrained(t *testing.T) {
-	b, err := os.ReadFile(conExpectedFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want conManifest
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if want.Written != conWrittenBy || len(want.Steps) == 0 {
-		t.Fatalf("fixture written by %q, %d steps", want.Written, len(want.Steps))
-	}
-	st := openStore(t, unpackedFile(t, conFixtureFile), observeAt)
-	if p := sessionProblems(t, st); len(p) > 0 {
-		t.Errorf("session.Check of the fixture: %v", p)
-	}
-	got := observeConstrained(t, newManager(st, observeAt), want)
-	compareSteps(t, want.Steps, got)
-	if p := storeProblems(st); len(p) > 0 {
-		t.Errorf("store.Check after the continuation: %v", p)
-	}
-	if p := sessionProblems(t, st); len(p) > 0 {
-		t.Errorf("session.Check after the continuation: %v", p)
-	}
+	checkManifestFixture(t, conExpectedFile, conFixtureFile, conWrittenBy, observeConstrained)
 }

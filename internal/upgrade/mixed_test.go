@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"flag"
 	"math"
 	"os"
@@ -89,6 +88,8 @@ type mixManifest struct {
 	} `json:"last_tell"`
 	Steps []step `json:"steps"`
 }
+
+func (m mixManifest) meta() (string, []step) { return m.Written, m.Steps }
 
 func TestWriteMixedFixtures(t *testing.T) {
 	if !*writeMixed {
@@ -228,27 +229,5 @@ func observeMixed(t *testing.T, m *session.Manager, man mixManifest) []step {
 }
 
 func TestUpgradeMixed(t *testing.T) {
-	b, err := os.ReadFile(mixExpectedFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want mixManifest
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if want.Written != mixWrittenBy || len(want.Steps) == 0 {
-		t.Fatalf("fixture written by %q, %d steps", want.Written, len(want.Steps))
-	}
-	st := openStore(t, unpackedFile(t, mixFixtureFile), observeAt)
-	if p := sessionProblems(t, st); len(p) > 0 {
-		t.Errorf("session.Check of the fixture: %v", p)
-	}
-	got := observeMixed(t, newManager(st, observeAt), want)
-	compareSteps(t, want.Steps, got)
-	if p := storeProblems(st); len(p) > 0 {
-		t.Errorf("store.Check after the continuation: %v", p)
-	}
-	if p := sessionProblems(t, st); len(p) > 0 {
-		t.Errorf("session.Check after the continuation: %v", p)
-	}
+	checkManifestFixture(t, mixExpectedFile, mixFixtureFile, mixWrittenBy, observeMixed)
 }
