@@ -3,6 +3,7 @@ package cmaes
 import (
 	"math"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -210,12 +211,11 @@ func cMuNegInto(neg *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mea
 		for l := range n {
 			bty[l] = 0
 		}
+		// Row by row, each an axpy (gonum's assembly: a product, then a
+		// sum, per element, as the loop it replaced; the same bits).
 		for i := range n {
-			br := bm.Data[i*bm.Stride : i*bm.Stride+n]
 			yi := (row[i] - mean[i]) / sigma
-			for l := range n {
-				bty[l] += br[l] * yi
-			}
+			blas64.Implementation().Daxpy(n, yi, bm.Data[i*bm.Stride:i*bm.Stride+n], 1, bty, 1)
 		}
 		var norm2 float64
 		for l := range n {
