@@ -547,13 +547,17 @@ class ResumeTest(ServerTestCase):
 
 
 SIGINT_CHILD = textwrap.dedent("""
-    import sys, time
+    import itertools, sys, time
     from selfcma import Client
     sys.path.insert(0, sys.argv[2])
     from _support import ellipsoid
 
+    calls = itertools.count()
+
+    # From the 60th evaluation (generation 6) on, a second each: the run
+    # cannot end before the test interrupts it, however busy the machine.
     def f(x):
-        time.sleep(0.002)
+        time.sleep(0.002 if next(calls) < 60 else 1.0)
         return ellipsoid(x)
 
     Client(sys.argv[1]).optimize(f, [1.0] * 10, 0.5, workers=4, seed=71, name="ctrl-c",
