@@ -50,11 +50,14 @@ def objective(trial):
     return f + rest + wrong
 
 
+SIGMA0 = None  # SelfCmaSampler's sigma0 (-sigma0; None: its default)
+
+
 def sampler(name, seed, url):
     import optuna
     if name == "selfcma":
         from selfcma.optuna import SelfCmaSampler
-        return SelfCmaSampler(url, seed=seed)
+        return SelfCmaSampler(url, seed=seed, sigma0=SIGMA0)
     if name == "cmaes-margin":
         return optuna.samplers.CmaEsSampler(seed=seed, with_margin=True)
     if name == "tpe":
@@ -101,16 +104,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-url", default="http://127.0.0.1:8080")
     ap.add_argument("-seeds", type=int, default=15)
+    ap.add_argument("-first", type=int, default=0, help="the first seed (seeds first, first+1, ...)")
     ap.add_argument("-trials", type=int, default=300)
     ap.add_argument("-samplers", default="selfcma,cmaes-margin,tpe")
     ap.add_argument("-problem", default="com", choices=("com", "scaled"))
+    ap.add_argument("-sigma0", type=float, help="SelfCmaSampler's sigma0 (default: its own)")
     ap.add_argument("-table", help="print the table of a results file instead")
     a = ap.parse_args()
-    global PROBLEM
-    PROBLEM = a.problem
+    global PROBLEM, SIGMA0
+    PROBLEM, SIGMA0 = a.problem, a.sigma0
     if a.table:
         return table(a.table)
-    for seed in range(a.seeds):
+    for seed in range(a.first, a.first + a.seeds):
         for name in a.samplers.split(","):
             print(json.dumps(run(name, seed, a.trials, a.url)), flush=True)
 
