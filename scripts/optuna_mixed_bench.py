@@ -11,6 +11,9 @@ checkpoints and the trials until the best value first reached each target.
         -url http://127.0.0.1:18181 -seeds 15 -trials 300 > optuna-mixed.jsonl
     /usr/bin/python3 scripts/optuna_mixed_bench.py -table optuna-mixed.jsonl
 
+-samplers catcmawm runs the reference CatCMAwM (cmaes 0.13.1, -vendor) on
+the space SelfCmaSampler makes of the study, in process, for tuning.
+
 The problem (minimum 0): the Rosenbrock function over (x0, x1, x2, n0, n1),
 x_i floats in [-2, 2] and n_i integers in [-5, 5]; plus (log10 lr + 3)² with
 lr a log float in [1e-5, 1e-1], (log10 k − 2)² with k a log int in
@@ -18,7 +21,10 @@ lr a log float in [1e-5, 1e-1], (log10 k − 2)² with k a log int in
 number of the categorical c0, c1 (4 choices each) not at their first
 choice (COM of the CatCMA paper's functions). With -problem scaled, the
 categories scale the whole: (1 + #wrong)(f + 1) − 1, so that a wrong
-choice costs as much as the rest of the function does.
+choice costs as much as the rest of the function does. With -problem
+shifted, the optima are away from the centre of the box: the Rosenbrock
+function of (x0, x1, x2, n0, n1) − 1 (minimum at 2), lr at 10^-4.5, k at
+10^2.8, s at 0.9.
 """
 import argparse
 import json
@@ -45,16 +51,24 @@ def objective(trial):
     f = sum(100 * (v[i + 1] - v[i] ** 2) ** 2 + (1 - v[i]) ** 2 for i in range(len(v) - 1))
     wrong = sum(ch != "a" for ch in c)
     rest = (math.log10(lr) + 3) ** 2 + (math.log10(k) - 2) ** 2 + 10 * (s - 0.3) ** 2
+    if PROBLEM == "shifted":  # the optima away from the centre of the box
+        u = [vi - 1 for vi in v]
+        f = sum(100 * (u[i + 1] - u[i] ** 2) ** 2 + (1 - u[i]) ** 2 for i in range(len(u) - 1))
+        rest = (math.log10(lr) + 4.5) ** 2 + (math.log10(k) - 2.8) ** 2 + 10 * (s - 0.9) ** 2
+        return f + rest + wrong
     if PROBLEM == "scaled":  # the categories scale the whole function
         return (1 + wrong) * (f + rest + 1) - 1
     return f + rest + wrong
+
+
+SIGMA0 = None  # SelfCmaSampler's sigma0 (-sigma0; None: its default)
 
 
 def sampler(name, seed, url):
     import optuna
     if name == "selfcma":
         from selfcma.optuna import SelfCmaSampler
-        return SelfCmaSampler(url, seed=seed)
+        return SelfCmaSampler(url, seed=seed, sigma0=SIGMA0)
     if name == "cmaes-margin":
         return optuna.samplers.CmaEsSampler(seed=seed, with_margin=True)
     if name == "tpe":
@@ -62,16 +76,48 @@ def sampler(name, seed, url):
     raise SystemExit(f"unknown sampler {name}")
 
 
+def reference_values(seed, trials):
+    """The values of the reference CatCMAwM (cmaes 0.13.1, on -vendor's path)
+    on the space SelfCmaSampler makes of the study, with its σ0, without
+    Optuna's loop or the server: the same algorithm (to 5e-14, docs/mixed.md)
+    with numpy's random stream, fast enough to tune the sampler's settings.
+    On should_stop it starts again from the centre with seed + 1 (the sampler
+    restarts from the best x)."""
+    import numpy as np
+    import optuna
+    from cmaes import CatCMAwM
+    from selfcma.optuna import MIXED_SIGMA0, _Space
+    probe = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    probe.optimize(objective, n_trials=1)
+    space = _Space(probe.trials[0].distributions, mixed=True)
+    sigma0 = MIXED_SIGMA0 if SIGMA0 is None else SIGMA0
+    values, k = [], 0
+    while len(values) < trials:
+        es = CatCMAwM(x_space=list(zip(space.lower, space.upper)), z_space=space.int_lists,
+                      c_space=[len(ch) for ch in space.cat_choices], sigma=sigma0, seed=seed + k)
+        while len(values) < trials and not es.should_stop():
+            sols = [es.ask() for _ in range(es.population_size)]
+            ys = [objective(optuna.trial.FixedTrial(space.params(list(s.x), list(s.z), list(np.argmax(s.c, axis=1))))) for s in sols]
+            values += ys
+            es.tell(list(zip(sols, ys)))
+        k += 1
+    return values[:trials]
+
+
 def run(name, seed, trials, url):
     import optuna
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    study = optuna.create_study(sampler=sampler(name, seed, url), study_name=f"{PROBLEM}-{name}-{seed}")
     t0 = time.monotonic()
-    study.optimize(objective, n_trials=trials)
+    if name == "catcmawm":
+        values = reference_values(seed, trials)
+    else:
+        study = optuna.create_study(sampler=sampler(name, seed, url), study_name=f"{PROBLEM}-{name}-{seed}")
+        study.optimize(objective, n_trials=trials)
+        values = [t.value for t in study.trials]
     best, curve = math.inf, []
-    for t in study.trials:
-        if t.value is not None:
-            best = min(best, t.value)
+    for v in values:
+        if v is not None:
+            best = min(best, v)
         curve.append(best)
     reach = {str(g): next((i + 1 for i, b in enumerate(curve) if b <= g), None) for g in TARGETS}
     return {"problem": PROBLEM, "sampler": name, "seed": seed, "trials": trials, "seconds": round(time.monotonic() - t0, 1),
@@ -101,16 +147,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-url", default="http://127.0.0.1:8080")
     ap.add_argument("-seeds", type=int, default=15)
+    ap.add_argument("-first", type=int, default=0, help="the first seed (seeds first, first+1, ...)")
     ap.add_argument("-trials", type=int, default=300)
     ap.add_argument("-samplers", default="selfcma,cmaes-margin,tpe")
-    ap.add_argument("-problem", default="com", choices=("com", "scaled"))
+    ap.add_argument("-problem", default="com", choices=("com", "scaled", "shifted"))
+    ap.add_argument("-sigma0", type=float, help="SelfCmaSampler's sigma0 (default: its own), also catcmawm's")
+    ap.add_argument("-vendor", default="../shared/vendor", help="the directory holding cmaes 0.13.1 (for -samplers catcmawm)")
     ap.add_argument("-table", help="print the table of a results file instead")
     a = ap.parse_args()
-    global PROBLEM
-    PROBLEM = a.problem
+    global PROBLEM, SIGMA0
+    PROBLEM, SIGMA0 = a.problem, a.sigma0
     if a.table:
         return table(a.table)
-    for seed in range(a.seeds):
+    sys.path.insert(0, a.vendor)
+    for seed in range(a.first, a.first + a.seeds):
         for name in a.samplers.split(","):
             print(json.dumps(run(name, seed, a.trials, a.url)), flush=True)
 

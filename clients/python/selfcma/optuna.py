@@ -120,6 +120,14 @@ SWEEP_INTERVAL = 5.0
 _MOST_NEGATIVE = -1.7976931348623157e308
 
 
+# σ0 of a mixed session (CatCMA with margin), on the C the server starts
+# from the box: the reference's 1 starts wide (a std of 2 on an int in
+# [-5, 5], where CmaEsSampler(with_margin=True) has 1/6) and was behind
+# CmaEsSampler's median at 300 trials on scripts/optuna_mixed_bench.py;
+# 0.35 measured better there at 300 and no worse at 500 and 1000
+# (docs/mixed.md, "Optuna on a mixed problem").
+MIXED_SIGMA0 = 0.35
+
 # The most values of one integer variable (the server's MaxIntegerValues).
 MAX_INTEGER_VALUES = 10000
 
@@ -230,7 +238,8 @@ class SelfCmaSampler(BaseSampler):
             ``"sep-cma-es"`` (give algorithm= or this, not both).
         sigma0: the initial step size in the coordinates (log space for a
             log parameter); default: the smallest range / 6, as Optuna's
-            CmaEsSampler.
+            CmaEsSampler; for a mixed session, the factor of the C the
+            server starts from the box (default MIXED_SIGMA0, 0.35).
         seed: the session's seed (None: the server draws one) and the
             independent sampler's.
         population_size: λ; None for the server's default.
@@ -527,11 +536,11 @@ class SelfCmaSampler(BaseSampler):
             kw["constraints"] = m
         meta = {"study": study.study_name, "params": space.names, "restart": restarts}
         if space.mixed:
-            # CatCMA with margin: σ0 the server's (1, on C from the box
-            # widths: width/6 per continuous coordinate, width/5 per
-            # integer one) unless sigma0 was given.
+            # CatCMA with margin: C starts from the box (half-width/6 per
+            # continuous coordinate, /5 per integer one), σ0 MIXED_SIGMA0
+            # unless sigma0 was given.
             self._warn_mixed_options()
-            sigma0 = self._sigma0
+            sigma0 = MIXED_SIGMA0 if self._sigma0 is None else self._sigma0
             kw.update(algorithm="catcma", integers=space.int_lists, categories=[len(ch) for ch in space.cat_choices])
             meta.update(integers=space.int_names, categories=space.cat_names)
         else:

@@ -45,7 +45,7 @@ class FakeMixedTest(unittest.TestCase):
             pass
         create = t.of("POST", "/v1/sessions")[0][2]
         self.assertEqual(create["algorithm"], "catcma")
-        self.assertNotIn("sigma0", create)
+        self.assertEqual(create["sigma0"], sampler_mod.MIXED_SIGMA0)
         lo, up = math.log(1e-5), math.log(1e-1)
         self.assertEqual(create["bounds"], {"lower": [lo, -2.0, -2.0], "upper": [up, 2.0, 2.0]})
         ints = create["integers"]  # k (log: its values' logarithms), n, s (sorted by name)
