@@ -594,6 +594,8 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 		// one waits for the Delete and finds no row. KEY SHARE: a Put of id
 		// (an update of the row's other columns) does not wait.
 		b.Queue("SELECT 1 FROM sessions WHERE id = $1 FOR KEY SHARE", []byte(id))
+		// The leases, read in the same round trip, after the locks.
+		b.Queue(readLeases, []byte(id), int64(g))
 		br := tx.SendBatch(ctx, b)
 		for range 2 {
 			if _, err := br.Exec(); err != nil {
@@ -606,21 +608,19 @@ func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(t
 			br.Close()
 			return err
 		}
-		if err := br.Close(); err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("postgres: leases of %s: %w", id, session.ErrNoRecord)
-		}
-		rows, err := tx.Query(ctx, readLeases, []byte(id), int64(g))
+		rows, err := br.Query()
 		if err != nil {
+			br.Close()
 			return err
 		}
 		cur, now, found, later, err := scanLeases(rows)
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return err
 		}
-		if !found {
+		if tag.RowsAffected() == 0 || !found {
 			return fmt.Errorf("postgres: leases of %s: %w", id, session.ErrNoRecord)
 		}
 		if later {
