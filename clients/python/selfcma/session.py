@@ -591,16 +591,8 @@ class Session:
         worker told the point another value first), Stopped when the
         session has stopped. constraints_values: a constrained session's
         m values g_j of the point (None or NaN where unknown)."""
-        v = conv.fitness_value(value, "value")
         gen = claim.generation
-        body = {"generation": gen, "indices": [claim.index], "fitness": [v]}
-        if constraints_values is not None:
-            body["constraint_values"] = conv.constraint_values([constraints_values], 1)
-        try:
-            self._state = self._req("POST", "/tell", body)
-        except Stopped:
-            self._refresh_quietly()
-            raise
+        self._state = self._tell_claimed(claim, value, constraints_values, None)
         return self._state.get("generation") != gen
 
     def tell_and_claim(self, claim, value, lease=None, constraints_values=None):
@@ -611,18 +603,10 @@ class Session:
         The claim is the worker's of ``claim`` (its id, or the claim's key),
         for ``lease`` seconds (None: the server's default). Raises as
         ``tell_claim`` and ``claim``."""
-        v = conv.fitness_value(value, "value")
-        body = {"generation": claim.generation, "indices": [claim.index], "fitness": [v]}
-        if constraints_values is not None:
-            body["constraint_values"] = conv.constraint_values([constraints_values], 1)
         q = {"claim": "true", "worker": str(claim.worker)}
         if lease is not None:
             q["lease"] = conv.integer(lease, "lease")
-        try:
-            state = self._req("POST", "/tell", body, query=q)
-        except Stopped:
-            self._refresh_quietly()
-            raise
+        state = self._tell_claimed(claim, value, constraints_values, q)
         nxt = state.pop("claim", None)
         self._state = state
         if nxt is None:
@@ -630,6 +614,19 @@ class Session:
             # the claim on its own says why.
             return self.claim(lease, claim.worker)
         return _claim_of(nxt, claim.worker)
+
+    def _tell_claimed(self, claim, value, constraints_values, query):
+        """Sends the value of a claimed point (a partial tell) and returns
+        the answer."""
+        v = conv.fitness_value(value, "value")
+        body = {"generation": claim.generation, "indices": [claim.index], "fitness": [v]}
+        if constraints_values is not None:
+            body["constraint_values"] = conv.constraint_values([constraints_values], 1)
+        try:
+            return self._req("POST", "/tell", body, query=query)
+        except Stopped:
+            self._refresh_quietly()
+            raise
 
     def untold(self):
         """The points of the pending generation whose values the server does
