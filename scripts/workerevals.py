@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A worker's evaluations through the Python client: claim one candidate,
-tell its value (two requests), one process, 10-D CMA-ES, for SECONDS; it
-prints the evaluations a second (issue 25: 390/s on bbolt before).
+tell its value, one process, 10-D CMA-ES, for SECONDS, as client.work
+makes them: each tell claims the next candidate (tell?claim=true), one
+request an evaluation (--two: a claim and a tell, as before); it prints
+the evaluations a second.
 
   go run ./cmd/server -addr 127.0.0.1:8080 -db /tmp/evals.db &
   python3 scripts/workerevals.py http://127.0.0.1:8080 clients/python 10
@@ -21,17 +23,23 @@ import sys
 import time
 
 
-def ours(url, client_dir, seconds):
+def ours(url, client_dir, seconds, two):
     sys.path.insert(0, client_dir)
     import selfcma
 
     es = selfcma.Client(url).create([1.0] * 10, 0.5, algorithm="cma-es", seed=1, population_size=10)
-    n, t0 = 0, time.monotonic()
+    n, c, t0 = 0, None, time.monotonic()
     while time.monotonic() - t0 < seconds:
-        c = es.claim(60, "w")
+        if c is None:
+            c = es.claim(60, "w")
         if c is None:
             continue
-        es.tell_claim(c, sum(v * v for v in c.x))
+        v = sum(x * x for x in c.x)
+        if two:
+            es.tell_claim(c, v)
+            c = None
+        else:
+            c = es.tell_and_claim(c, v, 60)  # as client.work: the tell claims the next
         n += 1
     return n / (time.monotonic() - t0), n
 
@@ -57,9 +65,10 @@ def main():
     ap.add_argument("url")
     ap.add_argument("client_dir")
     ap.add_argument("seconds", type=float)
+    ap.add_argument("--two", action="store_true", help="claim and tell in two requests (before tell?claim=true)")
     ap.add_argument("--optuna", metavar="STORAGE", help="also run Optuna's CmaEsSampler on this storage URL")
     a = ap.parse_args()
-    rate, n = ours(a.url, a.client_dir, a.seconds)
+    rate, n = ours(a.url, a.client_dir, a.seconds, a.two)
     print(f"selfcma worker: {n} evaluations in {a.seconds:.0f} s: {rate:.1f}/s")
     if a.optuna:
         orate, on = optuna_rate(a.optuna, a.seconds)

@@ -45,3 +45,42 @@ func BenchmarkWorkerEvaluation(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWorkerTellClaim is BenchmarkWorkerEvaluation as client.work
+// makes it now: each tell claims the next candidate (tell?claim=true),
+// one request an evaluation.
+func BenchmarkWorkerTellClaim(b *testing.B) {
+	for _, bc := range benchCases[:2] { // n = 10
+		b.Run(bc.name, func(b *testing.B) {
+			ts := newTestServer(b, serverOpts{sync: os.Getenv("SELFCMA_BENCH_NOSYNC") == ""})
+			c := &benchClient{tb: b, hc: ts.Client(), url: ts.URL, create: createBody(b, bc, 1)}
+			type claim struct {
+				Generation int       `json:"generation"`
+				Index      *int      `json:"index"`
+				X          []float64 `json:"x"`
+			}
+			var a struct {
+				Status string `json:"status"`
+				Claim  *claim `json:"claim"`
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if a.Claim == nil || a.Claim.Index == nil { // the session stopped
+					b.StopTimer()
+					c.newSession()
+					a.Claim = new(claim)
+					if err := json.Unmarshal(c.roundTrip("POST", "/v1/sessions/"+c.id+"/claim?worker=w", nil), a.Claim); err != nil || a.Claim.Index == nil {
+						b.Fatalf("claim: %+v %v", a.Claim, err)
+					}
+					b.StartTimer()
+				}
+				cl := a.Claim
+				tell := fmt.Appendf(nil, `{"generation":%d,"indices":[%d],"fitness":[%v]}`, cl.Generation, *cl.Index, sphere(cl.X))
+				a.Claim = nil
+				if err := json.Unmarshal(c.roundTrip("POST", "/v1/sessions/"+c.id+"/tell?claim=true&worker=w", tell), &a); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

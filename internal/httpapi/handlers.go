@@ -246,6 +246,12 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.writeJSON(w, r, http.StatusOK, s.claimObject(r, id, c))
+}
+
+// claimObject is the answer of claim c; the first claim that finds every
+// candidate of a generation leased is logged.
+func (s *server) claimObject(r *http.Request, id string, c session.Claim) claimJSON {
 	out := claimJSON{Generation: c.Generation, X: nums(c.X), Z: nums(c.Z), C: c.C, ExpiresAt: c.Expires.UTC()}
 	if c.Index >= 0 {
 		out.Index = &c.Index
@@ -253,7 +259,7 @@ func (s *server) claim(w http.ResponseWriter, r *http.Request) {
 		s.log.InfoContext(r.Context(), "claims wait: every candidate without a value is leased",
 			"request_id", requestID(r.Context()), "session_id", id, "generation", c.Generation, "first_lease_ends", c.Expires.UTC())
 	}
-	s.writeJSON(w, r, http.StatusOK, out)
+	return out
 }
 
 // candidateParams reads ?generation= and ?index=.
@@ -434,8 +440,14 @@ func appendBatch(body []byte, b session.Batch) []byte {
 
 // tell answers with the advanced session; with ?next=true also with its
 // pending batch, as "next" (null once the session has stopped), which
-// saves the client the round trip of the next ask.
+// saves the client the round trip of the next ask; with ?claim=true a
+// worker's next claim (tellclaim.go).
 func (s *server) tell(w http.ResponseWriter, r *http.Request) {
+	tc, err := tellClaimParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	next := false
 	if v := r.URL.Query().Get("next"); v != "" {
 		var err error
@@ -458,6 +470,10 @@ func (s *server) tell(w http.ResponseWriter, r *http.Request) {
 		sess, err := s.m.Tell(r.Context(), id, p)
 		if err != nil {
 			s.writeError(w, r, err)
+			return
+		}
+		if tc != nil {
+			s.writeTellClaim(w, r, id, sess, tc)
 			return
 		}
 		s.writeSession(w, r, http.StatusOK, sess)

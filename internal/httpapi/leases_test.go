@@ -147,3 +147,62 @@ func TestNoParameterBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestTellClaim: a partial tell with claim=true answers the worker's next
+// candidate with the session; sent again (its answer lost) it stores
+// nothing more and claims the same candidate; the tell that completes the
+// generation claims one of the next; bad parameters are a 4xx that names
+// them, and store no value.
+func TestTellClaim(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	s := ts.create(t, map[string]any{"x0": []float64{1, 2}, "sigma0": 0.5, "population_size": 3, "algorithm": "cma-es", "seed": 4})
+	path := "/v1/sessions/" + s.ID
+	type answer struct {
+		Generation int `json:"generation"`
+		Partial    *struct {
+			Indices []int `json:"indices"`
+		} `json:"partial"`
+		Claim *claimView `json:"claim"`
+	}
+	tell := func(q string, g, i int) response {
+		t.Helper()
+		return ts.do(t, call{method: "POST", path: path + "/tell" + q, body: map[string]any{"generation": g, "indices": []int{i}, "fitness": []float64{float64(i)}}})
+	}
+	first := decode[claimView](t, ts.do(t, call{method: "POST", path: path + "/claim?worker=w"}))
+	if first.Index == nil || *first.Index != 0 {
+		t.Fatalf("the first claim: %+v", first)
+	}
+	for range 2 { // the second: sent again
+		r := tell("?claim=true&worker=w&lease=30", 0, 0)
+		a := decode[answer](t, r)
+		if r.status != http.StatusOK || a.Claim == nil || a.Claim.Index == nil || *a.Claim.Index != 1 || a.Claim.Generation != 0 || len(a.Claim.X) != 2 {
+			t.Fatalf("tell of candidate 0 with claim: %d %s", r.status, r.body)
+		}
+		if a.Partial == nil || len(a.Partial.Indices) != 1 {
+			t.Fatalf("tell of candidate 0: partial %+v, want candidate 0's value", a.Partial)
+		}
+		if until := time.Until(a.Claim.ExpiresAt); until > 31*time.Second || until < 0 {
+			t.Fatalf("the claim's lease ends in %v, want 30 s", until)
+		}
+	}
+	for _, bad := range []struct{ q, names string }{
+		{"?claim=maybe&worker=w", "claim"},
+		{"?claim=true", "worker"},
+		{"?claim=true&worker=a%20b", "worker"},
+		{"?claim=true&worker=w&lease=0", "lease"},
+		{"?claim=true&worker=w&next=true", "next"},
+	} {
+		r := ts.do(t, call{method: "POST", path: path + "/tell" + bad.q, body: map[string]any{"generation": 0, "indices": []int{1}, "fitness": []float64{1}}, invalid: true})
+		if r.status/100 != 4 || !strings.Contains(string(r.body), bad.names) {
+			t.Errorf("tell%s: %d %s, want a 4xx naming %s", bad.q, r.status, r.body, bad.names)
+		}
+	}
+	r := tell("?claim=true&worker=w", 0, 1)
+	if a := decode[answer](t, r); a.Claim == nil || a.Claim.Index == nil || *a.Claim.Index != 2 || a.Partial == nil || len(a.Partial.Indices) != 2 {
+		t.Fatalf("tell of candidate 1 with claim (after the bad ones stored nothing): %s", r.body)
+	}
+	r = tell("?claim=true&worker=w", 0, 2)
+	if a := decode[answer](t, r); a.Generation != 1 || a.Claim == nil || a.Claim.Index == nil || *a.Claim.Index != 0 || a.Claim.Generation != 1 {
+		t.Fatalf("the tell that completes generation 0, with claim: %s", r.body)
+	}
+}

@@ -26,6 +26,12 @@ const (
 	MaxWorkerID  = 128
 )
 
+// CheckWorker checks a worker id as Claim does: what a request that claims
+// after another change checks before making it.
+func CheckWorker(worker string) error {
+	return checkToken("worker id", worker, MaxWorkerID)
+}
+
 // Claim is a candidate handed out to one worker.
 type Claim struct {
 	Generation int

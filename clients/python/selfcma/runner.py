@@ -298,9 +298,11 @@ def work(client, f, session_id, *, lease, poll, max_evaluations, worker):
     worker = worker or "worker-" + uuid.uuid4().hex
     es = client.session(session_id)
     call, done = _Call(f), 0
+    c = None  # the claim the last tell answered, if any
     while max_evaluations is None or done < max_evaluations:
         try:
-            c = es.claim(lease, worker)
+            if c is None:
+                c = es.claim(lease, worker)
             if c is None:
                 time.sleep(poll)
                 continue
@@ -316,10 +318,15 @@ def work(client, f, session_id, *, lease, poll, max_evaluations, worker):
             if why is not None:
                 log.warning("selfcma: generation %d: the evaluation of candidate %d failed: %s; told as None",
                             c.generation, c.index, _why(why))
-            es.tell_claim(c, v)
+            if max_evaluations is not None and done >= max_evaluations:
+                es.tell_claim(c, v)
+                break
+            # The value, and the next claim in the same request.
+            c = es.tell_and_claim(c, v, lease)
         except Stopped:
             break
         except Conflict as e:
+            c = None
             log.warning("selfcma: session %s: %s; claiming again", es.id, e.message)
     return done
 

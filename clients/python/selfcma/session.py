@@ -582,10 +582,7 @@ class Session:
         except Stopped:
             self._refresh_quietly()
             raise
-        if c.get("index") is None:
-            return None
-        return Claim(generation=c["generation"], index=c["index"], x=list(c["x"]), expires_at=c["expires_at"],
-                     worker=str(worker), z=c.get("z"), c=c.get("c"))
+        return _claim_of(c, worker)
 
     def tell_claim(self, claim, value, constraints_values=None):
         """Tells the value of a claimed point (None for a failed evaluation);
@@ -594,17 +591,42 @@ class Session:
         worker told the point another value first), Stopped when the
         session has stopped. constraints_values: a constrained session's
         m values g_j of the point (None or NaN where unknown)."""
-        v = conv.fitness_value(value, "value")
         gen = claim.generation
-        body = {"generation": gen, "indices": [claim.index], "fitness": [v]}
+        self._state = self._tell_claimed(claim, value, constraints_values, None)
+        return self._state.get("generation") != gen
+
+    def tell_and_claim(self, claim, value, lease=None, constraints_values=None):
+        """Tells the value of a claimed point, as ``tell_claim``, and claims
+        this worker's next point in the same request (``tell?claim=true``):
+        one request an evaluation instead of two. Returns the next Claim,
+        or None when every point without a value is leased (as ``claim``).
+        The claim is the worker's of ``claim`` (its id, or the claim's key),
+        for ``lease`` seconds (None: the server's default). Raises as
+        ``tell_claim`` and ``claim``."""
+        q = {"claim": "true", "worker": str(claim.worker)}
+        if lease is not None:
+            q["lease"] = conv.integer(lease, "lease")
+        state = self._tell_claimed(claim, value, constraints_values, q)
+        nxt = state.pop("claim", None)
+        self._state = state
+        if nxt is None:
+            # Nothing claimed (the session stopped, or the claim failed):
+            # the claim on its own says why.
+            return self.claim(lease, claim.worker)
+        return _claim_of(nxt, claim.worker)
+
+    def _tell_claimed(self, claim, value, constraints_values, query):
+        """Sends the value of a claimed point (a partial tell) and returns
+        the answer."""
+        v = conv.fitness_value(value, "value")
+        body = {"generation": claim.generation, "indices": [claim.index], "fitness": [v]}
         if constraints_values is not None:
             body["constraint_values"] = conv.constraint_values([constraints_values], 1)
         try:
-            self._state = self._req("POST", "/tell", body)
+            return self._req("POST", "/tell", body, query=query)
         except Stopped:
             self._refresh_quietly()
             raise
-        return self._state.get("generation") != gen
 
     def untold(self):
         """The points of the pending generation whose values the server does
@@ -1079,3 +1101,9 @@ def _fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
+def _claim_of(c, worker):
+    """The Claim of a claim's answer; None when it leased no point."""
+    if c.get("index") is None:
+        return None
+    return Claim(generation=c["generation"], index=c["index"], x=list(c["x"]), expires_at=c["expires_at"],
+                 worker=str(worker), z=c.get("z"), c=c.get("c"))

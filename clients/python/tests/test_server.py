@@ -327,6 +327,22 @@ class LoopTest(ServerTestCase):
         with self.assertRaises(InvalidRequest):
             es.claim(worker="node 7")
 
+    def test_tell_and_claim(self):
+        # A tell that claims the worker's next point: the value is stored,
+        # the next point is the worker's, and the tell that completes the
+        # generation claims a point of the next one.
+        es = self.client.create([1.0, 2.0], 0.5, algorithm="cma-es", population_size=3, seed=14)
+        X = es.ask()
+        c = es.claim(worker="n1")
+        for i in (1, 2):
+            c = es.tell_and_claim(c, sphere(c.x), lease=30)
+            self.assertEqual((c.generation, c.index, c.x, c.worker), (0, i, X[i], "n1"))
+            self.assertEqual(es.info["partial"]["indices"], list(range(i)))
+            self.assertEqual(es.claim(worker="n1").index, i)  # the worker's lease
+        c = es.tell_and_claim(c, sphere(c.x))
+        self.assertEqual((es.generation, c.generation, c.index, c.x), (1, 1, 0, es.ask()[0]))
+        self.assertEqual(es.history()[0]["best"], min(sphere(x) for x in X))
+
     def test_worker_renews_its_lease(self):
         # An evaluation of 3.5 s under a lease of 2 s: the worker renews its
         # lease, so no other worker gets its point meanwhile.

@@ -513,6 +513,28 @@ class RetryAndLeaseTest(StubTest):
         self.assertIn("worker=w1", paths[2])
         self.assertNotIn("/tell", " ".join(paths))
 
+    def test_work_tells_and_claims_in_one_request(self):
+        # After the first claim, each tell claims the worker's next point
+        # (one request an evaluation); an old server's answer without
+        # "claim" makes the worker claim on its own; the last tell claims
+        # nothing.
+        told = dict(SESSION, partial={"indices": [1], "fitness": [0.5]})
+        nxt = dict(CLAIM, index=0, x=[0.25, 0.25])
+        s = self.stub((200, SESSION), (200, CLAIM), (200, dict(told, claim=nxt)), (200, told), (200, CLAIM),
+                      (200, told))
+        seen = []
+
+        def f(x):
+            seen.append(x)
+            return sum(v * v for v in x)
+
+        self.assertEqual(self.client(s).work(f, "abc", worker="w1", max_evaluations=3), 3)
+        self.assertEqual(seen, [[0.5, 0.5], [0.25, 0.25], [0.5, 0.5]])
+        paths = [r[1] for r in s.requests]
+        self.assertEqual([p.split("/")[-1] for p in paths[1:]],
+                         ["claim?worker=w1", "tell?claim=true&worker=w1", "tell?claim=true&worker=w1", "claim?worker=w1",
+                          "tell"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/selfcma/selfcma/internal/pgtest"
 	"github.com/selfcma/selfcma/internal/session"
@@ -50,5 +51,29 @@ func BenchmarkPut(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkUpdateLeases is a claim's lease write: one lease added to a
+// session's generation (asynchronous commit), as each claim makes it.
+func BenchmarkUpdateLeases(b *testing.B) {
+	ctx := context.Background()
+	st, err := Open(ctx, pgtest.DB(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Put(ctx, session.Record{ID: "a", Meta: []byte("m"), State: []byte("s")}, nil); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		err := st.UpdateLeases(ctx, "a", 0, func(now time.Time, cur []session.Lease) ([]session.Lease, error) {
+			return []session.Lease{{Index: i % 10, Worker: "w", Expires: now.Add(time.Minute)}}, nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }

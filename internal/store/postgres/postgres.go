@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -568,94 +567,6 @@ func idHash(id string) int32 {
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	return int32(h.Sum32())
-}
-
-// UpdateLeases implements session.Store. Leases of a generation above g
-// mean that g was told meanwhile (another server asks g+1): then it
-// writes nothing and returns an error wrapping session.ErrVersion, so
-// that a late claim in g does not drop g+1's running leases. Otherwise
-// it replaces the leases of generations ≤ g.
-func (s *Store) UpdateLeases(ctx context.Context, id string, g uint64, fn func(time.Time, []session.Lease) ([]session.Lease, error)) (err error) {
-	ctx, done := s.call(ctx)
-	defer func() { err = done(err) }()
-	if s.readOnly {
-		return errSnapshotWrite
-	}
-	if g > math.MaxInt64 {
-		return fmt.Errorf("postgres: leases of %s: generation %d", id, g)
-	}
-	var fnErr error
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
-		b.Queue("SET LOCAL synchronous_commit TO off")
-		b.Queue("SELECT pg_advisory_xact_lock($1, $2)", int32(leaseLockClass), idHash(id))
-		// The session's row, locked until the commit: a Delete of id waits
-		// for this transaction (and drops the leases it writes), or this
-		// one waits for the Delete and finds no row. KEY SHARE: a Put of id
-		// (an update of the row's other columns) does not wait.
-		b.Queue("SELECT 1 FROM sessions WHERE id = $1 FOR KEY SHARE", []byte(id))
-		br := tx.SendBatch(ctx, b)
-		for range 2 {
-			if _, err := br.Exec(); err != nil {
-				br.Close()
-				return err
-			}
-		}
-		tag, err := br.Exec()
-		if err != nil {
-			br.Close()
-			return err
-		}
-		if err := br.Close(); err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("postgres: leases of %s: %w", id, session.ErrNoRecord)
-		}
-		rows, err := tx.Query(ctx, readLeases, []byte(id), int64(g))
-		if err != nil {
-			return err
-		}
-		cur, now, found, later, err := scanLeases(rows)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("postgres: leases of %s: %w", id, session.ErrNoRecord)
-		}
-		if later {
-			return fmt.Errorf("postgres: leases of %s: generation %d, leases of a later one are stored: %w", id, g, session.ErrVersion)
-		}
-		next, err := fn(now, slices.Clone(cur))
-		if err != nil {
-			fnErr = err
-			return err
-		}
-		if session.SameLeases(next, cur) {
-			return nil // nothing to write (a claim with no candidate free, a renewal that moves no expiry)
-		}
-		idx := make([]int32, len(next))
-		workers := make([][]byte, len(next))
-		exps := make([]time.Time, len(next))
-		for i, l := range next {
-			idx[i], workers[i], exps[i] = int32(l.Index), []byte(l.Worker), l.Expires
-		}
-		b = &pgx.Batch{}
-		b.Queue("DELETE FROM leases WHERE session = $1 AND generation <= $2", []byte(id), int64(g))
-		b.Queue(`INSERT INTO leases (session, generation, index, worker, expires_at)
-			SELECT $1, $2, u.i, u.w, u.e FROM unnest($3::integer[], $4::bytea[], $5::timestamptz[]) AS u(i, w, e)`,
-			[]byte(id), int64(g), idx, workers, exps)
-		return tx.SendBatch(ctx, b).Close()
-	})
-	switch {
-	case err == nil:
-		return nil
-	case fnErr != nil && errors.Is(err, fnErr):
-		return fnErr
-	case errors.Is(err, session.ErrNoRecord), errors.Is(err, session.ErrVersion):
-		return err
-	}
-	return fmt.Errorf("postgres: leases of %s: %w", id, storageFull(rolledBack(err)))
 }
 
 // Leases implements session.Store.
