@@ -52,9 +52,9 @@ func TestSNRObserveFormula(t *testing.T) {
 	}
 	w := &snrWork{}
 	w.before(&cmaes.State{C: sym(&c0d), B: b, D: d})
-	r := newSNR(n)
+	r := newSNR(n, 1)
 	r.Eta = 1.5
-	r.observe(w, sym(&c1d))
+	r.observe(w, sym(&c1d), SNRParams{}.resolved())
 
 	k := 1 / (1.5 * math.Sqrt2)
 	var sq, e2 float64
