@@ -91,6 +91,7 @@ type options struct {
 	snrEtaMax      float64 // SNRParams.EtaMax
 	snrRestarts    float64 // SNRParams.RestartMaxLambda = this × n
 	snrEta0        float64 // SNRParams.Eta0
+	snrSmall       bool    // SNRParams.SmallRestarts
 	init           string  // selfcma.InitDefault or selfcma.InitUniform
 	numerics       int     // cmaes.Config.Numerics: 0 = the latest
 	seed           uint64
@@ -156,6 +157,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.snrBeta, "snr-beta", 0, "self-CMA-ES: β of the signal-to-noise rule, the smoothing of E and V; 0 = the default (selfcma.SNRBeta). A measuring knob")
 	fs.Float64Var(&o.snrEtaMax, "snr-eta-max", 0, "self-CMA-ES: the largest η of the signal-to-noise rule; 0 = the default (selfcma.SNREtaMax). A measuring knob")
 	fs.Float64Var(&o.snrEta0, "snr-eta0", 0, "self-CMA-ES: η at the start of a run of the signal-to-noise rule; 0 = 1. A measuring knob")
+	fs.BoolVar(&o.snrSmall, "snr-small-restarts", false, "self-CMA-ES: BIPOP's small runs use the signal-to-noise rule too, each from a fresh state. A measuring knob")
 	fs.Float64Var(&o.snrRestarts, "snr-restarts", 0, "self-CMA-ES: restarts with λ ≤ this × n use the signal-to-noise rule too, each from a fresh state; 0 = the first run only. A measuring knob")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
 	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, 4 (3 with the lazy update of B and D), or 0 = a new session's (cma-es: 4 from n = 100, else 3; recorded as 3)")
@@ -371,6 +373,7 @@ type algConfig struct {
 	SNREtaMax      float64 `json:"snr_eta_max,omitempty"`
 	SNRRestarts    float64 `json:"snr_restarts,omitempty"` // × n
 	SNREta0        float64 `json:"snr_eta0,omitempty"`
+	SNRSmall       bool    `json:"snr_small_restarts,omitempty"`
 	LocalStops     bool    `json:"local_stops"`
 	Numerics       int     `json:"numerics"`
 	Budget         float64 `json:"budget"` // per dimension
@@ -441,6 +444,7 @@ func (o options) config(alg string) algConfig {
 	if alg == algSelf {
 		c.MinLambda, c.AdaptRestarts = o.minLambda, o.adaptRestarts
 		c.SNRAlpha, c.SNRBeta, c.SNREtaMax, c.SNRRestarts, c.SNREta0 = o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrRestarts, o.snrEta0
+		c.SNRSmall = o.snrSmall
 	}
 	if alg == algCMA {
 		c.RateSNR = o.rateSNR
@@ -521,6 +525,9 @@ func (o options) label(c algConfig) string {
 		if k.v != 0 {
 			parts = append(parts, k.name+"="+strconv.FormatFloat(k.v, 'g', -1, 64))
 		}
+	}
+	if c.SNRSmall {
+		parts = append(parts, "snr-small-restarts")
 	}
 	if c.RateScale != 0 {
 		k := "rate-scale="

@@ -1,6 +1,10 @@
 package selfcma
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+)
 
 // The gate: which runs self-adapt their rates (docs/algorithm.md §2,
 // "Population size").
@@ -80,7 +84,8 @@ func (s *ES) snrUsed() bool {
 	if !s.snrOn || s.primary.Dim() > SNRMaxDim || s.Adapting() {
 		return false
 	}
-	return s.primary.Run() == 0 || s.primary.Params().Lambda <= s.snrP.RestartMaxLambda
+	return s.primary.Run() == 0 || s.primary.Params().Lambda <= s.snrP.RestartMaxLambda ||
+		s.snrP.SmallRestarts && s.primary.Regime() == cmaes.RegimeSmall
 }
 
 // SNR reports whether Config.SNR is set, and η, the factor of the default

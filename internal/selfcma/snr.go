@@ -33,6 +33,11 @@ const (
 	SNREtaMax = 3.0  // largest η
 )
 
+// SNRParamsV8 are the rule's parameters in the states written before they
+// were persisted (state encodings 8 to 10): α = 0.02, β = 0.03, η ∈ [1, 3]
+// from 1, the first run only.
+var SNRParamsV8 = SNRParams{Alpha: 0.02, Beta: 0.03, EtaMax: 3, Eta0: 1}
+
 // SNRParams are the rule's parameters; a zero field selects its default
 // (the constants above).
 type SNRParams struct {
@@ -43,6 +48,9 @@ type SNRParams struct {
 	// RestartMaxLambda: a restart whose λ is at most this uses the rule
 	// too, from a fresh state (η = 1, E = 0, V = 0); 0 = the first run only.
 	RestartMaxLambda int
+	// SmallRestarts: BIPOP's small runs use the rule too, each from a fresh
+	// state.
+	SmallRestarts bool
 }
 
 // resolved returns p with its zero fields set to the defaults.
