@@ -60,5 +60,34 @@ func TestSelfCMARelease10Continues(t *testing.T) {
 	if on, eta := s.SNR(); !on || s.State().SNRRule == nil || eta <= 1 {
 		t.Fatalf("the fixture: rule on %v, state %v, η %v; want on, under way, above 1", on, s.State().SNRRule != nil, eta)
 	}
+	if got := s.State().SNRParams; selfcmaVersion > versionFlatFitnessSelf && got != selfcma.SNRParamsV8 {
+		t.Fatalf("the fixture decodes with the rule's parameters %+v, want those of then, %+v", got, selfcma.SNRParamsV8)
+	}
 	continuesAsWritten(t, s, selfRelease10Continuation)
+}
+
+// TestSelfCMASNRParamsEncoded: the rule's parameters, whatever they are,
+// survive the encoding (version 11 on), and the decoded ES continues as
+// the original.
+func TestSelfCMASNRParamsEncoded(t *testing.T) {
+	p := selfcma.SNRParams{Alpha: 0.013, Beta: 0.05, EtaMax: 2.5, Eta0: 1.25, RestartMaxLambda: 9, SmallRestarts: true}
+	s, err := selfcma.New(selfcma.Config{CMA: cmaes.Config{X0: []float64{1, 1, 1, 1, 1, 1}, Sigma0: 0.5, Seed: 3,
+		Restarts: cmaes.Restarts{BIPOP: true}}, SNR: true, SNRParams: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		selfStep(t, s, testfn.Ellipsoid)
+	}
+	blob, _ := marshalSelf(s)
+	d, err := DecodeSelfCMA(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.State().SNRParams; got != p {
+		t.Fatalf("decoded parameters %+v, want %+v", got, p)
+	}
+	if a, b := selfContinueHash(t, s, 6), selfContinueHash(t, d, 6); a != b {
+		t.Fatal("the decoded ES continues otherwise")
+	}
 }
