@@ -89,8 +89,8 @@ func (s *ES) snrUsed() bool {
 }
 
 // SNR reports whether Config.SNR is set, and η, the factor of the default
-// c_1 and c_μ the next update uses, while the first run uses the rule (1
-// otherwise).
+// c_1 and c_μ the next update uses, while the current run uses the rule
+// (1 otherwise).
 func (s *ES) SNR() (on bool, eta float64) {
 	if s.snr == nil {
 		return s.snrOn, 1

@@ -83,7 +83,9 @@ type Config struct {
 	// false (the zero value, and every state written before the rule) runs
 	// it at the defaults, as plain CMA-ES.
 	SNR bool
-	// SNRParams are the rule's parameters; the zero value is the defaults.
+	// SNRParams are the rule's parameters (α, β, the largest and the
+	// initial η, the restarts that use it); a zero field is its default
+	// (snr.go). The state records them resolved.
 	SNRParams SNRParams
 }
 
