@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -283,8 +284,10 @@ func (o *options) checkValues() error {
 		return fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
 	case o.rateScale < 0 || math.IsNaN(o.rateScale) || math.IsInf(o.rateScale, 0):
 		return fmt.Errorf("-rate-scale %v: want a finite value > 0, or 0 for the defaults", o.rateScale)
-	case o.snrAlpha < 0 || o.snrBeta < 0 || o.snrBeta >= 1 || o.snrEtaMax != 0 && o.snrEtaMax < 1 || o.snrRestarts < 0:
-		return fmt.Errorf("-snr-alpha %v, -snr-beta %v, -snr-eta-max %v, -snr-restarts %v: want α ≥ 0, β in [0, 1), η max 0 or ≥ 1, restarts ≥ 0", o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrRestarts)
+	case o.snrAlpha < 0 || o.snrBeta < 0 || o.snrBeta >= 1 || o.snrEtaMax != 0 && o.snrEtaMax < 1 || o.snrRestarts < 0 ||
+		o.snrEta0 != 0 && (o.snrEta0 < 1 || o.snrEta0 > cmp.Or(o.snrEtaMax, selfcma.SNREtaMax)):
+		return fmt.Errorf("-snr-alpha %v, -snr-beta %v, -snr-eta-max %v, -snr-eta0 %v, -snr-restarts %v: want α ≥ 0, β in [0, 1), η max 0 or ≥ 1, η0 0 or in [1, η max], restarts ≥ 0",
+			o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrEta0, o.snrRestarts)
 	case o.rateSNR && o.rateScale != 0:
 		return fmt.Errorf("-rate-snr and -rate-scale: give one of them")
 	case strings.ContainsAny(o.tag, " \t\n"):
