@@ -314,7 +314,9 @@ func runJob(o options, j job) (runResult, error) {
 			tell = snrTell(e, c.RateSNRMin, cmp.Or(c.RateSNRMax, snrEtaMax))
 		}
 	case algSelf:
-		sc := selfcma.Config{CMA: cfg, Init: c.Init, MinLambda: c.MinLambda, AdaptRestarts: c.AdaptRestarts, SNR: c.SNR}
+		sc := selfcma.Config{CMA: cfg, Init: c.Init, MinLambda: c.MinLambda, AdaptRestarts: c.AdaptRestarts, SNR: c.SNR,
+			SNRParams: selfcma.SNRParams{Alpha: c.SNRAlpha, Beta: c.SNRBeta, EtaMax: c.SNREtaMax, Eta0: c.SNREta0,
+				RestartMaxLambda: int(c.SNRRestarts * float64(j.Dimension)), SmallRestarts: c.SNRSmall}}
 		if c.Paper {
 			// Algorithm 2 in every run, at every λ (the paper's).
 			sc.AdaptRestarts = true

@@ -180,3 +180,31 @@ func TestSNRRuleNoise(t *testing.T) {
 		t.Errorf("steady drift: η = %v, want its bound %v", drift.eta, snrEtaMax)
 	}
 }
+
+// TestSNRParamsKnobs: -snr-alpha, -snr-beta, -snr-eta-max, -snr-eta0,
+// -snr-restarts and -snr-small-restarts reach self-CMA-ES (its label and
+// config), change its run where they differ from the defaults, and bad
+// values are refused; -snr-alpha at the default is the default's run.
+func TestSNRParamsKnobs(t *testing.T) {
+	base := knobJob(t, algSelf, "-algorithms", "self-cma-es")
+	same := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr-alpha", "0.01")
+	if same.EvalsToTarget != base.EvalsToTarget || same.FinalDeltaF != base.FinalDeltaF {
+		t.Errorf("-snr-alpha 0.01 (the default): %d evaluations, f − f_opt %g; the default's %d, %g", same.EvalsToTarget, same.FinalDeltaF, base.EvalsToTarget, base.FinalDeltaF)
+	}
+	r := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr-alpha", "0.02", "-snr-beta", "0.05", "-snr-eta-max", "2",
+		"-snr-eta0", "1.5", "-snr-restarts", "2", "-snr-small-restarts")
+	if want := "self-cma-es+snr-alpha=0.02+snr-beta=0.05+snr-eta-max=2+snr-restarts=2+snr-eta0=1.5+snr-small-restarts"; r.Label != want {
+		t.Errorf("label %q, want %q", r.Label, want)
+	}
+	if c := r.Config; c.SNRAlpha != 0.02 || c.SNRBeta != 0.05 || c.SNREtaMax != 2 || c.SNREta0 != 1.5 || c.SNRRestarts != 2 || !c.SNRSmall {
+		t.Errorf("config %+v", c)
+	}
+	if g := r.Trace[0].Hyper.C1 / r.Defaults.C1; math.Abs(g-1.5) > 1e-12 {
+		t.Errorf("first generation: c_1 %v times the default, want η0 = 1.5", g)
+	}
+	for _, bad := range [][]string{{"-snr-alpha", "-1"}, {"-snr-beta", "1"}, {"-snr-eta-max", "0.5"}, {"-snr-restarts", "-1"}, {"-snr-eta0", "0.5"}} {
+		if _, err := parseOptions(bad, io.Discard); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -86,8 +87,14 @@ type options struct {
 	rateSNR        bool
 	rateSNRMax     float64
 	rateSNRMin     float64
-	init           string // selfcma.InitDefault or selfcma.InitUniform
-	numerics       int    // cmaes.Config.Numerics: 0 = the latest
+	snrAlpha       float64 // self-CMA-ES: selfcma.SNRParams.Alpha (0: the default)
+	snrBeta        float64 // SNRParams.Beta
+	snrEtaMax      float64 // SNRParams.EtaMax
+	snrRestarts    float64 // SNRParams.RestartMaxLambda = this × n
+	snrEta0        float64 // SNRParams.Eta0
+	snrSmall       bool    // SNRParams.SmallRestarts
+	init           string  // selfcma.InitDefault or selfcma.InitUniform
+	numerics       int     // cmaes.Config.Numerics: 0 = the latest
 	seed           uint64
 	tag            string // appended to every label
 	json           bool
@@ -147,6 +154,12 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.rateSNRMax, "rate-snr-max", 3, "with -rate-snr: the largest η")
 	fs.Float64Var(&o.rateSNRMin, "rate-snr-min", 0, "with -rate-snr: the smallest η (0: no bound)")
 	fs.BoolVar(&o.rateSNR, "rate-snr", false, "CMA-ES: in the first run, η times the default c_1 and c_μ, η adapted by LRA-CMA-ES's signal-to-noise rule (docs/algorithm.md §2, table 9). A measuring knob, not a session setting")
+	fs.Float64Var(&o.snrAlpha, "snr-alpha", 0, "self-CMA-ES: α of the signal-to-noise rule, the target of SNR/η; 0 = the default (selfcma.SNRAlpha). A measuring knob")
+	fs.Float64Var(&o.snrBeta, "snr-beta", 0, "self-CMA-ES: β of the signal-to-noise rule, the smoothing of E and V; 0 = the default (selfcma.SNRBeta). A measuring knob")
+	fs.Float64Var(&o.snrEtaMax, "snr-eta-max", 0, "self-CMA-ES: the largest η of the signal-to-noise rule; 0 = the default (selfcma.SNREtaMax). A measuring knob")
+	fs.Float64Var(&o.snrEta0, "snr-eta0", 0, "self-CMA-ES: η at the start of a run of the signal-to-noise rule; 0 = 1. A measuring knob")
+	fs.BoolVar(&o.snrSmall, "snr-small-restarts", false, "self-CMA-ES: BIPOP's small runs use the signal-to-noise rule too, each from a fresh state. A measuring knob")
+	fs.Float64Var(&o.snrRestarts, "snr-restarts", 0, "self-CMA-ES: restarts with λ ≤ this × n use the signal-to-noise rule too, each from a fresh state; 0 = the first run only. A measuring knob")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
 	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, 4 (3 with the lazy update of B and D), or 0 = a new session's (cma-es: 4 from n = 100, else 3; recorded as 3)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
@@ -271,6 +284,10 @@ func (o *options) checkValues() error {
 		return fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
 	case o.rateScale < 0 || math.IsNaN(o.rateScale) || math.IsInf(o.rateScale, 0):
 		return fmt.Errorf("-rate-scale %v: want a finite value > 0, or 0 for the defaults", o.rateScale)
+	case o.snrAlpha < 0 || o.snrBeta < 0 || o.snrBeta >= 1 || o.snrEtaMax != 0 && o.snrEtaMax < 1 || o.snrRestarts < 0 ||
+		o.snrEta0 != 0 && (o.snrEta0 < 1 || o.snrEta0 > cmp.Or(o.snrEtaMax, selfcma.SNREtaMax)):
+		return fmt.Errorf("-snr-alpha %v, -snr-beta %v, -snr-eta-max %v, -snr-eta0 %v, -snr-restarts %v: want α ≥ 0, β in [0, 1), η max 0 or ≥ 1, η0 0 or in [1, η max], restarts ≥ 0",
+			o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrEta0, o.snrRestarts)
 	case o.rateSNR && o.rateScale != 0:
 		return fmt.Errorf("-rate-snr and -rate-scale: give one of them")
 	case strings.ContainsAny(o.tag, " \t\n"):
@@ -354,6 +371,12 @@ type algConfig struct {
 	RateSNR        bool    `json:"rate_snr,omitempty"`
 	RateSNRMax     float64 `json:"rate_snr_max,omitempty"`
 	RateSNRMin     float64 `json:"rate_snr_min,omitempty"`
+	SNRAlpha       float64 `json:"snr_alpha,omitempty"`
+	SNRBeta        float64 `json:"snr_beta,omitempty"`
+	SNREtaMax      float64 `json:"snr_eta_max,omitempty"`
+	SNRRestarts    float64 `json:"snr_restarts,omitempty"` // × n
+	SNREta0        float64 `json:"snr_eta0,omitempty"`
+	SNRSmall       bool    `json:"snr_small_restarts,omitempty"`
 	LocalStops     bool    `json:"local_stops"`
 	Numerics       int     `json:"numerics"`
 	Budget         float64 `json:"budget"` // per dimension
@@ -423,6 +446,8 @@ func (o options) config(alg string) algConfig {
 	}
 	if alg == algSelf {
 		c.MinLambda, c.AdaptRestarts = o.minLambda, o.adaptRestarts
+		c.SNRAlpha, c.SNRBeta, c.SNREtaMax, c.SNRRestarts, c.SNREta0 = o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrRestarts, o.snrEta0
+		c.SNRSmall = o.snrSmall
 	}
 	if alg == algCMA {
 		c.RateSNR = o.rateSNR
@@ -495,6 +520,17 @@ func (o options) label(c algConfig) string {
 	}
 	if c.AdaptRestarts {
 		parts = append(parts, "adapt-restarts")
+	}
+	for _, k := range []struct {
+		name string
+		v    float64
+	}{{"snr-alpha", c.SNRAlpha}, {"snr-beta", c.SNRBeta}, {"snr-eta-max", c.SNREtaMax}, {"snr-restarts", c.SNRRestarts}, {"snr-eta0", c.SNREta0}} {
+		if k.v != 0 {
+			parts = append(parts, k.name+"="+strconv.FormatFloat(k.v, 'g', -1, 64))
+		}
+	}
+	if c.SNRSmall {
+		parts = append(parts, "snr-small-restarts")
 	}
 	if c.RateScale != 0 {
 		k := "rate-scale="

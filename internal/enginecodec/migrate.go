@@ -46,3 +46,7 @@ func migrateGate(st *selfcma.State) {
 // migrateSNR sets what a self-CMA-ES of a version before 8 had of the
 // signal-to-noise rule: none (a run below MinLambda at the defaults).
 func migrateSNR(st *selfcma.State) { st.SNR, st.SNRRule = false, nil }
+
+// migrateSNRParams: selfcma versions before 11 ran the signal-to-noise
+// rule with the parameters then constants (selfcma.SNRParamsV8).
+func migrateSNRParams(st *selfcma.State) { st.SNRParams = selfcma.SNRParamsV8 }

@@ -24,10 +24,13 @@ import (
 // states: migrateGate); 8 in 7, with Config.SNR and the signal-to-noise
 // rule's state (η, V, E) after AdaptRestarts (older states: migrateSNR);
 // 9 in 8 (State.EigenT of each CMA-ES, for the lazy update), nothing else;
-// 10 in 9 (Termination.FlatFitness), its own layout as 9's.
+// 10 in 9 (Termination.FlatFitness), its own layout as 9's; 11 in 9, with
+// Config.SNRParams (α, β, the largest and the initial η, the restarts that
+// use the rule) after the rule's state (older states: migrateSNRParams,
+// the constants of then).
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 10
+	selfcmaVersion = 11
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -37,17 +40,20 @@ const (
 	// versionSNR is the first version that writes Config.SNR and the
 	// rule's state (selfcma/snr.go).
 	versionSNR = 8
+	// versionSNRParams is the first version that writes
+	// Config.SNRParams.
+	versionSNRParams = 11
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run
 // count and the gate's settings), to dst.
 func AppendSelfCMA(dst []byte, s *selfcma.State) []byte {
-	size := cmaesSize(s.Primary) + cmaesSize(s.Aux)
+	size := cmaesSize(s.Primary) + cmaesSize(s.Aux) + 6*8
 	if s.SNRRule != nil {
 		size += 8 * (3 + len(s.SNRRule.E))
 	}
@@ -72,6 +78,13 @@ func encodeSelfCMA(w *binenc.Writer, s *selfcma.State) {
 		w.Float(r.V)
 		w.Floats(r.E)
 	}
+	p := s.SNRParams // version 11
+	w.Float(p.Alpha)
+	w.Float(p.Beta)
+	w.Float(p.EtaMax)
+	w.Float(p.Eta0)
+	w.Int(p.RestartMaxLambda)
+	w.Bool(p.SmallRestarts)
 	w.Bool(s.Prev != nil)
 	if s.Prev != nil {
 		encodeStep(w, s.Prev)
@@ -126,6 +139,13 @@ func decodeSelfCMA(r *binenc.Reader, version uint32) (*selfcma.State, *decodedCM
 		readSNR(r, st)
 	} else {
 		migrateSNR(st)
+	}
+	if version >= versionSNRParams {
+		p := &st.SNRParams
+		p.Alpha, p.Beta, p.EtaMax, p.Eta0 = r.Float(), r.Float(), r.Float(), r.Float()
+		p.RestartMaxLambda, p.SmallRestarts = r.Int(), r.Bool()
+	} else {
+		migrateSNRParams(st)
 	}
 	var err error
 	if version >= versionStepFirst {

@@ -1,6 +1,10 @@
 package selfcma
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+)
 
 // The gate: which runs self-adapt their rates (docs/algorithm.md §2,
 // "Population size").
@@ -72,16 +76,21 @@ func (s *ES) Adapting() bool {
 // up to here (docs/algorithm.md §2, table 10).
 const SNRMaxDim = 100
 
-// snrUsed reports whether the first run uses the signal-to-noise rule
-// (snr.go): Config.SNR is set, n ≤ SNRMaxDim, and it does not self-adapt
-// by h_t.
+// snrUsed reports whether the current run uses the signal-to-noise rule
+// (snr.go): Config.SNR is set, n ≤ SNRMaxDim, it does not self-adapt by
+// h_t, and it is the first run or a restart whose λ is at most
+// SNRParams.RestartMaxLambda.
 func (s *ES) snrUsed() bool {
-	return s.snrOn && s.primary.Run() == 0 && s.primary.Dim() <= SNRMaxDim && !s.Adapting()
+	if !s.snrOn || s.primary.Dim() > SNRMaxDim || s.Adapting() {
+		return false
+	}
+	return s.primary.Run() == 0 || s.primary.Params().Lambda <= s.snrP.RestartMaxLambda ||
+		s.snrP.SmallRestarts && s.primary.Regime() == cmaes.RegimeSmall
 }
 
 // SNR reports whether Config.SNR is set, and η, the factor of the default
-// c_1 and c_μ the next update uses, while the first run uses the rule (1
-// otherwise).
+// c_1 and c_μ the next update uses, while the current run uses the rule
+// (1 otherwise).
 func (s *ES) SNR() (on bool, eta float64) {
 	if s.snr == nil {
 		return s.snrOn, 1

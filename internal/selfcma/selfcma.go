@@ -83,6 +83,10 @@ type Config struct {
 	// false (the zero value, and every state written before the rule) runs
 	// it at the defaults, as plain CMA-ES.
 	SNR bool
+	// SNRParams are the rule's parameters (α, β, the largest and the
+	// initial η, the restarts that use it); a zero field is its default
+	// (snr.go). The state records them resolved.
+	SNRParams SNRParams
 }
 
 // Record is a told generation: the primary's record and the auxiliary's
@@ -103,6 +107,7 @@ type ES struct {
 	minLambda     int       // runs with λ ≥ minLambda self-adapt (gate.go)
 	adaptRestarts bool      // and not only the first run
 	snrOn         bool      // Config.SNR
+	snrP          SNRParams // Config.SNRParams, resolved
 	snr           *SNRState // the rule's state while the first run uses it (snr.go)
 	snrWork       snrWork   // not state
 	primary       *cmaes.ES
@@ -150,9 +155,13 @@ func New(cfg Config) (*ES, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, snrOn: cfg.SNR, primary: p}
+	snrP := cfg.SNRParams.resolved()
+	if err := snrP.check(); err != nil {
+		return nil, fmt.Errorf("selfcma: %w", err)
+	}
+	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, snrOn: cfg.SNR, snrP: snrP, primary: p}
 	if s.snrUsed() {
-		s.snr = newSNR(p.Dim())
+		s.snr = newSNR(p.Dim(), s.snrP.Eta0)
 	}
 	if err := s.startAux(); err != nil {
 		return nil, err
@@ -253,9 +262,12 @@ func (s *ES) Tell(fitness []float64) (Record, error) {
 	cur := s.primary.LastStep()
 	switch {
 	case snr && !rec.Restarted && cur != nil:
-		s.snr.observe(&s.snrWork, s.primary.State().C)
+		s.snr.observe(&s.snrWork, s.primary.State().C, s.snrP)
 	case snr && rec.Restarted:
 		s.snr, s.snrWork = nil, snrWork{} // restarts run at the defaults
+	}
+	if rec.Restarted && s.snrUsed() {
+		s.snr = newSNR(s.primary.Dim(), s.snrP.Eta0) // a restart below SNRParams.RestartMaxLambda: a fresh rule
 	}
 	switch {
 	case rec.Restarted:

@@ -52,9 +52,9 @@ func TestSNRObserveFormula(t *testing.T) {
 	}
 	w := &snrWork{}
 	w.before(&cmaes.State{C: sym(&c0d), B: b, D: d})
-	r := newSNR(n)
+	r := newSNR(n, 1)
 	r.Eta = 1.5
-	r.observe(w, sym(&c1d))
+	r.observe(w, sym(&c1d), SNRParams{}.resolved())
 
 	k := 1 / (1.5 * math.Sqrt2)
 	var sq, e2 float64
@@ -270,6 +270,63 @@ func TestSNRRejectsCorruptState(t *testing.T) {
 		st.SNRRule = &rule
 		if _, err := Restore(st); err == nil {
 			t.Errorf("%s: restored", name)
+		}
+	}
+}
+
+// TestSNRParamsRestarts: with SNRParams.SmallRestarts each of BIPOP's
+// small runs starts the rule afresh at η = Eta0 and the large ones run at
+// the defaults; with RestartMaxLambda a restart uses it when its λ is at
+// most the bound. A state restored at any generation keeps the parameters.
+func TestSNRParamsRestarts(t *testing.T) {
+	for _, p := range []SNRParams{{SmallRestarts: true, Eta0: 1.5, Alpha: 0.01}, {RestartMaxLambda: 12, Beta: 0.05, EtaMax: 2}} {
+		s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(7, 6), Sigma0: 2, Seed: 7, Active: true,
+			Restarts: cmaes.Restarts{BIPOP: true, Max: 4}, Termination: cmaes.Termination{TolX: 1e-3}}, SNR: true, SNRParams: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runsWithRule, runsWithout := 0, 0
+		for g := 0; s.Primary().Stopped() == nil; g++ {
+			if g > 20000 {
+				t.Fatal("not stopped in 20000 generations")
+			}
+			rec := step(t, s, rastrigin)
+			want := s.Primary().Run() == 0 || s.Primary().Params().Lambda <= p.RestartMaxLambda ||
+				p.SmallRestarts && s.Primary().Regime() == cmaes.RegimeSmall
+			if (s.snr != nil) != want {
+				t.Fatalf("generation %d (%s, λ %d): rule %v, want %v", g, s.Primary().Regime(), s.Primary().Params().Lambda, s.snr != nil, want)
+			}
+			if rec.Restarted {
+				if want {
+					runsWithRule++
+					if s.snr.Eta != p.resolved().Eta0 || s.snr.V != 0 {
+						t.Fatalf("a restart's rule starts at η %v, V %v", s.snr.Eta, s.snr.V)
+					}
+				} else {
+					runsWithout++
+				}
+			}
+			if g%50 == 0 {
+				d, err := restoreCopy(t, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.snrP != p.resolved() {
+					t.Fatalf("restored parameters %+v, want %+v", d.snrP, p.resolved())
+				}
+			}
+		}
+		if runsWithRule == 0 || runsWithout == 0 {
+			t.Fatalf("%+v: %d restarts with the rule, %d without; want some of each", p, runsWithRule, runsWithout)
+		}
+	}
+}
+
+// TestSNRParamsRefused: parameters the rule cannot run with are refused.
+func TestSNRParamsRefused(t *testing.T) {
+	for _, p := range []SNRParams{{Alpha: -1}, {Beta: 1}, {EtaMax: 0.5}, {Eta0: 4}, {RestartMaxLambda: -1}, {Alpha: math.Inf(1)}} {
+		if _, err := New(Config{CMA: cmaes.Config{X0: []float64{1, 2}, Sigma0: 1}, SNR: true, SNRParams: p}); err == nil {
+			t.Errorf("%+v accepted", p)
 		}
 	}
 }

@@ -13,10 +13,11 @@ import (
 // makes an ES of it that continues bit for bit. It shares its data with
 // the ES it came from, as cmaes.State does.
 type State struct {
-	Init          string // InitDefault or InitUniform
-	MinLambda     int    // runs with λ ≥ MinLambda self-adapt (gate.go; ≥ EveryLambda)
-	AdaptRestarts bool   // and not only the first run
-	SNR           bool   // Config.SNR
+	Init          string    // InitDefault or InitUniform
+	MinLambda     int       // runs with λ ≥ MinLambda self-adapt (gate.go; ≥ EveryLambda)
+	AdaptRestarts bool      // and not only the first run
+	SNR           bool      // Config.SNR
+	SNRParams     SNRParams // Config.SNRParams (zero fields: the defaults)
 	// SNRRule is the signal-to-noise rule's state while the first run uses
 	// it (snr.go), else nil.
 	SNRRule      *SNRState
@@ -28,7 +29,7 @@ type State struct {
 // State returns the self-CMA-ES's state, sharing its data (see State).
 func (s *ES) State() *State {
 	st := &State{Init: s.init, MinLambda: s.minLambda, AdaptRestarts: s.adaptRestarts, AuxRuns: s.auxRuns,
-		SNR: s.snrOn, SNRRule: s.snr, Primary: s.primary.State(), Aux: s.aux.State()}
+		SNR: s.snrOn, SNRParams: s.snrP, SNRRule: s.snr, Primary: s.primary.State(), Aux: s.aux.State()}
 	if s.hasPrev {
 		st.Prev = s.prev
 	}
@@ -51,7 +52,7 @@ func Restore(st *State) (*ES, error) {
 		return nil, fmt.Errorf("%w: auxiliary: %w", ErrInvalidState, err)
 	}
 	s := &ES{init: st.Init, minLambda: st.MinLambda, adaptRestarts: st.AdaptRestarts, auxRuns: st.AuxRuns,
-		snrOn: st.SNR, snr: st.SNRRule, primary: primary, aux: aux, prev: st.Prev, hasPrev: st.Prev != nil}
+		snrOn: st.SNR, snrP: st.SNRParams.resolved(), snr: st.SNRRule, primary: primary, aux: aux, prev: st.Prev, hasPrev: st.Prev != nil}
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
@@ -67,13 +68,15 @@ func (s *ES) check() error {
 		return fmt.Errorf("min lambda %d", s.minLambda)
 	case s.primary.Config().Numerics == cmaes.NumericsLazy:
 		return fmt.Errorf("numerics %d (lazy) in a self-CMA-ES", cmaes.NumericsLazy)
+	case s.snrP.check() != nil:
+		return s.snrP.check()
 	case s.aux.Dim() != 3:
 		return fmt.Errorf("auxiliary of dimension %d", s.aux.Dim())
 	case (s.snr != nil) != s.snrUsed():
 		return fmt.Errorf("snr: rule state %t where the first run's use of it is %t", s.snr != nil, s.snrUsed())
 	}
 	if s.snr != nil {
-		if err := s.snr.check(s.primary.Dim()); err != nil {
+		if err := s.snr.check(s.primary.Dim(), s.snrP.EtaMax); err != nil {
 			return err
 		}
 	}
