@@ -187,9 +187,9 @@ func TestSNRRuleNoise(t *testing.T) {
 // values are refused; -snr-alpha at the default is the default's run.
 func TestSNRParamsKnobs(t *testing.T) {
 	base := knobJob(t, algSelf, "-algorithms", "self-cma-es")
-	same := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr-alpha", "0.01")
+	same := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr-alpha", "0.02")
 	if same.EvalsToTarget != base.EvalsToTarget || same.FinalDeltaF != base.FinalDeltaF {
-		t.Errorf("-snr-alpha 0.01 (the default): %d evaluations, f − f_opt %g; the default's %d, %g", same.EvalsToTarget, same.FinalDeltaF, base.EvalsToTarget, base.FinalDeltaF)
+		t.Errorf("-snr-alpha 0.02 (the default): %d evaluations, f − f_opt %g; the default's %d, %g", same.EvalsToTarget, same.FinalDeltaF, base.EvalsToTarget, base.FinalDeltaF)
 	}
 	r := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr-alpha", "0.02", "-snr-beta", "0.05", "-snr-eta-max", "2",
 		"-snr-eta0", "1.5", "-snr-restarts", "2", "-snr-small-restarts")
