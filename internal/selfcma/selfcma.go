@@ -114,6 +114,8 @@ type ES struct {
 	hasPrev bool
 
 	work []*workspace // per-goroutine buffers of h_t; not state
+
+	woodbury bool // h_t by the Woodbury identity (woodbury.go)
 }
 
 // PaperLambda is the population size of the paper's experiments.
@@ -298,12 +300,17 @@ func (s *ES) auxGeneration(cur *cmaes.Step) error {
 	for len(s.work) < workers {
 		s.work = append(s.work, &workspace{})
 	}
+	var basis *replayBasis // nil: h_t by the Cholesky factor of C'
+	if s.woodbury {
+		basis = newReplayBasis(s.prev, cur)
+	}
 	var wg sync.WaitGroup
 	var next atomic.Int64
 	for w := range workers {
 		wg.Add(1)
 		go func(ws *workspace) {
 			defer wg.Done()
+			ws.basis = basis
 			// Each candidate's value depends on nothing but the candidate, so
 			// the result does not depend on the schedule. The candidates are
 			// handed out one at a time: an infeasible one costs nothing, and
