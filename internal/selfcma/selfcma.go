@@ -115,7 +115,7 @@ type ES struct {
 
 	work []*workspace // per-goroutine buffers of h_t; not state
 
-	woodbury bool // h_t by the Woodbury identity (woodbury.go)
+	woodbury bool // NumericsWoodbury: h_t by the Woodbury identity (woodbury.go)
 }
 
 // PaperLambda is the population size of the paper's experiments.
@@ -148,11 +148,12 @@ func New(cfg Config) (*ES, error) {
 		// self-CMA-ES keeps decomposing C at every update.
 		return nil, fmt.Errorf("selfcma: numerics %d (lazy) is for CMA-ES only", cmaes.NumericsLazy)
 	}
+	woodbury := resolveNumerics(&cfg.CMA) // NumericsWoodbury (woodbury.go)
 	p, err := cmaes.New(cfg.CMA)
 	if err != nil {
 		return nil, err
 	}
-	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, snrOn: cfg.SNR, primary: p}
+	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, snrOn: cfg.SNR, primary: p, woodbury: woodbury}
 	if s.snrUsed() {
 		s.snr = newSNR(p.Dim())
 	}

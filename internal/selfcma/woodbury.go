@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/mat"
 )
 
 // h_t by the matrix determinant lemma and the Woodbury identity
@@ -42,6 +43,15 @@ type replayBasis struct {
 	w         []float64 // s_j / c_μ for the steps: w_i, or w°_j n/‖C^{−1/2}y_j‖² (≤ 0)
 	prev      *cmaes.Step
 	alpha     cmaes.Params // the weights of the step's (n, λ)
+
+	// Without active CMA-ES, the positive block in the eigenbasis of
+	// Ĝ = W^{1/2} G_yy W^{1/2} = Q Λ Qᵀ (W = diag(w_i)): ĥ = Qᵀ W^{1/2} H_y
+	// (μ×λ), b̂ = Qᵀ W^{1/2} G_{y,·} for p_c and y_w.
+	lam           []float64
+	hhat          []float64
+	bpc, byw      []float64
+	gpp, gpw, gww float64
+	hpc, hyw      []float64
 }
 
 // newReplayBasis builds the basis of the replay of prev for the points of
@@ -75,7 +85,20 @@ func newReplayBasis(prev, cur *cmaes.Step) *replayBasis {
 		copy(r[i*n+i:i*n+n], c.Data[i*c.Stride+i:i*c.Stride+n])
 	}
 	rt := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: r}
-	if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: r}); !ok {
+	var tr trsm
+	ok, packed := false, false
+	if trsmFast && haveAVX {
+		// The kernels of h_t's Cholesky path (cholesky.go, trsm.go).
+		if ok, packed = tr.cholesky(r, n, n, true); !packed {
+			for i := range n {
+				copy(r[i*n+i:i*n+n], c.Data[i*c.Stride+i:i*c.Stride+n])
+			}
+		}
+	}
+	if !packed {
+		_, ok = lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: n, Data: r})
+	}
+	if !ok {
 		return nil
 	}
 
@@ -95,7 +118,7 @@ func newReplayBasis(prev, cur *cmaes.Step) *replayBasis {
 		}
 	}
 	tm := blas64.General{Rows: n, Cols: cols, Stride: cols, Data: t}
-	blas64.Trsm(blas.Left, blas.Trans, 1, rt, tm)
+	tr.solve(rt, t, cols, packed, true)
 
 	// G and H: the first m rows of TᵀT; q: the norms of V's columns.
 	gh := blas64.General{Rows: b.m, Cols: cols, Stride: cols, Data: make([]float64, b.m*cols)}
@@ -128,7 +151,110 @@ func newReplayBasis(prev, cur *cmaes.Step) *replayBasis {
 			return nil
 		}
 	}
+	if !prev.Active && !b.eigen() {
+		return nil
+	}
 	return b
+}
+
+// eigen sets the eigenbasis fields of a basis without active CMA-ES.
+func (b *replayBasis) eigen() bool {
+	m, mu, lambda := b.m, b.mu, b.lambda
+	sw := make([]float64, mu)
+	for i, w := range b.w[:mu] {
+		sw[i] = math.Sqrt(w)
+	}
+	gh := mat.NewSymDense(mu, nil)
+	for i := range mu {
+		for j := i; j < mu; j++ {
+			gh.SetSym(i, j, sw[i]*sw[j]*b.g[(2+i)*m+2+j])
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(gh, true) {
+		return false
+	}
+	b.lam = eig.Values(nil)
+	var q mat.Dense
+	eig.VectorsTo(&q)
+	// Rows of W^{1/2}[G_{y,p}, G_{y,w}, H_y], then Qᵀ times them.
+	rhs := mat.NewDense(mu, 2+lambda, nil)
+	for i := range mu {
+		row := rhs.RawRowView(i)
+		row[0], row[1] = sw[i]*b.g[(2+i)*m], sw[i]*b.g[(2+i)*m+1]
+		for c, v := range b.h[(2+i)*lambda : (3+i)*lambda] {
+			row[2+c] = sw[i] * v
+		}
+	}
+	var out mat.Dense
+	out.Mul(q.T(), rhs)
+	b.bpc, b.byw = make([]float64, mu), make([]float64, mu)
+	b.hhat = make([]float64, mu*lambda)
+	for i := range mu {
+		row := out.RawRowView(i)
+		b.bpc[i], b.byw[i] = row[0], row[1]
+		copy(b.hhat[i*lambda:(i+1)*lambda], row[2:])
+	}
+	b.gpp, b.gpw, b.gww = b.g[0], b.g[1], b.g[m+1]
+	b.hpc, b.hyw = b.h[:lambda], b.h[lambda:2*lambda]
+	for _, v := range out.RawMatrix().Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// distancesEigen is distances without active CMA-ES: C' = aC + c_1 p_c'
+// p_c'ᵀ + c_μ Σ w_i y_i y_iᵀ, so with M = G + a diag(1/s) (s = c_1, c_μ w_i)
+// h̃ᵀ(aJ + G̃)^{−1}h̃ = hᵀM^{−1}h. The y block of M is W^{−1/2}(Ĝ + tI)
+// W^{−1/2}, t = a/c_μ, whose inverse is diagonal in the eigenbasis, e_i =
+// 1/(λ_i + t); p_c' borders it (its Schur complement den). O(μλ) per θ.
+func (b *replayBasis) distancesEigen(theta cmaes.Hyper, lr *lowRank, d []float64) bool {
+	prev := b.prev
+	a := 1 - theta.C1 - theta.CMu
+	if !(a > 0) {
+		return false
+	}
+	mu := b.mu
+	if len(lr.scale) != mu || len(lr.t) != len(d) {
+		*lr = lowRank{scale: make([]float64, mu), sign: make([]float64, mu), t: make([]float64, len(d))}
+	}
+	e, beta, r := lr.scale, lr.sign, lr.t
+	for c := range d {
+		d[c], r[c] = 0, 0
+	}
+	a0 := 1 - theta.Cc
+	a1 := prev.HSigma * math.Sqrt(theta.Cc*(2-theta.Cc)*prev.MuW)
+	var bab float64
+	if theta.CMu > 0 {
+		t := a / theta.CMu
+		for i, l := range b.lam {
+			e[i] = 1 / (l + t)
+			beta[i] = a0*b.bpc[i] + a1*b.byw[i]
+			bab += beta[i] * beta[i] * e[i]
+			be := beta[i] * e[i]
+			for c, h := range b.hhat[i*b.lambda : (i+1)*b.lambda] {
+				he := h * e[i]
+				d[c] += h * he
+				r[c] += h * be
+			}
+		}
+	}
+	if theta.C1 > 0 {
+		den := a0*a0*b.gpp + 2*a0*a1*b.gpw + a1*a1*b.gww + a/theta.C1 - bab
+		if !(den > 0) {
+			return false
+		}
+		for c := range d {
+			v := a0*b.hpc[c] + a1*b.hyw[c] - r[c]
+			d[c] += v * v / den
+		}
+	}
+	for c := range d {
+		d[c] = (b.q[c] - d[c]) / a
+	}
+	return true
 }
 
 // lowRank holds one θ's buffers of the Woodbury step.
@@ -145,6 +271,9 @@ type lowRank struct {
 // above. It reports false if C' is not positive definite.
 func (b *replayBasis) distances(theta cmaes.Hyper, lr *lowRank, d []float64) bool {
 	prev := b.prev
+	if !prev.Active {
+		return b.distancesEigen(theta, lr, d)
+	}
 	k := b.m - 1 // p_c' replaces p_c and y_w
 	if len(lr.scale) != k || len(lr.y) != k*b.lambda {
 		*lr = lowRank{scale: make([]float64, k), sign: make([]float64, k), k: make([]float64, k*k),
@@ -255,4 +384,48 @@ func (b *replayBasis) distances(theta cmaes.Hyper, lr *lowRank, d []float64) boo
 		d[c] = (b.q[c] - d[c]) / a
 	}
 	return true
+}
+
+// NumericsWoodbury is self-CMA-ES's numerics version 5: version 3
+// (cmaes.NumericsDC) in both CMA-ES, and h_t by the Woodbury identity in
+// place of a Cholesky factor of each C'. Config.CMA.Numerics names it; the
+// primary then runs cmaes.NumericsDC, and State.Woodbury keeps it.
+const NumericsWoodbury = 5
+
+// WoodburyMinDimension and WoodburyMinDimensionActive are the smallest n
+// at which a new session (Config.CMA.Numerics 0) gets NumericsWoodbury,
+// without and with active CMA-ES: where h_t by the Woodbury identity was
+// measured faster (docs/algorithm.md §2, "h_t by the determinant lemma and
+// Woodbury"; at λ = 100 its cost grows with λ³, the Cholesky path's not).
+const (
+	WoodburyMinDimension       = 200
+	WoodburyMinDimensionActive = 400
+)
+
+// DefaultWoodbury reports whether a new session of dimension n gets
+// NumericsWoodbury.
+func DefaultWoodbury(n int, active bool) bool {
+	if active {
+		return n >= WoodburyMinDimensionActive
+	}
+	return n >= WoodburyMinDimension
+}
+
+// resolveNumerics sets c.Numerics to the primary's version and reports
+// whether h_t goes by the Woodbury identity.
+func resolveNumerics(c *cmaes.Config) bool {
+	if c.Numerics == NumericsWoodbury || c.Numerics == 0 && DefaultWoodbury(len(c.X0), c.Active) {
+		c.Numerics = cmaes.NumericsDC
+		return true
+	}
+	return false
+}
+
+// Numerics is the ES's numerics version: NumericsWoodbury, or the
+// primary's (docs/algorithm.md §3).
+func (s *ES) Numerics() int {
+	if s.woodbury {
+		return NumericsWoodbury
+	}
+	return s.primary.Config().Numerics
 }

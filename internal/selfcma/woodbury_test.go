@@ -154,3 +154,82 @@ func BenchmarkWoodbury(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGenerationWoodbury is BenchmarkGeneration's self-CMA-ES
+// generation (λ = 100, 20 evaluations of h_t over GOMAXPROCS goroutines)
+// with h_t by the Cholesky factors and by the Woodbury identity, in the same
+// run.
+func BenchmarkGenerationWoodbury(b *testing.B) {
+	for _, n := range []int{40, 100, 200, 400, 1000} {
+		for _, active := range []bool{false, true} {
+			for _, wood := range []bool{false, true} {
+				path := map[bool]string{false: "cholesky", true: "woodbury"}[wood]
+				b.Run(fmt.Sprintf("n=%d/λ=100/active=%v/%s", n, active, path), func(b *testing.B) {
+					cfg := cmaes.Config{X0: uniformX0(1, n), Sigma0: 1, Lambda: 100, Seed: 1, Active: active, Termination: never}
+					s := mustNew(b, Config{CMA: cfg})
+					s.woodbury = wood
+					r := rand.New(rand.NewPCG(2, 2))
+					f := make([]float64, 100)
+					gen := func() {
+						_ = s.Ask()
+						for k := range f {
+							f[k] = r.Float64()
+						}
+						if _, err := s.Tell(f); err != nil {
+							b.Fatal(err)
+						}
+					}
+					for range 3 {
+						gen()
+					}
+					b.ReportAllocs()
+					for b.Loop() {
+						gen()
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestNumericsWoodbury checks the choice of NumericsWoodbury (named, or by
+// a new session's dimension), that a session at it is deterministic, and
+// that a state pairing it with another primary numerics is refused.
+func TestNumericsWoodbury(t *testing.T) {
+	for _, c := range []struct {
+		n, numerics int
+		active      bool
+		want        bool
+	}{
+		{4, NumericsWoodbury, false, true}, {4, 0, false, false}, {4, cmaes.NumericsDC, false, false},
+		{WoodburyMinDimension - 1, 0, false, false}, {WoodburyMinDimension, 0, false, true},
+		{WoodburyMinDimension, 0, true, false}, {WoodburyMinDimensionActive, 0, true, true},
+		{WoodburyMinDimension, cmaes.NumericsDC, false, false},
+	} {
+		s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(1, c.n), Sigma0: 1, Seed: 1, Numerics: c.numerics, Active: c.active}})
+		if got := s.Numerics() == NumericsWoodbury; got != c.want || s.State().Woodbury != c.want {
+			t.Errorf("n=%d numerics %d active %v: Woodbury %v, want %v", c.n, c.numerics, c.active, got, c.want)
+		}
+		if c.want && (s.Primary().Config().Numerics != cmaes.NumericsDC || s.aux.Config().Numerics != cmaes.NumericsDC) {
+			t.Errorf("n=%d: primary numerics %d, auxiliary %d; want %d", c.n, s.Primary().Config().Numerics, s.aux.Config().Numerics, cmaes.NumericsDC)
+		}
+	}
+
+	cfg := Config{CMA: cmaes.Config{X0: uniformX0(3, 6), Sigma0: 1, Lambda: 40, Seed: 3, Active: true, Numerics: NumericsWoodbury}}
+	a, b := mustNew(t, cfg), mustNew(t, cfg)
+	for g := range 30 {
+		step(t, a, rosenbrock)
+		step(t, b, rosenbrock)
+		am, _ := a.AuxMean()
+		bm, _ := b.AuxMean()
+		if fmt.Sprint(a.Primary().Mean(), am) != fmt.Sprint(b.Primary().Mean(), bm) {
+			t.Fatalf("g=%d: two runs of one configuration differ", g)
+		}
+	}
+
+	st := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1, Numerics: cmaes.NumericsBlocked}}).State()
+	st.Woodbury = true
+	if _, err := Restore(st); err == nil {
+		t.Fatal("Restore accepted Woodbury on a primary of numerics 2")
+	}
+}
