@@ -24,10 +24,12 @@ import (
 // states: migrateGate); 8 in 7, with Config.SNR and the signal-to-noise
 // rule's state (η, V, E) after AdaptRestarts (older states: migrateSNR);
 // 9 in 8 (State.EigenT of each CMA-ES, for the lazy update), nothing else;
-// 10 in 9 (Termination.FlatFitness), its own layout as 9's.
+// 10 in 9 (Termination.FlatFitness), its own layout as 9's; 11 in 9, with
+// State.Woodbury (numerics selfcma.NumericsWoodbury) after the rule's
+// state (older states: false, h_t by Cholesky factors, as they ran).
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 10
+	selfcmaVersion = 11
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -37,11 +39,13 @@ const (
 	// versionSNR is the first version that writes Config.SNR and the
 	// rule's state (selfcma/snr.go).
 	versionSNR = 8
+	// versionWoodbury is the first version that writes State.Woodbury.
+	versionWoodbury = 11
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run
@@ -72,6 +76,7 @@ func encodeSelfCMA(w *binenc.Writer, s *selfcma.State) {
 		w.Float(r.V)
 		w.Floats(r.E)
 	}
+	w.Bool(s.Woodbury) // version 11
 	w.Bool(s.Prev != nil)
 	if s.Prev != nil {
 		encodeStep(w, s.Prev)
@@ -126,6 +131,9 @@ func decodeSelfCMA(r *binenc.Reader, version uint32) (*selfcma.State, *decodedCM
 		readSNR(r, st)
 	} else {
 		migrateSNR(st)
+	}
+	if version >= versionWoodbury {
+		st.Woodbury = r.Bool() // older: false, as they ran
 	}
 	var err error
 	if version >= versionStepFirst {
