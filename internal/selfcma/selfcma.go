@@ -41,6 +41,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -302,7 +303,7 @@ func (s *ES) auxGeneration(cur *cmaes.Step) error {
 		s.work = append(s.work, &workspace{})
 	}
 	var basis *replayBasis // nil: h_t by the Cholesky factor of C'
-	if s.woodbury {
+	if s.woodbury && slices.ContainsFunc(U, func(u []float64) bool { return infeasibility(u) == 0 }) {
 		basis = newReplayBasis(s.prev, cur)
 	}
 	var wg sync.WaitGroup
