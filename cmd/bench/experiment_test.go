@@ -141,7 +141,7 @@ func TestParseOptions(t *testing.T) {
 		{"-algorithms", "bipop"}, {"-functions", "25"}, {"-functions", "x"}, {"-functions", "3-1"}, {"-functions", "0-2"},
 		{"-functions", "1-"}, {"-dims", "1"}, {"-lambda", "1"}, {"-runs", "0"}, {"-budget", "0"}, {"-target", "-1"},
 		{"-restarts", "lrpop"}, {"-active", "yes"}, {"-restart-point", "mean"}, {"-max-restarts", "-1"},
-		{"-incpopsize", "0.5"}, {"-incpopsize", "-2"}, {"-init", "random"}, {"-numerics", "9"}, {"extra"},
+		{"-incpopsize", "0.5"}, {"-incpopsize", "-2"}, {"-init", "random"}, {"-numerics", "9"}, {"-numerics", "5"}, {"-numerics", "5", "-algorithms", "cma-es"}, {"extra"},
 		{"-instances", "0"}, {"-instances", "1-3", "-runs", "3"}, {"-instances", "1,300000"}, {"-instances", ""},
 		{"-tag", "a b"}, {"-summary"}, {"-summary", "-metric", "median", "x.jsonl"}, {"-summary", "-target", "-1", "x.jsonl"},
 	} {

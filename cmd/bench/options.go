@@ -161,7 +161,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.BoolVar(&o.snrSmall, "snr-small-restarts", false, "self-CMA-ES: BIPOP's small runs use the signal-to-noise rule too, each from a fresh state. A measuring knob")
 	fs.Float64Var(&o.snrRestarts, "snr-restarts", 0, "self-CMA-ES: restarts with λ ≤ this × n use the signal-to-noise rule too, each from a fresh state; 0 = the first run only. A measuring knob")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
-	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, 4 (3 with the lazy update of B and D), or 0 = a new session's (cma-es: 4 from n = 100, else 3; recorded as 3)")
+	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, 4 (3 with the lazy update of B and D; cma-es only), 5 (3 with h_t by the Woodbury identity; self-cma-es only), or 0 = a new session's (cma-es: 4 from n = 100, else 3; recorded as 3)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
 	fs.StringVar(&o.tag, "tag", "", "appended to every algorithm label (as +tag), to tell apart runs of the same flags, from another build say")
 	fs.BoolVar(&o.perRun, "per-run", false, "with -json: each run's restarts too (\"per_run\": regime, λ, σ0, evaluations, stop reasons, best f − f_opt of each)")
@@ -270,8 +270,10 @@ func (o *options) checkValues() error {
 	switch {
 	case o.lambda != 0 && o.lambda < 2:
 		return fmt.Errorf("-lambda %d: want 0 or at least 2", o.lambda)
-	case o.numerics < 0 || o.numerics > cmaes.NumericsLazy:
-		return fmt.Errorf("-numerics %d: want 0 (the latest) to %d", o.numerics, cmaes.NumericsLazy)
+	case o.numerics < 0 || o.numerics > selfcma.NumericsWoodbury:
+		return fmt.Errorf("-numerics %d: want 0 (the latest) to %d", o.numerics, selfcma.NumericsWoodbury)
+	case o.numerics == selfcma.NumericsWoodbury && slices.Contains(o.algorithms, algCMA):
+		return fmt.Errorf("-numerics %d: for %s only", o.numerics, algSelf)
 	case !(o.budget > 0) || math.IsInf(o.budget, 0):
 		return fmt.Errorf("-budget %v: want a finite value > 0", o.budget)
 	case !(o.target >= 0) || math.IsInf(o.target, 0):
@@ -282,6 +284,15 @@ func (o *options) checkValues() error {
 		return fmt.Errorf("-incpopsize %v: want a finite value ≥ 1, or 0 for the default", o.incPopSize)
 	case o.minLambda < 0:
 		return fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
+	case strings.ContainsAny(o.tag, " \t\n"):
+		return fmt.Errorf("-tag %q: want no blanks", o.tag)
+	}
+	return o.checkRateKnobs()
+}
+
+// checkRateKnobs checks the measuring knobs of the learning rates.
+func (o *options) checkRateKnobs() error {
+	switch {
 	case o.rateScale < 0 || math.IsNaN(o.rateScale) || math.IsInf(o.rateScale, 0):
 		return fmt.Errorf("-rate-scale %v: want a finite value > 0, or 0 for the defaults", o.rateScale)
 	case o.snrAlpha < 0 || o.snrBeta < 0 || o.snrBeta >= 1 || o.snrEtaMax != 0 && o.snrEtaMax < 1 || o.snrRestarts < 0 ||
@@ -290,8 +301,6 @@ func (o *options) checkValues() error {
 			o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrEta0, o.snrRestarts)
 	case o.rateSNR && o.rateScale != 0:
 		return fmt.Errorf("-rate-snr and -rate-scale: give one of them")
-	case strings.ContainsAny(o.tag, " \t\n"):
-		return fmt.Errorf("-tag %q: want no blanks", o.tag)
 	}
 	return nil
 }

@@ -27,10 +27,12 @@ import (
 // 10 in 9 (Termination.FlatFitness), its own layout as 9's; 11 in 9, with
 // Config.SNRParams (α, β, the largest and the initial η, the restarts that
 // use the rule) after the rule's state (older states: migrateSNRParams,
-// the constants of then).
+// the constants of then); 12 in 9, with State.Woodbury (numerics
+// selfcma.NumericsWoodbury) after the rule's parameters (older states:
+// false, h_t by Cholesky factors, as they ran).
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 11
+	selfcmaVersion = 12
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -43,11 +45,13 @@ const (
 	// versionSNRParams is the first version that writes
 	// Config.SNRParams.
 	versionSNRParams = 11
+	// versionWoodbury is the first version that writes State.Woodbury.
+	versionWoodbury = 12
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run
@@ -85,6 +89,7 @@ func encodeSelfCMA(w *binenc.Writer, s *selfcma.State) {
 	w.Float(p.Eta0)
 	w.Int(p.RestartMaxLambda)
 	w.Bool(p.SmallRestarts)
+	w.Bool(s.Woodbury) // version 12
 	w.Bool(s.Prev != nil)
 	if s.Prev != nil {
 		encodeStep(w, s.Prev)
@@ -146,6 +151,9 @@ func decodeSelfCMA(r *binenc.Reader, version uint32) (*selfcma.State, *decodedCM
 		p.RestartMaxLambda, p.SmallRestarts = r.Int(), r.Bool()
 	} else {
 		migrateSNRParams(st)
+	}
+	if version >= versionWoodbury {
+		st.Woodbury = r.Bool() // older: false, as they ran
 	}
 	var err error
 	if version >= versionStepFirst {

@@ -40,7 +40,20 @@ func (s *ES) HeldBytes() int64 {
 	if s.snr != nil {
 		b += snrHeldBytes(p.N)
 	}
+	if s.woodbury && adapting {
+		b += woodburyHeldBytes(p.N, p.Lambda)
+	}
 	return b
+}
+
+// woodburyHeldBytes bounds what h_t by the Woodbury identity adds at
+// dimension n and population size λ (woodbury.go): the generation's basis
+// (C^{t−1}'s factor, the n × (m + λ) solve, G, H and the eigenbasis, m ≤
+// λ + 2) and per goroutine the k × k and k × λ buffers (k < m).
+func woodburyHeldBytes(n, lambda int) int64 {
+	nf, m, l := int64(n), int64(lambda)+2, int64(lambda)
+	workers := int64(min(runtime.GOMAXPROCS(0), AuxLambda))
+	return 8 * (nf*nf + nf*(m+l) + m*(m+l) + m*m + m*l + 2*m*m + m*l + workers*(m*m+m*l+3*m+l))
 }
 
 // snrHeldBytes is what the signal-to-noise rule holds at dimension n
@@ -60,9 +73,14 @@ func (cfg Config) HeldBytes() int64 {
 	}
 	minLambda, err := minLambdaOf(cfg.MinLambda, n)
 	adapting := err == nil && lambda >= minLambda
-	b := HeldBytes(n, lambda, cfg.CMA.Active, cfg.CMA.Bounds != nil, cfg.CMA.Numerics, adapting)
+	c := cfg.CMA
+	woodbury := resolveNumerics(&c) // the primary's numerics
+	b := HeldBytes(n, lambda, c.Active, c.Bounds != nil, c.Numerics, adapting)
 	if cfg.SNR && !adapting && n <= SNRMaxDim {
 		b += snrHeldBytes(n)
+	}
+	if woodbury && adapting {
+		b += woodburyHeldBytes(n, lambda)
 	}
 	return b
 }

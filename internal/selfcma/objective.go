@@ -20,6 +20,11 @@ type workspace struct {
 	d    []float64
 	rank []int
 	tr   trsm
+
+	// basis, when set, is the generation's θ-free part of h_t by the
+	// Woodbury identity (woodbury.go), and h goes that way.
+	basis *replayBasis
+	lr    lowRank
 }
 
 func (ws *workspace) size(n, lambda int) {
@@ -53,6 +58,20 @@ func (ws *workspace) size(n, lambda int) {
 func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float64, bool) {
 	lambda, n := cur.X.Dims()
 	ws.size(n, lambda)
+	if ws.basis != nil {
+		if !ws.basis.distances(theta, &ws.lr, ws.d) {
+			return 0, false
+		}
+	} else if !ws.cholesky(theta, prev, cur) {
+		return 0, false
+	}
+	return ws.rankScore(cur, mu)
+}
+
+// cholesky sets ws.d to the squared distances of the points of generation
+// t under C' by its Cholesky factor (Algorithm 3, lines 2–4), as above.
+func (ws *workspace) cholesky(theta cmaes.Hyper, prev, cur *cmaes.Step) bool {
+	lambda, n := cur.X.Dims()
 
 	// Algorithm 3, lines 2–3: replay the update t−1 → t with θ.
 	prev.Replay(theta, ws.pc, ws.c)
@@ -71,7 +90,7 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 		_, ok = lapack64.Potrf(c)
 	}
 	if !ok {
-		return 0, false
+		return false
 	}
 	u := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: c.Stride, Data: c.Data}
 
@@ -108,6 +127,12 @@ func (ws *workspace) h(theta cmaes.Hyper, prev, cur *cmaes.Step, mu int) (float6
 			ws.d[k] += w * w
 		}
 	}
+	return true
+}
+
+// rankScore is Algorithm 3, lines 5–6, from the distances in ws.d.
+func (ws *workspace) rankScore(cur *cmaes.Step, mu int) (float64, bool) {
+	lambda := len(ws.d)
 	for _, d := range ws.d {
 		if math.IsNaN(d) {
 			return 0, false

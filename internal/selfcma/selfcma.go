@@ -41,6 +41,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -119,6 +120,8 @@ type ES struct {
 	hasPrev bool
 
 	work []*workspace // per-goroutine buffers of h_t; not state
+
+	woodbury bool // NumericsWoodbury: h_t by the Woodbury identity (woodbury.go)
 }
 
 // PaperLambda is the population size of the paper's experiments.
@@ -151,6 +154,7 @@ func New(cfg Config) (*ES, error) {
 		// self-CMA-ES keeps decomposing C at every update.
 		return nil, fmt.Errorf("selfcma: numerics %d (lazy) is for CMA-ES only", cmaes.NumericsLazy)
 	}
+	woodbury := resolveNumerics(&cfg.CMA) // NumericsWoodbury (woodbury.go)
 	p, err := cmaes.New(cfg.CMA)
 	if err != nil {
 		return nil, err
@@ -159,7 +163,7 @@ func New(cfg Config) (*ES, error) {
 	if err := snrP.check(); err != nil {
 		return nil, fmt.Errorf("selfcma: %w", err)
 	}
-	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, snrOn: cfg.SNR, snrP: snrP, primary: p}
+	s := &ES{init: cfg.Init, minLambda: minLambda, adaptRestarts: cfg.AdaptRestarts, snrOn: cfg.SNR, snrP: snrP, primary: p, woodbury: woodbury}
 	if s.snrUsed() {
 		s.snr = newSNR(p.Dim(), s.snrP.Eta0)
 	}
@@ -310,12 +314,17 @@ func (s *ES) auxGeneration(cur *cmaes.Step) error {
 	for len(s.work) < workers {
 		s.work = append(s.work, &workspace{})
 	}
+	var basis *replayBasis // nil: h_t by the Cholesky factor of C'
+	if s.woodbury && slices.ContainsFunc(U, func(u []float64) bool { return infeasibility(u) == 0 }) {
+		basis = newReplayBasis(s.prev, cur)
+	}
 	var wg sync.WaitGroup
 	var next atomic.Int64
 	for w := range workers {
 		wg.Add(1)
 		go func(ws *workspace) {
 			defer wg.Done()
+			ws.basis = basis
 			// Each candidate's value depends on nothing but the candidate, so
 			// the result does not depend on the schedule. The candidates are
 			// handed out one at a time: an infeasible one costs nothing, and

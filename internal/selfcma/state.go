@@ -20,8 +20,11 @@ type State struct {
 	SNRParams     SNRParams // Config.SNRParams (zero fields: the defaults)
 	// SNRRule is the signal-to-noise rule's state while the first run uses
 	// it (snr.go), else nil.
-	SNRRule      *SNRState
-	AuxRuns      int // auxiliary CMA-ES started so far (one per primary run)
+	SNRRule *SNRState
+	AuxRuns int // auxiliary CMA-ES started so far (one per primary run)
+	// Woodbury is whether h_t goes by the Woodbury identity (numerics
+	// version NumericsWoodbury, on the primary's cmaes.NumericsDC).
+	Woodbury     bool
 	Prev         *cmaes.Step
 	Primary, Aux *cmaes.State
 }
@@ -29,7 +32,7 @@ type State struct {
 // State returns the self-CMA-ES's state, sharing its data (see State).
 func (s *ES) State() *State {
 	st := &State{Init: s.init, MinLambda: s.minLambda, AdaptRestarts: s.adaptRestarts, AuxRuns: s.auxRuns,
-		SNR: s.snrOn, SNRParams: s.snrP, SNRRule: s.snr, Primary: s.primary.State(), Aux: s.aux.State()}
+		SNR: s.snrOn, SNRParams: s.snrP, SNRRule: s.snr, Woodbury: s.woodbury, Primary: s.primary.State(), Aux: s.aux.State()}
 	if s.hasPrev {
 		st.Prev = s.prev
 	}
@@ -52,7 +55,7 @@ func Restore(st *State) (*ES, error) {
 		return nil, fmt.Errorf("%w: auxiliary: %w", ErrInvalidState, err)
 	}
 	s := &ES{init: st.Init, minLambda: st.MinLambda, adaptRestarts: st.AdaptRestarts, auxRuns: st.AuxRuns,
-		snrOn: st.SNR, snrP: st.SNRParams.resolved(), snr: st.SNRRule, primary: primary, aux: aux, prev: st.Prev, hasPrev: st.Prev != nil}
+		snrOn: st.SNR, snrP: st.SNRParams.resolved(), snr: st.SNRRule, woodbury: st.Woodbury, primary: primary, aux: aux, prev: st.Prev, hasPrev: st.Prev != nil}
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
@@ -68,6 +71,8 @@ func (s *ES) check() error {
 		return fmt.Errorf("min lambda %d", s.minLambda)
 	case s.primary.Config().Numerics == cmaes.NumericsLazy:
 		return fmt.Errorf("numerics %d (lazy) in a self-CMA-ES", cmaes.NumericsLazy)
+	case s.woodbury && s.primary.Config().Numerics != cmaes.NumericsDC:
+		return fmt.Errorf("numerics %d (Woodbury) on a primary of numerics %d", NumericsWoodbury, s.primary.Config().Numerics)
 	case s.snrP.check() != nil:
 		return s.snrP.check()
 	case s.aux.Dim() != 3:
