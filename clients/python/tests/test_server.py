@@ -563,8 +563,12 @@ class ResumeTest(ServerTestCase):
 
 
 SIGINT_CHILD = textwrap.dedent("""
-    import itertools, sys, time
+    import itertools, signal, sys, time
     from selfcma import Client
+
+    # Python leaves SIGINT ignored when it starts so (a job started in the
+    # background by a shell, as a CI runner may): Ctrl-C's handler here.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, sys.argv[2])
     from _support import ellipsoid
 
