@@ -152,14 +152,17 @@ def main():
     ap.add_argument("-samplers", default="selfcma,cmaes-margin,tpe")
     ap.add_argument("-problem", default="com", choices=("com", "scaled", "shifted"))
     ap.add_argument("-sigma0", type=float, help="SelfCmaSampler's sigma0 (default: its own), also catcmawm's")
-    ap.add_argument("-vendor", default="../shared/vendor", help="the directory holding cmaes 0.13.1 (for -samplers catcmawm)")
+    ap.add_argument("-vendor", help="a directory holding CyberAgentAILab/cmaes 0.13.1 (needed by -samplers catcmawm)")
     ap.add_argument("-table", help="print the table of a results file instead")
     a = ap.parse_args()
     global PROBLEM, SIGMA0
     PROBLEM, SIGMA0 = a.problem, a.sigma0
     if a.table:
         return table(a.table)
-    sys.path.insert(0, a.vendor)
+    if "catcmawm" in a.samplers.split(","):
+        if not a.vendor:
+            ap.error("-samplers catcmawm needs -vendor DIR: a directory holding cmaes 0.13.1")
+        sys.path.insert(0, a.vendor)
     for seed in range(a.first, a.first + a.seeds):
         for name in a.samplers.split(","):
             print(json.dumps(run(name, seed, a.trials, a.url)), flush=True)
