@@ -35,19 +35,7 @@ func (f boltFixture) write(t *testing.T) {
 	st := openStore(t, path, builtAt)
 	man := f.build(t, newManager(st, builtAt))
 	closeStore(t, st)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(raw)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(f.file, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	packFixture(t, path, f.file)
 	st = openStore(t, unpackedFile(t, f.file), observeAt)
 	man.Steps = f.observe(t, newManager(st, observeAt), man)
 	b, err := json.MarshalIndent(man, "", " ")
@@ -117,5 +105,70 @@ func checkManifestFixture[M interface{ meta() (string, []step) }](t *testing.T, 
 	}
 	if p := sessionProblems(t, st); len(p) > 0 {
 		t.Errorf("session.Check after the continuation: %v", p)
+	}
+}
+
+// packFixture writes the bbolt file at path, gzipped, to fixture (under
+// testdata/, created if need be).
+func packFixture(t *testing.T, path, fixture string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(raw)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(fixture), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fixture, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// unpackedFile writes the gzipped fixture file, unpacked, into a temporary
+// directory and returns its path.
+func unpackedFile(t *testing.T, file string) string {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := out.ReadFrom(zr); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "selfcma.db")
+	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPackFixture: what packFixture writes, unpackedFile gives back byte
+// for byte (the writers' path, which otherwise runs only when a fixture is
+// written).
+func TestPackFixture(t *testing.T) {
+	dir := t.TempDir()
+	src, fixture := filepath.Join(dir, "db"), filepath.Join(dir, "testdata", "x.bbolt.gz")
+	want := bytes.Repeat([]byte("selfcma\x00"), 4096)
+	if err := os.WriteFile(src, want, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	packFixture(t, src, fixture)
+	got, err := os.ReadFile(unpackedFile(t, fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("unpacked %d bytes, want the %d packed", len(got), len(want))
 	}
 }

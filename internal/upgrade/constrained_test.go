@@ -13,8 +13,6 @@ package upgrade
 // and continuing them bit for bit.
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"flag"
 	"math"
@@ -136,46 +134,12 @@ func TestWriteConstrainedFixtures(t *testing.T) {
 		}
 	}
 	closeStore(t, st)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(raw)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(conFixtureFile, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	packFixture(t, path, conFixtureFile)
 	st = openStore(t, unpackedFile(t, conFixtureFile), observeAt)
 	man.Steps = observeConstrained(t, newManager(st, observeAt), man)
 	if err := os.WriteFile(conExpectedFile, append(exactbits.JSON(t, man), '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// unpackedFile is unpacked of another fixture file.
-func unpackedFile(t *testing.T, file string) string {
-	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if _, err := out.ReadFrom(zr); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "selfcma.db")
-	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // observeConstrained: for each session what it reads (get, history, ask),

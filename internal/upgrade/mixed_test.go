@@ -11,8 +11,6 @@ package upgrade
 // and are never regenerated.
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"flag"
 	"math"
@@ -137,19 +135,7 @@ func TestWriteMixedFixtures(t *testing.T) {
 		}
 	}
 	closeStore(t, st)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(raw)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(mixFixtureFile, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	packFixture(t, path, mixFixtureFile)
 	st = openStore(t, unpackedFile(t, mixFixtureFile), observeAt)
 	man.Steps = observeMixed(t, newManager(st, observeAt), man)
 	if err := os.WriteFile(mixExpectedFile, append(exactbits.JSON(t, man), '\n'), 0o644); err != nil {

@@ -23,13 +23,10 @@ package upgrade
 // "APIs" section, one per function: when an API moves, change its helper.
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -362,23 +359,7 @@ func TestWriteFixtures(t *testing.T) {
 		}
 	}
 	closeStore(t, st)
-
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(raw)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(fixtureFile, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	packFixture(t, path, fixtureFile)
 
 	// What this version answers on the file.
 	st = openStore(t, unpacked(t), observeAt)
@@ -392,29 +373,8 @@ func TestWriteFixtures(t *testing.T) {
 	}
 }
 
-// unpacked writes the fixture's file into a temporary directory and returns
-// its path.
-func unpacked(t *testing.T) string {
-	t.Helper()
-	f, err := os.Open(fixtureFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "selfcma.db")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// unpacked is unpackedFile of the layout-4 fixture.
+func unpacked(t *testing.T) string { return unpackedFile(t, fixtureFile) }
 
 // ---- what every version must answer ----
 
