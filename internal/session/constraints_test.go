@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/selfcma/selfcma/internal/exactbits"
 	"github.com/selfcma/selfcma/internal/session"
@@ -49,84 +48,11 @@ func conParams(alg string) session.CreateParams {
 	return p
 }
 
-// conRun is what a constrained run shows: the batches, the session after
-// the last tell and the history.
-type conRun struct {
-	Batches []session.Batch
-	Last    session.Session
-	History []session.HistoryRecord
-}
-
-// runConstrained drives a constrained session for gens generations on a
-// store at path; with kill, the store is closed and opened again (a new
-// Manager, nothing cached) before every call, and the values of every
-// third generation are told in parts by claims, the first part told twice.
+// runConstrained drives a constrained session for gens generations
+// (runResumed).
 func runConstrained(t *testing.T, path, alg string, gens int, kill bool) conRun {
 	t.Helper()
-	ctx := context.Background()
-	st := openStore(t, path)
-	m := session.NewManager(st, session.Options{})
-	reopen := func() {
-		if kill {
-			st.Close()
-			st = openStore(t, path)
-			m = session.NewManager(st, session.Options{})
-		}
-	}
-	defer func() { st.Close() }()
-	s, err := m.Create(ctx, conParams(alg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r conRun
-	for range gens {
-		reopen()
-		b, err := m.Ask(ctx, s.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Batches = append(r.Batches, b)
-		tp := conTell(b)
-		if !kill || b.Generation%3 != 0 {
-			reopen()
-			if r.Last, err = m.Tell(ctx, s.ID, tp); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		for range b.Candidates {
-			reopen()
-			c, err := m.Claim(ctx, s.ID, time.Minute, "w")
-			if err != nil || c.Index < 0 {
-				t.Fatalf("claim %+v, %v", c, err)
-			}
-			one := session.TellParams{Generation: b.Generation, Indices: []int{c.Index},
-				Fitness: []float64{tp.Fitness[c.Index]}, Constraints: [][]float64{tp.Constraints[c.Index]}}
-			reopen()
-			if r.Last, err = m.Tell(ctx, s.ID, one); err != nil {
-				t.Fatal(err)
-			}
-			if c.Index == 0 { // sent again: held already
-				if _, err := m.Tell(ctx, s.ID, one); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
-	reopen()
-	if r.History, err = m.History(ctx, s.ID, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	// The last tell sent again changes nothing.
-	last := conTell(r.Batches[len(r.Batches)-1])
-	if again, err := m.Tell(ctx, s.ID, last); err != nil || again.Generation != gens {
-		t.Fatalf("the last tell sent again: generation %d, %v", again.Generation, err)
-	}
-	if _, err := session.Check(ctx, st, func(id string, err error) { t.Errorf("Check: %s: %v", id, err) }); err != nil {
-		t.Fatal(err)
-	}
-	r.Last.UpdatedAt = time.Time{}
-	return r
+	return runResumed(t, path, conParams(alg), conTell, gens, kill)
 }
 
 // TestConstrainedResume: a constrained session closed and opened before

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/selfcma/selfcma/internal/catcma"
 	"github.com/selfcma/selfcma/internal/exactbits"
@@ -46,70 +45,11 @@ func mixedTell(b session.Batch, m int) session.TellParams {
 	return t
 }
 
-// runMixed drives a mixed session as runConstrained does a constrained
-// one: with kill, a new store and Manager before every call and every
-// third generation told in parts through claims.
+// runMixed drives a mixed session (with m constraints) for gens
+// generations (runResumed).
 func runMixed(t *testing.T, path string, m, gens int, kill bool) conRun {
 	t.Helper()
-	ctx := context.Background()
-	st := openStore(t, path)
-	mg := session.NewManager(st, session.Options{})
-	reopen := func() {
-		if kill {
-			st.Close()
-			st = openStore(t, path)
-			mg = session.NewManager(st, session.Options{})
-		}
-	}
-	defer func() { st.Close() }()
-	s, err := mg.Create(ctx, mixedParams(m))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r conRun
-	for range gens {
-		reopen()
-		b, err := mg.Ask(ctx, s.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Batches = append(r.Batches, b)
-		tp := mixedTell(b, m)
-		if !kill || b.Generation%3 != 0 {
-			reopen()
-			if r.Last, err = mg.Tell(ctx, s.ID, tp); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		for range b.Candidates {
-			reopen()
-			c, err := mg.Claim(ctx, s.ID, time.Minute, "w")
-			if err != nil || c.Index < 0 {
-				t.Fatalf("claim %+v, %v", c, err)
-			}
-			if !reflect.DeepEqual(c.X, b.Candidates[c.Index]) || !reflect.DeepEqual(c.Z, b.Z[c.Index]) || !reflect.DeepEqual(c.C, b.C[c.Index]) {
-				t.Fatalf("claim %+v is not candidate %d of the batch", c, c.Index)
-			}
-			one := session.TellParams{Generation: b.Generation, Indices: []int{c.Index}, Fitness: []float64{tp.Fitness[c.Index]}}
-			if m > 0 {
-				one.Constraints = [][]float64{tp.Constraints[c.Index]}
-			}
-			reopen()
-			if r.Last, err = mg.Tell(ctx, s.ID, one); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	reopen()
-	if r.History, err = mg.History(ctx, s.ID, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := session.Check(ctx, st, func(id string, err error) { t.Errorf("Check: %s: %v", id, err) }); err != nil {
-		t.Fatal(err)
-	}
-	r.Last.UpdatedAt = time.Time{}
-	return r
+	return runResumed(t, path, mixedParams(m), func(b session.Batch) session.TellParams { return mixedTell(b, m) }, gens, kill)
 }
 
 // TestMixedResume: a mixed session closed and opened before every call,
