@@ -44,6 +44,7 @@ ServerError and its ServerUnavailable (a ConnectionError, raised when the
 bounded retries are used up).
 """
 
+from . import errors
 from .client import Client
 from .errors import (
     Conflict,
@@ -67,24 +68,7 @@ from .session import Session
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Client",
-    "Session",
-    "Result",
-    "Claim",
-    "MixedPoint",
-    "SelfCMAError",
-    "InvalidRequest",
-    "OutOfRange",
-    "TooLarge",
-    "Unauthorized",
-    "NotFound",
-    "Conflict",
-    "Stopped",
-    "ServerError",
-    "ServerUnavailable",
-    "StorageFull",
-    "Throttled",
-    "EvaluationError",
-    "Unsupported",
+# The error classes are errors.__all__ but its function error_from_answer.
+__all__ = ["Client", "Session", "Result", "Claim", "MixedPoint"] + [
+    name for name in errors.__all__ if name != "error_from_answer"
 ]
