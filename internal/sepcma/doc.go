@@ -24,7 +24,8 @@
 // active update (SepCMA has none; pycma's CMA_diagonal has one).
 //
 // The ES is used ask/tell like cmaes.ES. Its whole state is plain exported
-// data (State), encoded exactly (State.MarshalBinary), so a restored ES
-// continues bit for bit. The package is deterministic given its state and
-// the told values; it imports no HTTP, JSON, storage or logging.
+// data (State), encoded exactly by internal/enginecodec (AppendSepCMA,
+// DecodeSepCMA), so a restored ES continues bit for bit. The package is
+// deterministic given its state and the told values; it imports no HTTP,
+// JSON, storage, logging or codec.
 package sepcma

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/enginecodec"
 	"github.com/selfcma/selfcma/internal/sepcma"
 )
 
@@ -38,12 +39,12 @@ func Example() {
 			panic(err)
 		}
 		if es.Generation() == 100 {
-			blob, _ := es.State().MarshalBinary()
-			var s sepcma.State
-			if err := s.UnmarshalBinary(blob); err != nil {
+			st := es.State()
+			blob, err := enginecodec.AppendSepCMA(nil, &st)
+			if err != nil {
 				panic(err)
 			}
-			if es, err = sepcma.Restore(s); err != nil {
+			if es, err = enginecodec.DecodeSepCMA(blob); err != nil {
 				panic(err)
 			}
 		}

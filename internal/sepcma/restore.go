@@ -8,7 +8,7 @@ import (
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
 
-// Restore returns an ES in state s (from ES.State or State.UnmarshalBinary),
+// Restore returns an ES in state s (from ES.State or enginecodec.DecodeSepCMAState),
 // its pending batch sampled again from s.Rand. It checks s first: a state
 // that New and Tell could not have made is refused, never panicked on, and
 // so is one whose batch does not hash to s.BatchSum.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/defaults"
+	"github.com/selfcma/selfcma/internal/enginecodec"
 	"github.com/selfcma/selfcma/internal/sepcma"
 )
 
@@ -30,11 +31,7 @@ func newSep(cfg cmaes.Config) (optimizer, error) {
 }
 
 func decodeSep(state []byte) (optimizer, error) {
-	var s sepcma.State
-	if err := s.UnmarshalBinary(state); err != nil {
-		return nil, err
-	}
-	e, err := sepcma.Restore(s)
+	e, err := enginecodec.DecodeSepCMA(state)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +82,8 @@ func (e sepES) Status() cmaes.Status {
 }
 
 func (e sepES) AppendBinary(dst []byte) ([]byte, error) {
-	b, err := e.State().MarshalBinary()
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
+	s := e.State()
+	return enginecodec.AppendSepCMA(dst, &s)
 }
 
 // sepCreateBytes is what the create of a sep-CMA-ES session of dimension

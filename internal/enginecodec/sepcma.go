@@ -1,32 +1,34 @@
-package sepcma
+package enginecodec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/selfcma/selfcma/internal/binenc"
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/sepcma"
 )
 
-// The state's encoding: binenc's tag, schema version, the fields of State
-// in a fixed order, CRC-32. Bump stateVersion with any change of the
-// layout, and keep every older version decoding as before.
+// The encoding of a sepcma.State: binenc's tag, schema version, the fields
+// of the State in a fixed order, CRC-32. The pending batch is left out (it
+// is sampled again from Rand, and checked against BatchSum), so the
+// encoding holds O(n) values: 4n for m, C, p_σ, p_c, n for the best point,
+// and the histories.
 //
-//   - Version 1: every field of State; the pending batch is left out (it
-//     is sampled again from Rand, and checked against BatchSum), so the
-//     encoding holds O(n) values: 4n for m, C, p_σ, p_c, n for the best
-//     point, and the histories.
+//   - Version 1 (internal/sepcma's own codec, before it moved here): every
+//     field of the State.
 //   - Version 2: version 1's fields, then the bounds (Config.Bounds) and
 //     the injected points (Queued, BatchInjected). Version 1 reads as a
 //     state without them.
 const (
-	stateMagic   = "sepcma.State"
-	stateVersion = 2
+	sepcmaMagic   = "sepcma.State"
+	sepcmaVersion = 2
 )
 
-// MarshalBinary encodes s exactly.
-func (s State) MarshalBinary() ([]byte, error) {
+// AppendSepCMA appends the encoding of s to dst.
+func AppendSepCMA(dst []byte, s *sepcma.State) ([]byte, error) {
 	n := len(s.Mean)
-	w := binenc.NewWriterSize(stateMagic, stateVersion, 8*(6*n+len(s.FunHist)+2*len(s.StagBest)+len(s.FlatGens))+1024)
+	w := binenc.NewWriterTo(slices.Grow(dst, 8*(6*n+len(s.FunHist)+2*len(s.StagBest)+len(s.FlatGens))+1024), sepcmaMagic, sepcmaVersion)
 	c := s.Config
 	w.Floats(c.X0)
 	w.Float(c.Sigma0)
@@ -92,7 +94,7 @@ func (s State) MarshalBinary() ([]byte, error) {
 	writeReasons(w, s.Stop)
 	rnd, err := s.Rand.MarshalBinary()
 	if err != nil {
-		return nil, fmt.Errorf("sepcma: encode random stream: %w", err)
+		return dst, fmt.Errorf("sepcma: encode random stream: %w", err)
 	}
 	w.Bytes(rnd)
 	w.Uint64(s.BatchSum)
@@ -101,12 +103,14 @@ func (s State) MarshalBinary() ([]byte, error) {
 		w.Floats(b.Lower)
 		w.Floats(b.Upper)
 	}
-	writeInjections(w, s.Queued)
-	writeInjections(w, s.BatchInjected)
+	writeSepInjections(w, s.Queued)
+	writeSepInjections(w, s.BatchInjected)
 	return w.Finish(), nil
 }
 
-func writeInjections(w *binenc.Writer, q []cmaes.Injection) {
+// writeSepInjections writes injected points as sep-CMA-ES's encoding has
+// them: x, then the clip flag (CMA-ES's has the flag first).
+func writeSepInjections(w *binenc.Writer, q []cmaes.Injection) {
 	w.Int(len(q))
 	for _, in := range q {
 		w.Floats(in.X)
@@ -114,7 +118,7 @@ func writeInjections(w *binenc.Writer, q []cmaes.Injection) {
 	}
 }
 
-func readInjections(r *binenc.Reader) []cmaes.Injection {
+func readSepInjections(r *binenc.Reader) []cmaes.Injection {
 	k := r.Int()
 	if k < 0 || k > r.Remaining()/9 {
 		r.Fail("%d injected points", k)
@@ -127,41 +131,21 @@ func readInjections(r *binenc.Reader) []cmaes.Injection {
 	return out
 }
 
-func writeReasons(w *binenc.Writer, rs []cmaes.StopReason) {
-	w.Int(len(rs))
-	for _, r := range rs {
-		w.String(r.Name)
-		w.Float(r.Value)
-	}
-}
-
-func readReasons(r *binenc.Reader) []cmaes.StopReason {
-	k := r.Int()
-	if k < 0 || k > r.Remaining()/16 {
-		r.Fail("%d stop reasons", k)
-		return nil
-	}
-	var out []cmaes.StopReason
-	for range k {
-		out = append(out, cmaes.StopReason{Name: r.String(), Value: r.Float()})
-	}
-	return out
-}
-
-// UnmarshalBinary decodes what MarshalBinary wrote. It checks the encoding,
-// not the state: Restore does.
-func (s *State) UnmarshalBinary(blob []byte) error {
-	r, version, err := binenc.NewReaderVersions(blob, stateMagic, 1, stateVersion)
+// DecodeSepCMAState decodes what AppendSepCMA wrote (or sepcma's own
+// MarshalBinary, before the codec moved here). It checks the encoding, not
+// the state: sepcma.Restore does.
+func DecodeSepCMAState(blob []byte) (sepcma.State, error) {
+	r, version, err := binenc.NewReaderVersions(blob, sepcmaMagic, 1, sepcmaVersion)
 	if err != nil {
-		return fmt.Errorf("sepcma: decode state: %w", err)
+		return sepcma.State{}, fmt.Errorf("sepcma: decode state: %w", err)
 	}
-	var d State
+	var d sepcma.State
 	c := &d.Config
 	c.X0 = r.Floats()
 	c.Sigma0 = r.Float()
 	c.Lambda = r.Int()
 	c.Seed = r.Uint64()
-	c.Rates = Rates(r.Uint32())
+	c.Rates = sepcma.Rates(r.Uint32())
 	t := &c.Termination
 	t.MaxEvaluations = r.Int()
 	t.HasTarget = r.Bool()
@@ -228,15 +212,24 @@ func (s *State) UnmarshalBinary(blob []byte) error {
 		if r.Bool() {
 			c.Bounds = &cmaes.Bounds{Lower: r.Floats(), Upper: r.Floats()}
 		}
-		d.Queued = readInjections(r)
-		d.BatchInjected = readInjections(r)
+		d.Queued = readSepInjections(r)
+		d.BatchInjected = readSepInjections(r)
 	}
 	if err := r.Done(); err != nil {
-		return fmt.Errorf("sepcma: decode state: %w", err)
+		return sepcma.State{}, fmt.Errorf("sepcma: decode state: %w", err)
 	}
 	if err := d.Rand.UnmarshalBinary(rnd); err != nil {
-		return fmt.Errorf("sepcma: decode random stream: %w", err)
+		return sepcma.State{}, fmt.Errorf("sepcma: decode random stream: %w", err)
 	}
-	*s = d
-	return nil
+	return d, nil
+}
+
+// DecodeSepCMA decodes a state written by AppendSepCMA and restores the ES
+// (sepcma.Restore: its pending batch sampled again and checked).
+func DecodeSepCMA(blob []byte) (*sepcma.ES, error) {
+	s, err := DecodeSepCMAState(blob)
+	if err != nil {
+		return nil, err
+	}
+	return sepcma.Restore(s)
 }
