@@ -77,23 +77,32 @@ func waitReady(t testing.TB, base string) {
 	}
 }
 
-// The database stopped, then started: requests (reads and writes) and
-// /readyz answer 503 store_unavailable with Retry-After meanwhile,
-// /healthz 200; then the session continues where it was.
-func TestDatabaseDownUp(t *testing.T) {
-	bin := serverBinary(t)
+// sessionOnCluster starts the server on a database of a throwaway
+// cluster with -store-timeout timeout, creates a CMA-ES session and asks
+// its first batch: the cluster, the server (the caller kills it), the
+// session's URL and the batch. The server is killed when the test ends.
+func sessionOnCluster(t *testing.T, timeout string) (*pgtest.Cluster, *proc, string, e2eBatch) {
+	t.Helper()
 	c := pgtest.NewCluster(t)
-	db := c.CreateDB(t, "selfcma")
-	p, err := launch(bin, "-addr", "127.0.0.1:0", "-db", db, "-store-timeout", "5s")
+	p, err := launch(serverBinary(t), "-addr", "127.0.0.1:0", "-db", c.CreateDB(t, "selfcma"), "-store-timeout", timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.kill()
+	t.Cleanup(p.kill)
 	var s e2eSession
 	json.Unmarshal(must(t, "POST", p.base+"/v1/sessions", createBody("cma-es"), 201), &s)
 	sp := p.base + "/v1/sessions/" + s.ID
 	var b e2eBatch
 	json.Unmarshal(must(t, "GET", sp+"/ask", nil, 200), &b)
+	return c, p, sp, b
+}
+
+// The database stopped, then started: requests (reads and writes) and
+// /readyz answer 503 store_unavailable with Retry-After meanwhile,
+// /healthz 200; then the session continues where it was.
+func TestDatabaseDownUp(t *testing.T) {
+	c, p, sp, b := sessionOnCluster(t, "5s")
+	var s e2eSession
 	waitReady(t, p.base)
 
 	c.Stop(t, "immediate")
@@ -118,19 +127,8 @@ func TestDatabaseDownUp(t *testing.T) {
 // answered): requests answer 503 within -store-timeout instead of hanging;
 // thawed, it serves again.
 func TestDatabaseFrozen(t *testing.T) {
-	bin := serverBinary(t)
-	c := pgtest.NewCluster(t)
-	db := c.CreateDB(t, "selfcma")
-	p, err := launch(bin, "-addr", "127.0.0.1:0", "-db", db, "-store-timeout", "2s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.kill()
+	c, p, sp, b := sessionOnCluster(t, "2s")
 	var s e2eSession
-	json.Unmarshal(must(t, "POST", p.base+"/v1/sessions", createBody("cma-es"), 201), &s)
-	sp := p.base + "/v1/sessions/" + s.ID
-	var b e2eBatch
-	json.Unmarshal(must(t, "GET", sp+"/ask", nil, 200), &b)
 
 	c.Freeze(t)
 	thawed := false
