@@ -28,26 +28,45 @@ func TestStorageFull(t *testing.T) {
 			t.Fatalf("%s: no log line of the request:\n%s", what, log.String())
 		}
 	}
+	id, b := failingCallsChangeNothing(t, ts, fs, wantFull, func(id string, b batchView) []call {
+		return []call{
+			{method: "POST", path: "/v1/sessions/" + id + "/tell", body: sphereTell(b)},
+			{method: "POST", path: "/v1/sessions/" + id + "/tell?next=true", body: sphereTell(b)},
+			{method: "POST", path: "/v1/sessions/" + id + "/inject", body: map[string]any{"points": [][]float64{{0, 0, 0}}}},
+			{method: "POST", path: "/v1/sessions/" + id + "/stop"},
+		}
+	})
+	tellAppliesOnce(t, ts, id, b)
+}
+
+// failingCallsChangeNothing: a create, and each of the calls made of a
+// new session and its first batch, made while fs fails once, answers as
+// want checks and changes nothing; the tell, sent afterwards, applies
+// once. It returns the session's id and batch.
+func failingCallsChangeNothing(t *testing.T, ts *testServer, fs *failingStore, want func(response, string), calls func(string, batchView) []call) (string, batchView) {
+	t.Helper()
 	create := map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 0.5, "algorithm": "cma-es", "seed": 5}
 	fs.fail.Store(1)
-	wantFull(ts.do(t, call{method: "POST", path: "/v1/sessions", body: create}), "create")
+	want(ts.do(t, call{method: "POST", path: "/v1/sessions", body: create}), "create")
 	s := ts.create(t, create)
 	b := ts.ask(t, s.ID)
 	get := call{method: "GET", path: "/v1/sessions/" + s.ID}
 	before := ts.do(t, get).body
-	for _, c := range []call{
-		{method: "POST", path: "/v1/sessions/" + s.ID + "/tell", body: sphereTell(b)},
-		{method: "POST", path: "/v1/sessions/" + s.ID + "/tell?next=true", body: sphereTell(b)},
-		{method: "POST", path: "/v1/sessions/" + s.ID + "/inject", body: map[string]any{"points": [][]float64{{0, 0, 0}}}},
-		{method: "POST", path: "/v1/sessions/" + s.ID + "/stop"},
-	} {
+	for _, c := range calls(s.ID, b) {
 		fs.fail.Store(1)
-		wantFull(ts.do(t, c), c.path)
+		want(ts.do(t, c), c.method+" "+c.path)
 		if after := ts.do(t, get).body; !bytes.Equal(after, before) {
-			t.Fatalf("%s on a full disk changed the session:\n%s\n%s", c.path, before, after)
+			t.Fatalf("%s %s, failed, changed the session:\n%s\n%s", c.method, c.path, before, after)
 		}
 	}
-	if got := ts.tell(t, s.ID, sphereTell(b)); got.Generation != 1 || got.Evaluations != len(b.Candidates) {
+	return s.ID, b
+}
+
+// tellAppliesOnce: the first batch's tell, sent after failed ones, applies
+// once.
+func tellAppliesOnce(t *testing.T, ts *testServer, id string, b batchView) {
+	t.Helper()
+	if got := ts.tell(t, id, sphereTell(b)); got.Generation != 1 || got.Evaluations != len(b.Candidates) {
 		t.Fatalf("the tell sent again: generation %d, %d evaluations", got.Generation, got.Evaluations)
 	}
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -36,33 +35,20 @@ func TestStoreUnavailable(t *testing.T) {
 			t.Fatalf("%s: no log line of the request with its cause:\n%s", what, log.String())
 		}
 	}
-	create := map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 0.5, "algorithm": "cma-es", "seed": 5}
-	fs.fail.Store(1)
-	want503(ts.do(t, call{method: "POST", path: "/v1/sessions", body: create}), "create")
-	s := ts.create(t, create)
-	b := ts.ask(t, s.ID)
-	get := call{method: "GET", path: "/v1/sessions/" + s.ID}
-	before := ts.do(t, get).body
-	for _, c := range []call{
-		{method: "POST", path: "/v1/sessions/" + s.ID + "/tell", body: sphereTell(b)},
-		{method: "POST", path: "/v1/sessions/" + s.ID + "/stop"},
-		{method: "DELETE", path: "/v1/sessions/" + s.ID},
-	} {
-		fs.fail.Store(1)
-		want503(ts.do(t, c), c.method+" "+c.path)
-		if after := ts.do(t, get).body; !bytes.Equal(after, before) {
-			t.Fatalf("%s with the database unreachable changed the session:\n%s\n%s", c.path, before, after)
+	id, b := failingCallsChangeNothing(t, ts, fs, want503, func(id string, b batchView) []call {
+		return []call{
+			{method: "POST", path: "/v1/sessions/" + id + "/tell", body: sphereTell(b)},
+			{method: "POST", path: "/v1/sessions/" + id + "/stop"},
+			{method: "DELETE", path: "/v1/sessions/" + id},
 		}
-	}
+	})
 	// Reads: the store's reads fail too.
 	fs.reads.Store(true)
-	for _, c := range []call{get, {method: "GET", path: "/v1/sessions"}, {method: "GET", path: "/v1/sessions/" + s.ID + "/history"}} {
+	for _, c := range []call{{method: "GET", path: "/v1/sessions/" + id}, {method: "GET", path: "/v1/sessions"}, {method: "GET", path: "/v1/sessions/" + id + "/history"}} {
 		want503(ts.do(t, c), c.method+" "+c.path)
 	}
 	fs.reads.Store(false)
-	if got := ts.tell(t, s.ID, sphereTell(b)); got.Generation != 1 || got.Evaluations != len(b.Candidates) {
-		t.Fatalf("the tell sent again: generation %d, %d evaluations", got.Generation, got.Evaluations)
-	}
+	tellAppliesOnce(t, ts, id, b)
 }
 
 // readFailingStore fails reads too, while reads is set.
