@@ -25,6 +25,15 @@ choice costs as much as the rest of the function does. With -problem
 shifted, the optima are away from the centre of the box: the Rosenbrock
 function of (x0, x1, x2, n0, n1) − 1 (minimum at 2), lr at 10^-4.5, k at
 10^2.8, s at 0.9.
+
+With -constrained, two constraints g ≤ 0 cut off the optima (com: f* =
+2.5901, at n0 = n1 = 0, x = (0.5688, 0.3249, 0.1063), lr·k = 0.03, both
+active; the trials-to columns count to f − f* there): g1 = x0 + x1 + x2 +
+n0 + n1 − 1 (linear, floats and integers) and
+g2 = lr·k − 0.03 (nonlinear: a log float times a log int). SelfCmaSampler
+and TPESampler take them as constraints_func; CmaEsSampler (Optuna 3.1)
+has none, so it ranks f + RHO·Σ max(0, g_i) (-penalty RHO). The score is
+the best feasible f.
 """
 import argparse
 import json
@@ -38,9 +47,37 @@ CHECKPOINTS = (100, 200, 300, 500, 1000)
 
 
 PROBLEM = "com"
+CONSTRAINED = False  # -constrained: g1, g2 of the docstring
+PENALTY = None  # -penalty: CmaEsSampler's ρ with -constrained
+CONSTRAINED_FSTAR = 2.5901  # f* of com with -constrained (the targets are on f − f* there)
 
 
-def objective(trial):
+def constraint_values(x, n, lr, k):
+    """g1 (linear over the floats and the integers) and g2 (lr·k − 0.03)."""
+    return [sum(x) + sum(n) - 1, lr * k - 0.03]
+
+
+def constraints(trial):
+    """Optuna's constraints_func: the values the objective stored."""
+    return trial.user_attrs["g"]
+
+
+def objective(trial, penalty=None):
+    """f (the trial's value), with -constrained also g stored on the trial
+    (user_attrs f and g); with penalty ρ the value is f + ρ Σ max(0, g_i)."""
+    f = _objective(trial)
+    if not CONSTRAINED:
+        return f
+    p = trial.params
+    g = constraint_values([p[f"x{i}"] for i in range(3)], [p[f"n{i}"] for i in range(2)], p["lr"], p["k"])
+    trial.set_user_attr("f", f)
+    trial.set_user_attr("g", g)
+    if penalty is not None:
+        return f + penalty * sum(max(0.0, v) for v in g)
+    return f
+
+
+def _objective(trial):
     x = [trial.suggest_float(f"x{i}", -2, 2) for i in range(3)]
     n = [trial.suggest_int(f"n{i}", -5, 5) for i in range(2)]
     lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
@@ -66,13 +103,14 @@ SIGMA0 = None  # SelfCmaSampler's sigma0 (-sigma0; None: its default)
 
 def sampler(name, seed, url):
     import optuna
+    cf = {"constraints_func": constraints} if CONSTRAINED else {}
     if name == "selfcma":
         from selfcma.optuna import SelfCmaSampler
-        return SelfCmaSampler(url, seed=seed, sigma0=SIGMA0)
-    if name == "cmaes-margin":
+        return SelfCmaSampler(url, seed=seed, sigma0=SIGMA0, **cf)
+    if name == "cmaes-margin":  # no constraints_func in Optuna 3.1: the penalty instead
         return optuna.samplers.CmaEsSampler(seed=seed, with_margin=True)
     if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed)
+        return optuna.samplers.TPESampler(seed=seed, **cf)
     raise SystemExit(f"unknown sampler {name}")
 
 
@@ -111,17 +149,29 @@ def run(name, seed, trials, url):
     if name == "catcmawm":
         values = reference_values(seed, trials)
     else:
-        study = optuna.create_study(sampler=sampler(name, seed, url), study_name=f"{PROBLEM}-{name}-{seed}")
-        study.optimize(objective, n_trials=trials)
-        values = [t.value for t in study.trials]
+        tag = "-constrained" if CONSTRAINED else ""
+        study = optuna.create_study(sampler=sampler(name, seed, url), study_name=f"{PROBLEM}{tag}-{name}-{seed}")
+        penalty = PENALTY if CONSTRAINED and name == "cmaes-margin" else None
+        study.optimize(lambda t: objective(t, penalty), n_trials=trials)
+        values = [feasible_value(t) for t in study.trials]
     best, curve = math.inf, []
     for v in values:
         if v is not None:
             best = min(best, v)
         curve.append(best)
-    reach = {str(g): next((i + 1 for i, b in enumerate(curve) if b <= g), None) for g in TARGETS}
-    return {"problem": PROBLEM, "sampler": name, "seed": seed, "trials": trials, "seconds": round(time.monotonic() - t0, 1),
+    fstar = CONSTRAINED_FSTAR if CONSTRAINED and PROBLEM == "com" else 0.0  # targets on f − f*
+    reach = {str(g): next((i + 1 for i, b in enumerate(curve) if b - fstar <= g), None) for g in TARGETS}
+    return {"problem": PROBLEM + ("-constrained" if CONSTRAINED else ""), "sampler": name, "seed": seed, "trials": trials, "seconds": round(time.monotonic() - t0, 1),
             "best": {str(c): curve[c - 1] for c in CHECKPOINTS if c <= trials}, "trials_to": reach}
+
+
+def feasible_value(t):
+    """The trial's f; with -constrained, None unless every g_i ≤ 0 (the
+    best value is then the best feasible f)."""
+    if t.value is None or not CONSTRAINED:
+        return t.value
+    g = t.user_attrs.get("g")
+    return t.user_attrs["f"] if g is not None and all(v <= 0 for v in g) else None
 
 
 def table(path):
@@ -151,15 +201,21 @@ def main():
     ap.add_argument("-trials", type=int, default=300)
     ap.add_argument("-samplers", default="selfcma,cmaes-margin,tpe")
     ap.add_argument("-problem", default="com", choices=("com", "scaled", "shifted"))
+    ap.add_argument("-constrained", action="store_true",
+                    help="add the constraints g1, g2 (the docstring); score the best feasible f")
+    ap.add_argument("-penalty", type=float, default=1000.0,
+                    help="CmaEsSampler's ρ with -constrained (it has no constraints_func)")
     ap.add_argument("-sigma0", type=float, help="SelfCmaSampler's sigma0 (default: its own), also catcmawm's")
     ap.add_argument("-vendor", help="a directory holding CyberAgentAILab/cmaes 0.13.1 (needed by -samplers catcmawm)")
     ap.add_argument("-table", help="print the table of a results file instead")
     a = ap.parse_args()
-    global PROBLEM, SIGMA0
-    PROBLEM, SIGMA0 = a.problem, a.sigma0
+    global PROBLEM, SIGMA0, CONSTRAINED, PENALTY
+    PROBLEM, SIGMA0, CONSTRAINED, PENALTY = a.problem, a.sigma0, a.constrained, a.penalty
     if a.table:
         return table(a.table)
     if "catcmawm" in a.samplers.split(","):
+        if a.constrained:
+            ap.error("-samplers catcmawm runs without constraints")
         if not a.vendor:
             ap.error("-samplers catcmawm needs -vendor DIR: a directory holding cmaes 0.13.1")
         sys.path.insert(0, a.vendor)

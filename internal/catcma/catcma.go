@@ -43,6 +43,10 @@ type CatCMA struct {
 
 	grid grid
 	rnd  *rand.Rand
+	// rates, when set, replace c_1, c_μ and the weights of the Gaussian's
+	// next update (not the categorical one's): an experiment's hook
+	// (rates_test.go, docs/mixed.md), never set by the package, not state.
+	rates *Params
 }
 
 const streamPCG = 0xca7c3a // the PCG's second word, fixed

@@ -64,6 +64,9 @@ func (o *CatCMA) rebuildC(dst []float64) {
 // samples are taken back to N(m, σ² C) by A⁻¹ first.
 func (o *CatCMA) updateGaussian(sv [][]float64) {
 	p, s := o.Params, &o.State
+	if o.rates != nil { // an experiment's rates (rates_test.go); nil in every run
+		p.C1, p.CMu, p.Weights = o.rates.C1, o.rates.CMu, o.rates.Weights
+	}
 	n, lam := p.NMi, p.Lambda
 	y := make([][]float64, lam)
 	for k := range lam {

@@ -128,6 +128,17 @@ _MOST_NEGATIVE = -1.7976931348623157e308
 # (docs/mixed.md, "Optuna on a mixed problem").
 MIXED_SIGMA0 = 0.35
 
+# σ0 of a mixed session with constraints_func. The augmented Lagrangian
+# sets its multipliers from the first generation's spread of f over the
+# spread of each g_i (pycma's set_coefficients) and lowers them by at most
+# μ_i |g_i| / 5 a generation, slowly where g_i cannot go far below 0 (a
+# product of positive parameters under a bound): a wide first generation
+# then over-penalizes for hundreds of trials. On the constrained problem of
+# scripts/optuna_mixed_bench.py (-constrained), median best feasible value
+# at 300 trials over seeds 1-10 by σ0: 1 5.78, 0.6 4.69, 0.35 4.55, 0.25
+# 3.33, 0.2 3.46, 0.15 3.81 (docs/mixed.md, "Optuna with constraints").
+MIXED_CONSTRAINED_SIGMA0 = 0.25
+
 # The most values of one integer variable (the server's MaxIntegerValues).
 MAX_INTEGER_VALUES = 10000
 
@@ -239,7 +250,8 @@ class SelfCmaSampler(BaseSampler):
         sigma0: the initial step size in the coordinates (log space for a
             log parameter); default: the smallest range / 6, as Optuna's
             CmaEsSampler; for a mixed session, the factor of the C the
-            server starts from the box (default MIXED_SIGMA0, 0.35).
+            server starts from the box (default MIXED_SIGMA0, 0.35;
+            MIXED_CONSTRAINED_SIGMA0, 0.25, with constraints_func).
         seed: the session's seed (None: the server draws one) and the
             independent sampler's.
         population_size: λ; None for the server's default.
@@ -538,9 +550,12 @@ class SelfCmaSampler(BaseSampler):
         if space.mixed:
             # CatCMA with margin: C starts from the box (half-width/6 per
             # continuous coordinate, /5 per integer one), σ0 MIXED_SIGMA0
-            # unless sigma0 was given.
+            # (MIXED_CONSTRAINED_SIGMA0 with constraints) unless sigma0 was
+            # given.
             self._warn_mixed_options()
-            sigma0 = MIXED_SIGMA0 if self._sigma0 is None else self._sigma0
+            sigma0 = self._sigma0
+            if sigma0 is None:
+                sigma0 = MIXED_CONSTRAINED_SIGMA0 if m else MIXED_SIGMA0
             kw.update(algorithm="catcma", integers=space.int_lists, categories=[len(ch) for ch in space.cat_choices])
             meta.update(integers=space.int_names, categories=space.cat_names)
         else:
