@@ -42,6 +42,12 @@ MAX_RETRY_AFTER = 60.0
 
 USER_AGENT = "selfcma-python"
 
+# A kept connection idle longer than this is closed rather than used: a
+# proxy or a NAT between may have dropped it without a word (the server's
+# own idle timeout is two minutes), and a request sent on it would wait
+# for its timeout.
+MAX_IDLE = 30.0
+
 
 def retry_after(value, now=None):
     """Seconds a Retry-After header asks to wait (delta-seconds or an
@@ -85,6 +91,8 @@ class _Kept:
     one write (two would be two TCP segments, each read by the server on
     its own), and closes its socket when dropped (a thread's, when the
     thread ends)."""
+
+    used = 0.0  # time.monotonic() at the end of its last answer
 
     def __del__(self):
         sock = getattr(self, "sock", None)
@@ -138,6 +146,8 @@ class _Keeper:
                 conn = _HTTPSConnection(self.host, self.port, context=self.context)
             loc.conn, loc.pid = conn, pid
             self.all.add(conn)
+        elif conn.sock is not None and time.monotonic() - conn.used > MAX_IDLE:
+            conn.close()
         return conn
 
     def close(self):
@@ -173,6 +183,7 @@ def _exchange(conn, method, selector, data, headers, timeout):
     except BaseException:
         conn.close()
         raise
+    conn.used = time.monotonic()
     return resp.status, resp.reason, resp.headers, body
 
 

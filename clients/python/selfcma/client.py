@@ -47,9 +47,9 @@ class Client:
             ServerUnavailable at once, without retries.
 
     A Client is thread-safe. Each thread that uses it keeps a connection
-    to the server open between requests (the server closes it after two
-    idle minutes; the client then opens a new one without a retry);
-    close(), or leaving its ``with`` block, closes them. It pickles as its
+    to the server open between requests (one idle for 30 s is not used
+    again; one the server closed is opened again, not counted as a
+    retry); close(), or leaving its ``with`` block, closes them. It pickles as its
     URLs and settings without the token: unpickled, it takes the token from
     the environment variable SELFCMA_TOKEN.
 

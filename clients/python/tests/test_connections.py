@@ -165,6 +165,19 @@ class KeptConnectionTest(unittest.TestCase):
         self.assertEqual(len(conns), 4)  # each request reached the server once
         self.assertEqual(len(set(conns)), 4, conns)
 
+    def test_connection_idle_too_long_is_not_used(self):
+        s = self.stub()
+        c = self.client(s.url)
+        c.health()
+        c.health()
+        with mock.patch("selfcma._http.MAX_IDLE", 0.0):
+            c.health()
+            c.health()
+        conns = s.connections()
+        self.assertEqual(conns[0], conns[1])
+        self.assertEqual(len(set(conns)), 3, conns)
+        wait_for(lambda: conns[0] in s.closed and conns[2] in s.closed, "the idle connections closed")
+
     def test_request_that_is_not_idempotent_gets_a_connection_of_its_own(self):
         s = self.stub()
         c = self.client(s.url)
