@@ -93,6 +93,8 @@ class _Kept:
     thread ends)."""
 
     used = 0.0  # time.monotonic() at the end of its last answer
+    busy = False  # a request on it is under way
+    closing = False  # close() came while busy: closed after its answer
 
     def __del__(self):
         sock = getattr(self, "sock", None)
@@ -128,7 +130,9 @@ class _Keeper:
         self.prefix = split.path.rstrip("/")
         self.context = context
         self.local = threading.local()
+        self.lock = threading.Lock()  # guards all, and busy and closing of its connections
         self.all = weakref.WeakSet()  # for close(); a dead thread's go with it
+        _all_keepers.add(self)
 
     def connection(self):
         """This thread's connection (its socket opened by the first request)."""
@@ -145,20 +149,59 @@ class _Keeper:
             else:
                 conn = _HTTPSConnection(self.host, self.port, context=self.context)
             loc.conn, loc.pid = conn, pid
-            self.all.add(conn)
+            with self.lock:
+                self.all.add(conn)
         elif conn.sock is not None and time.monotonic() - conn.used > MAX_IDLE:
             conn.close()
         return conn
 
-    def close(self):
-        while True:
+    def exchange(self, method, suffix, data, headers, timeout):
+        """One idempotent request on this thread's connection: (status,
+        reason, headers, body), as _exchange."""
+        conn = self.connection()
+        with self.lock:
+            conn.busy = True
+        try:
+            reused = conn.sock is not None
             try:
-                conns = list(self.all)
-                break
-            except RuntimeError:  # another thread added one meanwhile
-                continue
-        for conn in conns:
-            conn.close()
+                return _exchange(conn, method, self.prefix + suffix, data, headers, timeout)
+            except (ConnectionError, urllib.error.URLError) as e:
+                why = e.reason if isinstance(e, urllib.error.URLError) else e
+                if not reused or not isinstance(why, ConnectionError):
+                    raise
+            # The server closed the kept connection while it was idle (its
+            # idle timeout, a restart): a new one, at once.
+            return _exchange(conn, method, self.prefix + suffix, data, headers, timeout)
+        finally:
+            with self.lock:
+                conn.busy = False
+                if conn.closing:
+                    conn.closing = False
+                    conn.close()
+
+    def close(self):
+        """Closes the connections; one in use by its thread when its
+        answer has come."""
+        with self.lock:
+            for conn in list(self.all):
+                if conn.busy:
+                    conn.closing = True
+                else:
+                    conn.close()
+
+
+# Every _Keeper, whose lock a fork's child makes anew: another thread of
+# the parent may have held it.
+_all_keepers = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    for k in list(_all_keepers):
+        k.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _exchange(conn, method, selector, data, headers, timeout):
@@ -305,20 +348,7 @@ class Transport:
         keeper = self._keepers[at]
         url = self.urls[at] + suffix
         if keeper is not None and idempotent:
-            conn = keeper.connection()
-            reused = conn.sock is not None
-            try:
-                status, reason, hdrs, body = _exchange(conn, method, keeper.prefix + suffix, data, headers,
-                                                       self.timeout)
-            except (ConnectionError, urllib.error.URLError) as e:
-                why = e.reason if isinstance(e, urllib.error.URLError) else e
-                if not reused or not isinstance(why, ConnectionError):
-                    raise
-                # The server closed the kept connection while it was idle
-                # (its idle timeout, a restart): a new one, at once. Only
-                # an idempotent request comes here.
-                status, reason, hdrs, body = _exchange(conn, method, keeper.prefix + suffix, data, headers,
-                                                       self.timeout)
+            status, reason, hdrs, body = keeper.exchange(method, suffix, data, headers, self.timeout)
             if 200 <= status < 300:
                 return status, hdrs, body
             if not 300 <= status < 400:

@@ -151,6 +151,34 @@ class KeptConnectionTest(unittest.TestCase):
             mine = s.connections()[2]
         wait_for(lambda: mine in s.closed, "the with block to close its connection")
 
+    def test_close_while_other_threads_send(self):
+        # A connection in use is closed when its answer has come: its
+        # request neither fails nor is retried.
+        s = self.stub()
+        c = self.client(s.url)
+        errs = []
+
+        def run():
+            try:
+                for i in range(100):
+                    c.health()
+                    if i % 10 == 0:
+                        c.close()
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errs.append(e)
+
+        with self.assertNoLogs("selfcma", "WARNING"):
+            ts = [threading.Thread(target=run) for _ in range(4)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+        self.assertEqual(errs, [])
+        self.assertEqual(len(s.requests), 400)
+        self.assertEqual(self.sleeps, [])
+        c.close()
+        wait_for(lambda: set(s.connections()) <= set(s.closed), "every connection closed")
+
     def test_connection_closed_while_idle_is_opened_again_without_a_retry(self):
         # As a server's idle timeout, or its shutdown: the kept connection
         # is gone when the next request is sent on it.
