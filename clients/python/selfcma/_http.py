@@ -126,7 +126,9 @@ class _Keeper:
 
     def __init__(self, split, context):
         self.host = split.hostname
-        self.port = split.port
+        # Always a port: without one http.client would read one off an
+        # IPv6 address's last group.
+        self.port = split.port or (443 if split.scheme == "https" else 80)
         self.prefix = split.path.rstrip("/")
         self.context = context
         self.local = threading.local()

@@ -290,6 +290,12 @@ class KeptConnectionTest(unittest.TestCase):
         self.client(s.url + "/api/").health()
         self.assertEqual(s.requests[0][2], "/api/healthz")
 
+    def test_ipv6_address_without_a_port(self):
+        # http.client would take the address's last group for the port.
+        for url, port in (("http://[::1]/", 80), ("https://[::1]", 443), ("http://[::1]:8080", 8080)):
+            conn = selfcma.Client(url)._t._keepers[0].connection()
+            self.assertEqual((conn.host, conn.port), ("::1", port), url)
+
 
 class RealServerTest(unittest.TestCase):
     """The server of this repository: a kept connection across a restart."""
