@@ -3,7 +3,10 @@
 tell its value, one process, 10-D CMA-ES, for SECONDS, as client.work
 makes them: each tell claims the next candidate (tell?claim=true), one
 request an evaluation (--two: a claim and a tell, as before); it prints
-the evaluations a second.
+the evaluations a second and the client's CPU time an evaluation (which
+a loaded machine moves less than the rate). The client keeps one
+connection open (keep-alive); a client directory of an earlier version
+(one connection a request) measures the change, against the same server.
 
   go run ./cmd/server -addr 127.0.0.1:8080 -db /tmp/evals.db &
   python3 scripts/workerevals.py http://127.0.0.1:8080 clients/python 10
@@ -27,8 +30,9 @@ def ours(url, client_dir, seconds, two):
     sys.path.insert(0, client_dir)
     import selfcma
 
-    es = selfcma.Client(url).create([1.0] * 10, 0.5, algorithm="cma-es", seed=1, population_size=10)
-    n, c, t0 = 0, None, time.monotonic()
+    client = selfcma.Client(url)
+    es = client.create([1.0] * 10, 0.5, algorithm="cma-es", seed=1, population_size=10)
+    n, c, t0, p0 = 0, None, time.monotonic(), time.process_time()
     while time.monotonic() - t0 < seconds:
         if c is None:
             c = es.claim(60, "w")
@@ -41,7 +45,9 @@ def ours(url, client_dir, seconds, two):
         else:
             c = es.tell_and_claim(c, v, 60)  # as client.work: the tell claims the next
         n += 1
-    return n / (time.monotonic() - t0), n
+    cpu = (time.process_time() - p0) / max(n, 1)
+    client.close()
+    return n / (time.monotonic() - t0), n, cpu
 
 
 def optuna_rate(storage, seconds):
@@ -68,8 +74,8 @@ def main():
     ap.add_argument("--two", action="store_true", help="claim and tell in two requests (before tell?claim=true)")
     ap.add_argument("--optuna", metavar="STORAGE", help="also run Optuna's CmaEsSampler on this storage URL")
     a = ap.parse_args()
-    rate, n = ours(a.url, a.client_dir, a.seconds, a.two)
-    print(f"selfcma worker: {n} evaluations in {a.seconds:.0f} s: {rate:.1f}/s")
+    rate, n, cpu = ours(a.url, a.client_dir, a.seconds, a.two)
+    print(f"selfcma worker: {n} evaluations in {a.seconds:.0f} s: {rate:.1f}/s (client CPU {cpu * 1e6:.0f} µs each)")
     if a.optuna:
         orate, on = optuna_rate(a.optuna, a.seconds)
         print(f"Optuna CmaEsSampler: {on} trials in {a.seconds:.0f} s: {orate:.1f}/s")

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import http.client
+import io
 import ipaddress
 import json
 import logging
+import os
 import random
 import ssl
+import threading
 import time
+import weakref
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -37,6 +41,12 @@ NOT_APPLIED_CODES = ("overloaded", "body_too_slow")
 MAX_RETRY_AFTER = 60.0
 
 USER_AGENT = "selfcma-python"
+
+# A kept connection idle longer than this is closed rather than used: a
+# proxy or a NAT between may have dropped it without a word (the server's
+# own idle timeout is two minutes), and a request sent on it would wait
+# for its timeout.
+MAX_IDLE = 30.0
 
 
 def retry_after(value, now=None):
@@ -76,6 +86,152 @@ def _refused(exc):
     return isinstance(reason, ConnectionRefusedError)
 
 
+class _Kept:
+    """A kept connection: it sends a request's headers and a bytes body in
+    one write (two would be two TCP segments, each read by the server on
+    its own), and closes its socket when dropped (a thread's, when the
+    thread ends)."""
+
+    used = 0.0  # time.monotonic() at the end of its last answer
+    busy = False  # a request on it is under way
+    closing = False  # close() came while busy: closed after its answer
+
+    def __del__(self):
+        sock = getattr(self, "sock", None)
+        if sock is not None:
+            sock.close()
+
+    def _send_output(self, message_body=None, encode_chunked=False):
+        if not isinstance(message_body, bytes) or encode_chunked:
+            return super()._send_output(message_body, encode_chunked)
+        self._buffer.extend((b"", message_body))
+        msg = b"\r\n".join(self._buffer)
+        del self._buffer[:]
+        self.send(msg)
+        return None
+
+
+class _HTTPConnection(_Kept, http.client.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_Kept, http.client.HTTPSConnection):
+    pass
+
+
+class _Keeper:
+    """The connections kept open to one server: one per thread (a thread
+    waits for its answer, so one at a time), reused by the idempotent
+    requests; after a fork the child opens its own."""
+
+    def __init__(self, split, context):
+        self.host = split.hostname
+        # Always a port: without one http.client would read one off an
+        # IPv6 address's last group.
+        self.port = split.port or (443 if split.scheme == "https" else 80)
+        self.prefix = split.path.rstrip("/")
+        self.context = context
+        self.local = threading.local()
+        self.lock = threading.Lock()  # guards all, and busy and closing of its connections
+        self.all = weakref.WeakSet()  # for close(); a dead thread's go with it
+        _all_keepers.add(self)
+
+    def connection(self):
+        """This thread's connection (its socket opened by the first request)."""
+        loc = self.local
+        pid = os.getpid()
+        conn = getattr(loc, "conn", None)
+        if conn is None or loc.pid != pid:
+            if conn is not None:
+                # The parent's, copied by fork: never sent on here (closing
+                # the child's copy leaves the parent's open).
+                conn.close()
+            if self.context is None:
+                conn = _HTTPConnection(self.host, self.port)
+            else:
+                conn = _HTTPSConnection(self.host, self.port, context=self.context)
+            loc.conn, loc.pid = conn, pid
+            with self.lock:
+                self.all.add(conn)
+        elif conn.sock is not None and time.monotonic() - conn.used > MAX_IDLE:
+            conn.close()
+        return conn
+
+    def exchange(self, method, suffix, data, headers, timeout):
+        """One idempotent request on this thread's connection: (status,
+        reason, headers, body), as _exchange."""
+        conn = self.connection()
+        with self.lock:
+            conn.busy = True
+        try:
+            reused = conn.sock is not None
+            try:
+                return _exchange(conn, method, self.prefix + suffix, data, headers, timeout)
+            except (ConnectionError, urllib.error.URLError) as e:
+                why = e.reason if isinstance(e, urllib.error.URLError) else e
+                if not reused or not isinstance(why, ConnectionError):
+                    raise
+            # The server closed the kept connection while it was idle (its
+            # idle timeout, a restart): a new one, at once.
+            return _exchange(conn, method, self.prefix + suffix, data, headers, timeout)
+        finally:
+            with self.lock:
+                conn.busy = False
+                if conn.closing:
+                    conn.closing = False
+                    conn.close()
+
+    def close(self):
+        """Closes the connections; one in use by its thread when its
+        answer has come."""
+        with self.lock:
+            for conn in list(self.all):
+                if conn.busy:
+                    conn.closing = True
+                else:
+                    conn.close()
+
+
+# Every _Keeper, whose lock a fork's child makes anew: another thread of
+# the parent may have held it.
+_all_keepers = weakref.WeakSet()
+
+
+def _after_fork_in_child():
+    for k in list(_all_keepers):
+        k.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _exchange(conn, method, selector, data, headers, timeout):
+    """One request on conn and its whole answer: (status, reason,
+    headers, body). As urllib, an error while connecting or sending is
+    raised as a URLError, one of the answer as it comes; either closes
+    the connection (the next request opens a new one)."""
+    conn.timeout = timeout
+    if conn.sock is not None:
+        conn.sock.settimeout(timeout)
+    try:
+        conn.request(method, selector, body=data, headers=headers)
+    except OSError as e:
+        conn.close()
+        raise urllib.error.URLError(e) from None
+    except BaseException:
+        conn.close()  # half sent (an interrupt): unusable
+        raise
+    try:
+        resp = conn.getresponse()
+        body = resp.read()
+    except BaseException:
+        conn.close()
+        raise
+    conn.used = time.monotonic()
+    return resp.status, resp.reason, resp.headers, body
+
+
 class Route:
     """The server a run of requests goes to (a session's): an index into
     the transport's URLs that moves on when that server stops answering,
@@ -113,6 +269,10 @@ def _urls(url):
         split = urllib.parse.urlsplit(u)
         if split.scheme not in ("http", "https") or not split.netloc:
             raise ValueError(f"url {u!r}: want http://host:port or https://host:port")
+        try:
+            split.port
+        except ValueError as e:
+            raise ValueError(f"url {u!r}: {e}") from None
         out.append((u.rstrip("/"), split))
     return out
 
@@ -120,7 +280,10 @@ def _urls(url):
 class Transport:
     """Sends requests to one server, or to one of several that share a
     database (failing over from one that does not answer to the next).
-    Thread-safe: every request opens its own connection."""
+    Thread-safe: each thread keeps a connection to each server open for
+    the idempotent requests (most); a request that may not be sent twice
+    opens its own, so that a connection the server closed while idle
+    cannot fail it after it left."""
 
     def __init__(
         self, url, token=None, timeout=30.0, retries=8, backoff=0.25, max_backoff=8.0, sleep=time.sleep, cafile=None
@@ -144,6 +307,19 @@ class Transport:
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
         self._openers = {}
+        ctx = None
+        self._keepers = []
+        proxies = urllib.request.getproxies()
+        for u, parts in urls:
+            host = parts.hostname or ""
+            if not _is_loopback(host) and parts.scheme in proxies and not urllib.request.proxy_bypass(host):
+                # Through the environment's proxy: urllib's way, a
+                # connection a request.
+                self._keepers.append(None)
+                continue
+            if parts.scheme == "https" and ctx is None:
+                ctx = ssl.create_default_context(cafile=cafile)
+            self._keepers.append(_Keeper(parts, ctx if parts.scheme == "https" else None))
         for u, parts in urls:
             key = (_is_loopback(parts.hostname or ""), parts.scheme == "https" and cafile is not None)
             if key not in self._openers:
@@ -160,6 +336,29 @@ class Transport:
                 self._openers[key] = urllib.request.build_opener(*handlers)
         self._opener_of = [self._openers[(_is_loopback(p.hostname or ""), p.scheme == "https" and cafile is not None)]
                            for _, p in urls]
+
+    def close(self):
+        """Closes the kept connections (a later request opens new ones)."""
+        for k in self._keepers:
+            if k is not None:
+                k.close()
+
+    def _send(self, at, method, suffix, data, headers, idempotent):
+        """Sends the request to server at: (status, headers, body) of a
+        2xx answer; raises urllib's HTTPError for another status, as the
+        urllib path does."""
+        keeper = self._keepers[at]
+        url = self.urls[at] + suffix
+        if keeper is not None and idempotent:
+            status, reason, hdrs, body = keeper.exchange(method, suffix, data, headers, self.timeout)
+            if 200 <= status < 300:
+                return status, hdrs, body
+            if not 300 <= status < 400:
+                raise urllib.error.HTTPError(url, status, reason, hdrs, io.BytesIO(body))
+            # A redirect (a proxy's): urllib follows it, as before.
+        req = urllib.request.Request(url, data=data, headers=headers, method=method)
+        with self._opener_of[at].open(req, timeout=self.timeout) as resp:
+            return resp.status, resp.headers, resp.read()
 
     @property
     def url(self):
@@ -224,15 +423,12 @@ class Transport:
         while True:
             at = route.index
             url = self.urls[at] + suffix
-            req = urllib.request.Request(url, data=data, headers=headers, method=method)
             failure = problem = wait = None
             try:
-                with self._opener_of[at].open(req, timeout=self.timeout) as resp:
-                    answer = resp.read()
-                    ctype = resp.headers.get("Content-Type", "")
+                status, hdrs, answer = self._send(at, method, suffix, data, headers, idempotent)
                 if raw:
                     return answer
-                return _decode(answer, ctype, method, url, resp.status)
+                return _decode(answer, hdrs.get("Content-Type", ""), method, url, status)
             except urllib.error.HTTPError as e:
                 # The answer has a name of its own: data is the request's
                 # body, sent again by a retry.
