@@ -20,9 +20,12 @@ import "math"
 //   - NBIPOP: the regime (small or large) of the run that found the best
 //     point so far gets ρ_budget = 2 times the evaluations of the other
 //     one before the other runs again; BIPOP's equal budgets otherwise.
-// The rest is our BIPOP (pycma's): the small regime's draws, the
-// generation limits, the first run's evaluations counted as small; so a
-// best point of the first run makes the small regime the better one.
+// The rules and constants are also those of a public implementation
+// citing these papers (M. Gimelfarb's bipop_cmaes.cpp). The rest is our
+// BIPOP (pycma's): the small regime's draws, the generation limits, the
+// first run's evaluations counted as small; so a best point of the first
+// run makes the small regime the better one (that implementation credits
+// it to the large one).
 
 // The regimes of a run, as RunEnd.Regime, Record.Regime and ES.Regime
 // report them.
