@@ -268,11 +268,15 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 		// The paper's λ, whatever selfcma's default becomes.
 		cfg.Lambda = max(selfcma.PaperLambda, cmaes.DefaultLambda(j.Dimension))
 	}
-	switch c.Restarts {
-	case defaults.RestartsIPOP:
-		cfg.Restarts = cmaes.Restarts{IPOP: true, Max: c.MaxRestarts, IncPopSize: c.IncPopSize}
-	case defaults.RestartsBIPOP:
-		cfg.Restarts = cmaes.Restarts{BIPOP: true, Max: c.MaxRestarts, IncPopSize: c.IncPopSize}
+	if c.Restarts != defaults.RestartsNone {
+		cfg.Restarts, _ = defaults.Restarts(c.Restarts) // checkNames knows the name
+		cfg.Restarts.Max, cfg.Restarts.IncPopSize = c.MaxRestarts, c.IncPopSize
+		if o.sigmaDec != 0 {
+			cfg.Restarts.SigmaDec = o.sigmaDec
+		}
+		if o.budgetRatio != 0 {
+			cfg.Restarts.Budget = o.budgetRatio
+		}
 	}
 	if c.Restarts != defaults.RestartsNone && c.RestartPoint == defaults.PointUniform {
 		lo, up := make([]float64, j.Dimension), make([]float64, j.Dimension)

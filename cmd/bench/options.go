@@ -67,13 +67,15 @@ type options struct {
 	// Algorithm settings; flagDefault or 0 = the default of the mode (see
 	// config).
 	paper        bool
-	restarts     string // flagDefault, none, ipop or bipop
+	restarts     string // flagDefault, or one of defaults.RestartStrategies
 	active       string // flagDefault, true or false
 	flatFitness  string // flagDefault, true or false
 	snr          string // flagDefault, true or false
 	maxRestarts  int
 	incPopSize   float64
-	restartPoint string // flagDefault, x0 or uniform
+	restartPoint string  // flagDefault, x0 or uniform
+	sigmaDec     float64 // ρ_σdec of NIPOP/NBIPOP's large runs; 0 = the strategy's
+	budgetRatio  float64 // ρ_budget of NBIPOP; 0 = the strategy's
 
 	noLocalStops bool // only the target and the budget stop a run (-local-stops=false)
 
@@ -138,12 +140,14 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.budget, "budget", 1e4, "maximum evaluations per dimension, restarts included: a run stops after budget·n evaluations")
 	fs.Float64Var(&o.target, "target", 1e-8, "a run succeeds when f − f_opt ≤ target (with -summary -metric delta-f: a median at most target is within)")
 	fs.BoolVar(&o.paper, "paper", false, "the paper's setting (Algorithms 1 and 2 as cmd/bench ran them before the defaults package): no active update, no restarts unless -restarts ipop, restarts from x0, self-CMA-ES λ = max(100, default)")
-	fs.StringVar(&restarts, "restarts", flagDefault, "none, ipop, bipop, or default: internal/defaults' strategy for the algorithm (none with -paper)")
+	fs.StringVar(&restarts, "restarts", flagDefault, "none, ipop, bipop, nipop, nbipop, or default: internal/defaults' strategy for the algorithm (none with -paper)")
 	fs.StringVar(&o.snr, "snr", flagDefault, "self-CMA-ES: a first run below -min-lambda adapts its c_1 and c_μ by the signal-to-noise rule (selfcma.Config.SNR): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.flatFitness, "flat-fitness", flagDefault, "end a run on pycma's tolflatfitness (2 generations whose best value equals that of rank 0.75λ) instead of cmaes.m's EqualFunValues: true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.active, "active", flagDefault, "active covariance update (pycma's CMA_active): true, false, or default: internal/defaults' (false with -paper)")
 	fs.IntVar(&o.maxRestarts, "max-restarts", 0, "at most this many (large) restarts; 0 = the default (internal/defaults', 9 with -paper)")
 	fs.Float64Var(&o.incPopSize, "incpopsize", 0, "λ factor at an IPOP or large BIPOP restart; 0 = the default (internal/defaults', 2 with -paper)")
+	fs.Float64Var(&o.sigmaDec, "sigma-dec", 0, "σ0 of the k-th large restart divided by this^k (NIPOP, NBIPOP: 1.6); 0 = the strategy's. A measuring knob")
+	fs.Float64Var(&o.budgetRatio, "budget-ratio", 0, "BIPOP: the regime of the best point gets this times the other's evaluations (NBIPOP: 2); 0 = the strategy's. A measuring knob")
 	fs.StringVar(&o.restartPoint, "restart-point", flagDefault, "where a restart's mean starts: uniform in [−4, 4]^n (the BBOB protocol), x0, or default: uniform (x0 with -paper)")
 	localStops := true
 	fs.BoolVar(&localStops, "local-stops", true, "stop a run on the local termination criteria of docs/algorithm.md §1 too (TolFun, TolX, NoEffectAxis, NoEffectCoord, ConditionCov, Stagnation, EqualFunValues, TolUpSigma); false: only the target and the budget stop it")
@@ -310,8 +314,12 @@ func (o *options) checkNames() error {
 	switch {
 	case o.init != selfcma.InitDefault && o.init != selfcma.InitUniform:
 		return fmt.Errorf("-init %q: want %s or %s", o.init, selfcma.InitDefault, selfcma.InitUniform)
-	case !slices.Contains([]string{flagDefault, defaults.RestartsNone, defaults.RestartsIPOP, defaults.RestartsBIPOP}, o.restarts):
-		return fmt.Errorf("-restarts %q: want none, ipop, bipop or default", o.restarts)
+	case o.restarts != flagDefault && !slices.Contains(defaults.RestartStrategies, o.restarts):
+		return fmt.Errorf("-restarts %q: want %s or default", o.restarts, strings.Join(defaults.RestartStrategies, ", "))
+	case o.sigmaDec != 0 && !(o.sigmaDec >= 1) || math.IsInf(o.sigmaDec, 0):
+		return fmt.Errorf("-sigma-dec %v: want a finite value ≥ 1, or 0 for the strategy's", o.sigmaDec)
+	case o.budgetRatio != 0 && !(o.budgetRatio >= 1) || math.IsInf(o.budgetRatio, 0):
+		return fmt.Errorf("-budget-ratio %v: want a finite value ≥ 1, or 0 for the strategy's", o.budgetRatio)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.active):
 		return fmt.Errorf("-active %q: want true, false or default", o.active)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.flatFitness):
@@ -364,7 +372,7 @@ type algConfig struct {
 	Algorithm    string  `json:"algorithm"` // algCMA or algSelf
 	Paper        bool    `json:"paper"`
 	Active       bool    `json:"active"`
-	Restarts     string  `json:"restarts"`     // none, ipop or bipop
+	Restarts     string  `json:"restarts"`     // one of defaults.RestartStrategies
 	MaxRestarts  int     `json:"max_restarts"` // (large) restarts
 	IncPopSize   float64 `json:"incpopsize"`
 	RestartPoint string  `json:"restart_point"` // x0 or uniform (in [−4, 4]^n)

@@ -242,6 +242,10 @@ func partOf(g int, fitness []float64, from, to int) map[string]any {
 // default run, three large runs and the small ones between them.
 const algBIPOP = "cma-es+bipop"
 
+// algNBIPOP is the same with self-CMA-ES and Loshchilov's NBIPOP (σ0/1.6^k
+// at the k-th large run, budgets weighed by the best point's regime).
+const algNBIPOP = "self-cma-es+nbipop"
+
 // algSNR is the kill tests' self-CMA-ES at its default λ: its first run
 // adapts c_1 and c_μ by the signal-to-noise rule (selfcma/snr.go), whose
 // state (η, E, V) must survive every kill.
@@ -260,14 +264,15 @@ func createBody(alg string) map[string]any {
 	}
 	body := map[string]any{"x0": x0, "sigma0": 2, "algorithm": alg, "seed": 20140613,
 		"termination": map[string]any{"target_fitness": 1e-8}}
-	if alg == algBIPOP {
+	if alg == algBIPOP || alg == algNBIPOP {
 		lo, up := make([]float64, 10), make([]float64, 10)
 		for i := range lo {
 			lo[i], up[i] = -5, 5
 		}
-		body["algorithm"] = "cma-es"
+		algorithm, strategy, _ := strings.Cut(alg, "+")
+		body["algorithm"] = algorithm
 		body["bounds"] = map[string]any{"lower": lo, "upper": up}
-		body["restarts"] = map[string]any{"strategy": "bipop", "max": 3, "point": "uniform"}
+		body["restarts"] = map[string]any{"strategy": strategy, "max": 3, "point": "uniform"}
 		body["termination"] = map[string]any{"target_fitness": 1e-8, "tol_fun": 1e-4}
 	}
 	if alg == "sep-cma-es" {
@@ -330,7 +335,7 @@ func reference(t *testing.T, bin, alg string) trace {
 	switch alg {
 	case algConstrained:
 		checkConstrainedReference(t, must(t, "GET", p.base+"/v1/sessions/"+s.ID, nil, 200))
-	case algBIPOP:
+	case algBIPOP, algNBIPOP:
 		small := 0
 		for _, r := range s.Restarts.Runs {
 			if r.Regime == "small" {
@@ -375,7 +380,7 @@ func sameBits(a, b [][]float64) bool {
 // bit for bit, and no told value is lost or applied twice.
 func TestEndToEndKills(t *testing.T) {
 	bin := serverBinary(t)
-	for _, alg := range []string{"cma-es", "self-cma-es", algSNR, algBIPOP, "sep-cma-es", algConstrained, algMixed} {
+	for _, alg := range []string{"cma-es", "self-cma-es", algSNR, algBIPOP, algNBIPOP, "sep-cma-es", algConstrained, algMixed} {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			ref := reference(t, bin, alg)

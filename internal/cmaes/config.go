@@ -59,6 +59,10 @@ type Config struct {
 //
 // Max counts the restarts (for BIPOP, the large ones only: small runs are
 // interleaved between them, as in pycma).
+//
+// SigmaDec and Budget are Loshchilov's NIPOP and NBIPOP (restart.go):
+// IPOP with SigmaDec = 1.6 is NIPOP-aCMA-ES's schedule, BIPOP with
+// SigmaDec = 1.6 and Budget = 2 NBIPOP-aCMA-ES's.
 type Restarts struct {
 	IPOP  bool // restart with λ multiplied by IncPopSize
 	BIPOP bool // BIPOP restarts (IPOP must then be false)
@@ -67,6 +71,15 @@ type Restarts struct {
 	// IncPopSize multiplies λ at each (large) restart: 0 or ≥ 1; 0 = 2
 	// (New reports it resolved when IPOP or BIPOP is set).
 	IncPopSize float64
+
+	// SigmaDec (ρ_σdec of NIPOP and NBIPOP): the k-th large run starts
+	// from σ0/SigmaDec^k. 0 or ≥ 1; 0 and 1 keep σ0 (IPOP, BIPOP).
+	SigmaDec float64
+	// Budget (ρ_budget of NBIPOP; BIPOP only): the regime of the run that
+	// found the best point so far may spend Budget times the evaluations
+	// of the other before the other runs. 0 or ≥ 1; 0 and 1 are BIPOP's
+	// equal budgets.
+	Budget float64
 
 	// Point is where each restart's mean starts; the zero value is X0.
 	Point RestartPoint
@@ -259,8 +272,16 @@ func (c *Config) validateRestarts() error {
 	if rs.IPOP && rs.BIPOP {
 		return fmt.Errorf("cmaes: restarts: IPOP and BIPOP both set, want one")
 	}
-	if v := rs.IncPopSize; math.IsNaN(v) || math.IsInf(v, 0) || v != 0 && v < 1 {
-		return fmt.Errorf("cmaes: restarts: incpopsize %v, want 0 or a finite value ≥ 1", v)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"incpopsize", rs.IncPopSize}, {"sigma decrease", rs.SigmaDec}, {"budget ratio", rs.Budget}} {
+		if v := f.v; math.IsNaN(v) || math.IsInf(v, 0) || v != 0 && v < 1 {
+			return fmt.Errorf("cmaes: restarts: %s %v, want 0 or a finite value ≥ 1", f.name, v)
+		}
+	}
+	if rs.Budget != 0 && !rs.BIPOP {
+		return fmt.Errorf("cmaes: restarts: a budget ratio needs BIPOP")
 	}
 	region := rs.Point.Region
 	if region != nil {

@@ -8,6 +8,24 @@ import "math"
 // fmin runs it (cma/evolution_strategy.py, the restart loop of fmin): where
 // the two differ we follow pycma, the peer we are measured against, and
 // say so below.
+//
+// NIPOP and NBIPOP (I. Loshchilov, M. Schoenauer, M. Sebag, "Alternative
+// restart strategies for CMA-ES", PPSN 2012, and "Black-box optimization
+// benchmarking of NIPOP-aCMA-ES and NBIPOP-aCMA-ES on the BBOB-2012
+// noiseless testbed", GECCO 2012; I. Loshchilov, "CMA-ES with restarts
+// for solving CEC 2013 benchmark problems", CEC 2013) change two rules of
+// IPOP and BIPOP, Restarts.SigmaDec and Restarts.Budget:
+//   - the k-th large run starts from σ0/ρ_σdec^k, ρ_σdec = 1.6: λ doubles
+//     and σ0 shrinks at each large restart (NIPOP; NBIPOP's large regime);
+//   - NBIPOP: the regime (small or large) of the run that found the best
+//     point so far gets ρ_budget = 2 times the evaluations of the other
+//     one before the other runs again; BIPOP's equal budgets otherwise.
+// The rules and constants are also those of a public implementation
+// citing these papers (M. Gimelfarb's bipop_cmaes.cpp). The rest is our
+// BIPOP (pycma's): the small regime's draws, the generation limits, the
+// first run's evaluations counted as small; so a best point of the first
+// run makes the small regime the better one (that implementation credits
+// it to the large one).
 
 // The regimes of a run, as RunEnd.Regime, Record.Regime and ES.Regime
 // report them.
@@ -151,8 +169,7 @@ func (e *ES) restart(gen int) error {
 	rs, n := e.s.Config.Restarts, len(e.s.Config.X0)
 	inc := e.incPopSize()
 	next, sigma0, limit := regimeLarge, e.s.Config.Sigma0, 0
-	// pycma: sum(small_i) < bipop · max(1, sum(large_i)), bipop = 1.
-	if rs.BIPOP && e.smallEvals < max(1, e.largeEvals) {
+	if rs.BIPOP && e.smallFirst() {
 		next = regimeSmall
 	}
 	var lambda int
@@ -174,6 +191,9 @@ func (e *ES) restart(gen int) error {
 	default:
 		e.largeRuns++
 		lambda, _ = largeLambda(e.popsize0(), inc, e.largeRuns, n)
+		if d := rs.SigmaDec; d > 1 {
+			sigma0 /= math.Pow(d, float64(e.largeRuns)) // NIPOP, NBIPOP
+		}
 		if rs.BIPOP {
 			limit = maxIter0(n, e.popsize0()) // pycma: maxiter = maxiter0
 		}
@@ -194,6 +214,46 @@ func (e *ES) restart(gen int) error {
 		}
 	}
 	return nil
+}
+
+// smallFirst reports whether BIPOP's next run is small: pycma's
+// sum(small_i) < bipop · max(1, sum(large_i)), bipop = 1; NBIPOP weighs
+// the budgets by ρ_budget in favour of the regime of the best point.
+func (e *ES) smallFirst() bool {
+	small, large := float64(e.smallEvals), float64(max(1, e.largeEvals))
+	if b := e.s.Config.Restarts.Budget; b > 1 {
+		switch e.bestRegime() {
+		case regimeLarge:
+			small *= b
+		case regimeSmall:
+			large *= b
+		}
+	}
+	return small < large
+}
+
+// bestRegime is the budget regime of the run that found the best point
+// so far: regimeLarge or regimeSmall (the first run's evaluations count
+// as small, so its regime does too), regimeDefault without a best point.
+// Run i ended in generation RunEnds[i].Generation; the best point has the
+// generation it was told in.
+func (e *ES) bestRegime() regime {
+	if !e.s.HasBest {
+		return regimeDefault
+	}
+	g := e.s.Best.Generation
+	for _, r := range e.s.RunEnds {
+		if g <= r.Generation {
+			if regimeOf(r.Regime) == regimeLarge {
+				return regimeLarge
+			}
+			return regimeSmall
+		}
+	}
+	if e.s.Regime == RegimeLarge {
+		return regimeLarge
+	}
+	return regimeSmall
 }
 
 // tallyRuns sets the bookkeeping of restarts from the run ends and the

@@ -20,13 +20,19 @@ func rastrigin(x []float64) float64 {
 // pycmaRestarts re-states, as plainly as it can, the restart loop of pycma
 // 4.4.0's fmin (cma/evolution_strategy.py) with bipop = 1, the ES's
 // deviation noted: the evaluations of a run are λ per generation (pycma
-// adds the evaluation of the final mean).
+// adds the evaluation of the final mean). With sigmaDec and budget it is
+// Loshchilov's NIPOP and NBIPOP on top of it: σ0/sigmaDec^k for the k-th
+// large run, and the poptype of the best run so far (the first counts as
+// small, as its evaluations do) weighing the budgets by budget.
 type pycmaRestarts struct {
 	n, maxrestarts     int
 	popsize0           float64
 	sigma0, incpopsize float64
 	bipop              bool
 	uniform            *Bounds
+	sigmaDec, budget   float64
+	bestF              float64
+	bestPoptype        string
 
 	irun, runsWithSmall int
 	smallI, largeI      []int
@@ -46,7 +52,8 @@ type started struct {
 func newPycmaRestarts(cfg Config) *pycmaRestarts {
 	n := len(cfg.X0)
 	p := &pycmaRestarts{n: n, popsize0: float64(cfg.Lambda), maxrestarts: cfg.Restarts.Max, sigma0: cfg.Sigma0,
-		incpopsize: cfg.Restarts.IncPopSize, bipop: cfg.Restarts.BIPOP, poptype: "small"}
+		incpopsize: cfg.Restarts.IncPopSize, bipop: cfg.Restarts.BIPOP, poptype: "small",
+		sigmaDec: cfg.Restarts.SigmaDec, budget: cfg.Restarts.Budget, bestF: math.Inf(1)}
 	switch {
 	case p.popsize0 == 0 && p.bipop:
 		// pycma's default popsize option, '4 + 3 * np.log(N)', unrounded;
@@ -74,9 +81,13 @@ func newPycmaRestarts(cfg Config) *pycmaRestarts {
 	return p
 }
 
-// ended books a run of evals evaluations and returns whether fmin starts
-// another (it also needs the stop to be one a restart mends).
-func (p *pycmaRestarts) ended(evals int) bool {
+// ended books a run of evals evaluations whose best value was best and
+// returns whether fmin starts another (it also needs the stop to be one a
+// restart mends).
+func (p *pycmaRestarts) ended(evals int, best float64) bool {
+	if best < p.bestF {
+		p.bestF, p.bestPoptype = best, p.poptype
+	}
 	if p.bipop {
 		if p.poptype == "small" {
 			p.smallI = append(p.smallI, evals)
@@ -99,10 +110,18 @@ func sum(v []int) int {
 // next is the run fmin starts, its uniform numbers drawn from r.
 func (p *pycmaRestarts) next(r *rand.Rand) started {
 	s := started{regime: RegimeLarge, sigma: p.sigma0}
+	small, large := float64(sum(p.smallI)), float64(max(1, sum(p.largeI)))
+	switch {
+	case p.budget > 1 && p.bestPoptype == "large":
+		small *= p.budget
+	case p.budget > 1 && p.bestPoptype == "small":
+		large *= p.budget
+	}
 	switch {
 	case !p.bipop:
 		s.lambda = int(p.popsize0 * math.Pow(p.incpopsize, float64(p.irun-p.runsWithSmall)))
-	case sum(p.smallI) < 1*max(1, sum(p.largeI)):
+		s.sigma = p.largeSigma(p.irun - p.runsWithSmall)
+	case small < large:
 		p.poptype, s.regime = "small", RegimeSmall
 		p.runsWithSmall++
 		sigmaFactor := math.Pow(0.01, r.Float64())
@@ -114,6 +133,7 @@ func (p *pycmaRestarts) next(r *rand.Rand) started {
 	default:
 		p.poptype = "large"
 		s.lambda = int(p.popsize0 * math.Pow(p.incpopsize, float64(p.irun-p.runsWithSmall)))
+		s.sigma = p.largeSigma(p.irun - p.runsWithSmall)
 		s.maxiter = int(p.maxiter0)
 	}
 	if p.uniform != nil {
@@ -123,6 +143,14 @@ func (p *pycmaRestarts) next(r *rand.Rand) started {
 		}
 	}
 	return s
+}
+
+// largeSigma is σ0 of the k-th large run: σ0, or σ0/sigmaDec^k.
+func (p *pycmaRestarts) largeSigma(k int) float64 {
+	if p.sigmaDec > 1 {
+		return p.sigma0 / math.Pow(p.sigmaDec, float64(k))
+	}
+	return p.sigma0
 }
 
 // checkStarted fails unless e's current run is what want says.
@@ -152,7 +180,7 @@ func runAgainstPycma(t *testing.T, cfg Config, f func([]float64) float64, maxGen
 	}
 	checkStarted(t, "new", e, first, cfg.X0)
 	regimes := []string{e.Regime()}
-	runEvals, runGens := 0, 0
+	runEvals, runGens, runBest := 0, 0, math.Inf(1)
 	for g := 0; e.Stopped() == nil; g++ {
 		if g == maxGen {
 			t.Fatalf("not stopped after %d generations", maxGen)
@@ -162,6 +190,7 @@ func runAgainstPycma(t *testing.T, cfg Config, f func([]float64) float64, maxGen
 		rec := step(t, e, f)
 		runEvals += rec.Lambda
 		runGens++
+		runBest = math.Min(runBest, rec.Best)
 		if limit > 0 && runGens > limit {
 			t.Fatalf("generation %d: run %d ran %d generations, its limit %d", g, rec.Run, runGens, limit)
 		}
@@ -175,7 +204,7 @@ func runAgainstPycma(t *testing.T, cfg Config, f func([]float64) float64, maxGen
 		if r, ok := hasReason(stop, StopMaxIter); ok != (runGens == limit) || ok && r.Value != float64(limit) {
 			t.Fatalf("generation %d: run of %d generations, limit %d, stopped by %v", g, runGens, limit, stop)
 		}
-		if more := ref.ended(runEvals); more != rec.Restarted {
+		if more := ref.ended(runEvals, runBest); more != rec.Restarted {
 			t.Fatalf("generation %d: restarted %v, pycma would %v (stopped by %v)", g, rec.Restarted, more, stop)
 		}
 		if !rec.Restarted {
@@ -190,14 +219,15 @@ func runAgainstPycma(t *testing.T, cfg Config, f func([]float64) float64, maxGen
 			t.Fatalf("generation %d: run end %+v, record regime %s", g, end, rec.Regime)
 		}
 		regimes = append(regimes, e.Regime())
-		runEvals, runGens = 0, 0
+		runEvals, runGens, runBest = 0, 0, math.Inf(1)
 	}
 	return e, regimes
 }
 
 // TestBIPOPSchedule checks the sequence of runs of BIPOP (regime, λ, σ0,
 // generation limit, and when it ends) against pycmaRestarts, on Rastrigin,
-// whose local minima stop runs early; and IPOP's with IncPopSize.
+// whose local minima stop runs early; and IPOP's with IncPopSize; and
+// NIPOP's and NBIPOP's (SigmaDec, Budget).
 func TestBIPOPSchedule(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -207,6 +237,9 @@ func TestBIPOPSchedule(t *testing.T) {
 		{"bipop, incpopsize 3, λ0 = 5", Config{X0: constVec(4, 1), Sigma0: 1, Lambda: 5, Seed: 5, Restarts: Restarts{BIPOP: true, Max: 3, IncPopSize: 3}, Termination: Termination{TolX: 1e-9}}},
 		{"bipop, default max", Config{X0: constVec(2, 2), Sigma0: 1, Seed: 6, Restarts: Restarts{BIPOP: true}, Termination: Termination{TolX: 1e-3}}},
 		{"ipop, incpopsize 1.5", Config{X0: constVec(3, 3), Sigma0: 2, Seed: 7, Restarts: Restarts{IPOP: true, Max: 4, IncPopSize: 1.5}, Termination: Termination{TolX: 1e-4}}},
+		{"nbipop", Config{X0: constVec(3, 3), Sigma0: 2, Seed: 5, Restarts: Restarts{BIPOP: true, Max: 5, SigmaDec: 1.6, Budget: 2}}},
+		{"nbipop, budget 3", Config{X0: constVec(4, 3), Sigma0: 2, Seed: 9, Active: true, Restarts: Restarts{BIPOP: true, Max: 4, SigmaDec: 1.3, Budget: 3}}},
+		{"nipop", Config{X0: constVec(3, 3), Sigma0: 2, Seed: 7, Restarts: Restarts{IPOP: true, Max: 4, SigmaDec: 1.6}, Termination: Termination{TolX: 1e-4}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, regimes := runAgainstPycma(t, c.cfg, rastrigin, 100000)
@@ -413,6 +446,13 @@ func TestRestartsConfigErrors(t *testing.T) {
 		{"uniform in bounds", Restarts{IPOP: true, Point: RestartPoint{Uniform: true}}, box(-1, 1), ""},
 		{"region, no restarts", Restarts{Point: RestartPoint{Uniform: true, Region: box(3, 4)}}, nil, ""},
 		{"incpopsize 1", Restarts{BIPOP: true, IncPopSize: 1}, nil, ""},
+		{"sigma decrease below 1", Restarts{IPOP: true, SigmaDec: 0.5}, nil, "sigma decrease"},
+		{"nan sigma decrease", Restarts{BIPOP: true, SigmaDec: math.NaN()}, nil, "sigma decrease"},
+		{"budget below 1", Restarts{BIPOP: true, Budget: 0.9}, nil, "budget ratio"},
+		{"inf budget", Restarts{BIPOP: true, Budget: math.Inf(1)}, nil, "budget ratio"},
+		{"budget without BIPOP", Restarts{IPOP: true, Budget: 2}, nil, "needs BIPOP"},
+		{"nbipop", Restarts{BIPOP: true, SigmaDec: 1.6, Budget: 2}, nil, ""},
+		{"nipop", Restarts{IPOP: true, SigmaDec: 1.6}, nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, err := New(Config{X0: x0, Sigma0: 1, Bounds: c.b, Restarts: c.rs})

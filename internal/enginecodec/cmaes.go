@@ -78,9 +78,15 @@ import (
 //     Termination.FlatFitness (pycma's tolflatfitness in place of
 //     EqualFunValues; the flat generations stay in FlatGens). A state of
 //     version 1 to 8 decodes with false: EqualFunValues, as it ran.
+//   - Version 10 (versionLoshchilov): two floats at the end,
+//     Restarts.SigmaDec and Restarts.Budget (NIPOP and NBIPOP, cmaes's
+//     restart.go). The best point's regime, which NBIPOP's budgets need,
+//     follows from the best point's generation and the run ends, so it is
+//     not written. A state of version 1 to 9 decodes with 0 and 0: σ0 at
+//     every large run and equal budgets, as it ran.
 const (
 	cmaesMagic         = "selfcma/cmaes"
-	cmaesVersion       = 9
+	cmaesVersion       = 10
 	versionInject      = 2
 	versionNumerics    = 3
 	versionPacked      = 4
@@ -90,6 +96,7 @@ const (
 	versionActiveStep  = 7 // a Step's active part (step.go)
 	versionLazy        = 8
 	versionFlatFitness = 9
+	versionLoshchilov  = 10
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the

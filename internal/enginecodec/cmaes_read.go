@@ -87,6 +87,9 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 	if version >= versionFlatFitness {
 		st.Config.Termination.FlatFitness = r.Bool()
 	}
+	if version >= versionLoshchilov {
+		st.Config.Restarts.SigmaDec, st.Config.Restarts.Budget = r.Float(), r.Float() // cmaes.Restore checks them
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

@@ -39,6 +39,8 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	writeRestarts(w, s)                      // version 7
 	w.Int(s.EigenT)                          // version 8: the lazy update's last decomposition
 	w.Bool(s.Config.Termination.FlatFitness) // version 9
+	w.Float(s.Config.Restarts.SigmaDec)      // version 10: NIPOP, NBIPOP
+	w.Float(s.Config.Restarts.Budget)
 }
 
 // writeRuns writes the counters and the runs ended.

@@ -60,6 +60,10 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 	if version >= versionFlatFitness {
 		w.Bool(s.Config.Termination.FlatFitness)
 	}
+	if version >= versionLoshchilov {
+		w.Float(s.Config.Restarts.SigmaDec)
+		w.Float(s.Config.Restarts.Budget)
+	}
 }
 
 // encodeAs returns the blob of e in the layout of the given version.

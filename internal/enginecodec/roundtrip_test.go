@@ -32,6 +32,8 @@ func TestCMAESRestartsRoundTrip(t *testing.T) {
 		"bipop, uniform region":   {Restarts: cmaes.Restarts{BIPOP: true, Max: 3, Point: cmaes.RestartPoint{Uniform: true, Region: region}}},
 		"ipop, uniform in bounds": {Bounds: bounds, Restarts: cmaes.Restarts{IPOP: true, Max: 3, Point: cmaes.RestartPoint{Uniform: true, Region: region}}},
 		"active, bipop, bounds":   {Active: true, Bounds: bounds, Restarts: cmaes.Restarts{BIPOP: true, Max: 3}},
+		"nbipop, uniform, bounds": {Bounds: bounds, Restarts: cmaes.Restarts{BIPOP: true, Max: 3, SigmaDec: 1.6, Budget: 2, Point: cmaes.RestartPoint{Uniform: true}}},
+		"nipop":                   {Restarts: cmaes.Restarts{IPOP: true, Max: 3, SigmaDec: 1.6}},
 	}
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -210,6 +212,7 @@ func TestSelfCMARestartsRoundTrip(t *testing.T) {
 		"bipop, uniform, bounds": {BIPOP: true, Max: 2, Point: cmaes.RestartPoint{Uniform: true}},
 		"bipop, uniform region":  {BIPOP: true, Max: 2, Point: cmaes.RestartPoint{Uniform: true, Region: region}},
 		"active, bipop":          {BIPOP: true, Max: 2},
+		"active, nbipop":         {BIPOP: true, Max: 3, SigmaDec: 1.6, Budget: 2},
 	}
 	for name, rs := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -29,10 +29,11 @@ import (
 // use the rule) after the rule's state (older states: migrateSNRParams,
 // the constants of then); 12 in 9, with State.Woodbury (numerics
 // selfcma.NumericsWoodbury) after the rule's parameters (older states:
-// false, h_t by Cholesky factors, as they ran).
+// false, h_t by Cholesky factors, as they ran); 13 in 10 (the restarts'
+// SigmaDec and Budget: NIPOP, NBIPOP), its own layout as 12's.
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 12
+	selfcmaVersion = 13
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -47,11 +48,14 @@ const (
 	versionSNRParams = 11
 	// versionWoodbury is the first version that writes State.Woodbury.
 	versionWoodbury = 12
+	// versionLoshchilovSelf is the first version that embeds cmaes's
+	// encoding 10 (Restarts.SigmaDec and Budget).
+	versionLoshchilovSelf = 13
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run

@@ -33,6 +33,7 @@ func TestRestartsContinue(t *testing.T) {
 		"bipop, uniform, bounds": {BIPOP: true, Max: 2, Point: cmaes.RestartPoint{Uniform: true}},
 		"bipop, uniform region":  {BIPOP: true, Max: 2, Point: cmaes.RestartPoint{Uniform: true, Region: region}},
 		"active, bipop":          {BIPOP: true, Max: 2},
+		"active, nbipop":         {BIPOP: true, Max: 3, SigmaDec: 1.6, Budget: 2},
 	}
 	for name, rs := range cases {
 		t.Run(name, func(t *testing.T) {

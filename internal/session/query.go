@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/defaults"
 )
 
 // Get returns the session id, as the store holds it now.
@@ -152,13 +153,8 @@ func view(l *loaded) Session {
 // (IncPopSize 0 is cmaes's DefaultIncPopSize) and every run from x0.
 func restartsView(cfg cmaes.Config) RestartsView {
 	r := cfg.Restarts
-	v := RestartsView{Strategy: RestartsNone, Point: PointX0}
-	switch {
-	case r.BIPOP:
-		v.Strategy = RestartsBIPOP
-	case r.IPOP:
-		v.Strategy = RestartsIPOP
-	default:
+	v := RestartsView{Strategy: defaults.RestartsName(r), Point: PointX0}
+	if v.Strategy == RestartsNone {
 		return v
 	}
 	v.Max, v.IncPopSize = r.Max, r.IncPopSize

@@ -61,8 +61,9 @@ type Bounds struct {
 // Restarts selects restarts (pycma's fmin options restarts, bipop,
 // incpopsize). Each field left out takes defaults.For(algorithm)'s value.
 type Restarts struct {
-	// Strategy is RestartsNone, RestartsIPOP or RestartsBIPOP; "" = the
-	// default, or RestartsNone when Max is 0.
+	// Strategy is RestartsNone, RestartsIPOP, RestartsBIPOP,
+	// RestartsNIPOP or RestartsNBIPOP (the last two not for sep-CMA-ES);
+	// "" = the default, or RestartsNone when Max is 0.
 	Strategy string
 	// Max is the most restarts (for BIPOP the large ones); nil = the
 	// default, or fewer if λ·IncPopSize^Max would pass the limits.
@@ -86,11 +87,13 @@ type Restarts struct {
 
 // The restart strategies and points, by the names of the API.
 const (
-	RestartsNone  = defaults.RestartsNone
-	RestartsIPOP  = defaults.RestartsIPOP
-	RestartsBIPOP = defaults.RestartsBIPOP
-	PointX0       = defaults.PointX0
-	PointUniform  = defaults.PointUniform
+	RestartsNone   = defaults.RestartsNone
+	RestartsIPOP   = defaults.RestartsIPOP
+	RestartsBIPOP  = defaults.RestartsBIPOP
+	RestartsNIPOP  = defaults.RestartsNIPOP
+	RestartsNBIPOP = defaults.RestartsNBIPOP
+	PointX0        = defaults.PointX0
+	PointUniform   = defaults.PointUniform
 )
 
 // Termination are the stopping criteria. For each tolerance, nil selects
@@ -144,7 +147,7 @@ type Hyper struct {
 // RestartsView describes the restarts of a session, as its engine runs
 // them.
 type RestartsView struct {
-	Strategy   string  // RestartsNone, RestartsIPOP or RestartsBIPOP
+	Strategy   string  // RestartsNone, RestartsIPOP, RestartsBIPOP, RestartsNIPOP or RestartsNBIPOP
 	Max        int     // most (large) restarts; 0 for RestartsNone
 	IncPopSize float64 // λ factor at a (large) restart; 0 for RestartsNone
 	Point      string  // PointX0 or PointUniform; PointX0 for RestartsNone

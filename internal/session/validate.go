@@ -95,6 +95,10 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 	if cfg.Restarts, err = l.checkRestarts(p.Restarts, def, cfg, lambda); err != nil {
 		return "", selfParams{}, cfg, err
 	}
+	if rs := cfg.Restarts; alg == AlgorithmSepCMAES && (rs.SigmaDec != 0 || rs.Budget != 0) {
+		return "", selfParams{}, cfg, errorf(CodeOutOfRange, "restarts.strategy %q applies to %q and %q, not %q",
+			p.Restarts.Strategy, AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+	}
 	cfg.Active = def.Active
 	cfg.Numerics = defaults.Numerics(alg, n)
 	if p.Active != nil {
@@ -258,7 +262,7 @@ func (l Limits) checkRestarts(r Restarts, def defaults.Settings, cfg cmaes.Confi
 	}
 	switch strategy {
 	case RestartsNone:
-		const needs = "needs restarts.strategy \"ipop\" or \"bipop\" (the strategy is \"none\")"
+		const needs = "needs a restarts.strategy other than \"none\""
 		switch {
 		case r.Max != nil && *r.Max != 0:
 			return c, errorf(CodeOutOfRange, "restarts.max %d %s", *r.Max, needs)
@@ -270,12 +274,11 @@ func (l Limits) checkRestarts(r Restarts, def defaults.Settings, cfg cmaes.Confi
 			return c, errorf(CodeOutOfRange, "restarts.region %s", needs)
 		}
 		return c, nil
-	case RestartsIPOP:
-		c.IPOP = true
-	case RestartsBIPOP:
-		c.BIPOP = true
 	default:
-		return c, errorf(CodeOutOfRange, "restarts.strategy %q, want %q, %q or %q", r.Strategy, RestartsNone, RestartsIPOP, RestartsBIPOP)
+		var ok bool
+		if c, ok = defaults.Restarts(strategy); !ok {
+			return c, errorf(CodeOutOfRange, "restarts.strategy %q, want one of %q", r.Strategy, defaults.RestartStrategies)
+		}
 	}
 
 	c.IncPopSize = def.IncPopSize

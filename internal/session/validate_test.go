@@ -121,6 +121,10 @@ func TestCheckRestartsDefaults(t *testing.T) {
 		{"default none with incpopsize", Restarts{IncPopSize: new(3.0)}, none, 10, nil, cmaes.Restarts{}, "restarts.incpopsize"},
 		{"default none, strategy given", Restarts{Strategy: RestartsBIPOP, Max: &two, Point: PointUniform}, none, 10, bounds,
 			cmaes.Restarts{BIPOP: true, Max: 2, IncPopSize: 2, Point: cmaes.RestartPoint{Uniform: true}}, ""},
+		{"nbipop: Loshchilov's ρ_σdec and ρ_budget", Restarts{Strategy: RestartsNBIPOP, Max: &two}, bipop, 10, nil,
+			cmaes.Restarts{BIPOP: true, Max: 2, IncPopSize: 2, SigmaDec: defaults.SigmaDec, Budget: defaults.BudgetRatio}, ""},
+		{"nipop: ρ_σdec", Restarts{Strategy: RestartsNIPOP, Max: &two}, none, 10, nil,
+			cmaes.Restarts{IPOP: true, Max: 2, IncPopSize: 2, SigmaDec: defaults.SigmaDec}, ""},
 		{"region with the default x0", Restarts{Strategy: RestartsIPOP, Region: &Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}, none, 10, nil, cmaes.Restarts{}, "restarts.region"},
 		{"region with the default uniform", Restarts{Region: &Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}, bipop, 10, nil,
 			cmaes.Restarts{BIPOP: true, Max: 6, IncPopSize: 2, Point: cmaes.RestartPoint{Uniform: true, Region: &cmaes.Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}}, ""},
@@ -168,6 +172,30 @@ func TestConfigLeavesDefaultLambdaToEngine(t *testing.T) {
 			Restarts: Restarts{Strategy: RestartsBIPOP}})
 		if err != nil || cfg.Lambda != size {
 			t.Errorf("population_size %d: engine λ %d, %v", size, cfg.Lambda, err)
+		}
+	}
+}
+
+// NIPOP and NBIPOP are CMA-ES's and self-CMA-ES's: sep-CMA-ES's restarts
+// (internal/sepcma) know neither rule, so a create asking for them is
+// refused there; the view names each strategy back.
+func TestLoshchilovRestarts(t *testing.T) {
+	for _, alg := range []string{AlgorithmCMAES, AlgorithmSelfCMAES, AlgorithmSepCMAES} {
+		for _, strategy := range []string{RestartsNIPOP, RestartsNBIPOP} {
+			p := CreateParams{Algorithm: alg, X0: []float64{1, 2}, Sigma0: 1, Restarts: Restarts{Strategy: strategy}}
+			_, _, cfg, err := DefaultLimits().config(p)
+			if alg == AlgorithmSepCMAES {
+				if e, ok := err.(*Error); !ok || e.Code != CodeOutOfRange || !strings.HasPrefix(e.Message, "restarts.strategy ") {
+					t.Errorf("%s %s: got %v, want an out_of_range error about restarts.strategy", alg, strategy, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s %s: %v", alg, strategy, err)
+			}
+			if got := restartsView(cfg).Strategy; got != strategy || cfg.Restarts.SigmaDec != defaults.SigmaDec {
+				t.Errorf("%s %s: view %q, restarts %+v", alg, strategy, got, cfg.Restarts)
+			}
 		}
 	}
 }

@@ -213,7 +213,11 @@ def _bound(v, name):
     return None if math.isinf(f) else f
 
 
-RESTART_STRATEGIES = ("none", "ipop", "bipop")
+RESTART_STRATEGIES = ("none", "ipop", "bipop", "nipop", "nbipop")
+
+# bipop=True on top of a strategy: IPOP becomes BIPOP, Loshchilov's NIPOP
+# his NBIPOP (pycma has neither: the server's names).
+_BIPOP_OF = {"ipop": "bipop", "bipop": "bipop", "nipop": "nbipop", "nbipop": "nbipop"}
 
 
 def restarts_body(restarts, bipop, incpopsize, n):
@@ -221,7 +225,9 @@ def restarts_body(restarts, bipop, incpopsize, n):
     incpopsize (None when none is asked for: the server's default): restarts
     an int k (k restarts: {"strategy": "ipop" or "bipop", "max": k}; 0: no
     restart, {"max": 0}), a strategy's
-    name, or the server's object itself; bipop True selects "bipop";
+    name (RESTART_STRATEGIES: "nipop" and "nbipop" are Loshchilov's, not
+    pycma's), or the server's object itself; bipop True selects "bipop"
+    ("nbipop" with "nipop" or "nbipop");
     incpopsize other than 2 is sent as "incpopsize". A region given as
     pycma's bounds [lower, upper] becomes {"lower": [...], "upper": [...]}.
     Only the fields asked for are sent."""
@@ -255,9 +261,10 @@ def restarts_body(restarts, bipop, incpopsize, n):
             return {"max": 0}
         r = {"strategy": "ipop", "max": k}
     if bipop:
-        if r.get("strategy", "ipop") not in ("ipop", "bipop"):
+        strategy = _BIPOP_OF.get(r.get("strategy", "ipop"))
+        if strategy is None:
             raise ValueError(f"bipop=True with restarts {restarts!r}: BIPOP is a restart strategy of its own")
-        r["strategy"] = "bipop"
+        r["strategy"] = strategy
     if incpopsize is not None:
         f = conv.number(incpopsize, "incpopsize")
         if "incpopsize" in r and r["incpopsize"] != f:

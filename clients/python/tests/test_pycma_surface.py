@@ -92,6 +92,9 @@ class BodiesTest(unittest.TestCase):
              {"strategy": "bipop", "max": 4, "point": "uniform",
               "region": {"lower": [-5.0, -5.0], "upper": [5.0, 6.0]}}),
             (dict(restarts={"strategy": "ipop"}, bipop=True), {"strategy": "bipop"}),
+            (dict(restarts="nbipop"), {"strategy": "nbipop"}),  # Loshchilov's, not pycma's
+            (dict(restarts="nipop", bipop=True), {"strategy": "nbipop"}),
+            (dict(restarts={"strategy": "nbipop", "max": 4}, bipop=True), {"strategy": "nbipop", "max": 4}),
         ]
         for kw, want in cases:
             with self.subTest(kw=kw):
