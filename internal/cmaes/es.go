@@ -521,7 +521,9 @@ func (e *ES) negativeUpdate(st *Step, x *mat.Dense, order []int) {
 	if y := e.scratch.yneg; y == nil || y.RawMatrix().Rows != n || y.RawMatrix().Cols != k {
 		e.scratch.yneg = mat.NewDense(n, k, nil)
 	}
-	st.WNegSum = cMuNegInto(st.CMuNeg, e.scratch.yneg, x, order, e.s.Mean, e.s.Sigma, e.p.WeightsNeg, e.s.B, e.s.D, len(e.s.BatchInjected), e.scratch.vec2)
+	// The sampling buffers (λ×n) are free until the next batch is drawn.
+	nw := negWork{y: e.scratch.z.RawMatrix().Data, bty: e.scratch.y.RawMatrix().Data, prod: &e.scratch.prod}
+	st.WNegSum = cMuNegInto(st.CMuNeg, e.scratch.yneg, x, order, e.s.Mean, e.s.Sigma, e.p.WeightsNeg, e.s.B, e.s.D, len(e.s.BatchInjected), &nw)
 }
 
 // decompose sets B and D from the eigendecomposition of c by the ES's
