@@ -50,17 +50,25 @@ func triangleRows(n, perEntry int, fn func(lo, hi int)) {
 // symOuterK sets the upper triangle of c to alpha·Y Yᵀ, Y = ym (n×k), as
 // gonum's SymDense.SymOuterK computes it (a zeroed triangle, then Dsyrk
 // with β = 1): entry (i, j), j ≥ i, is 0 + alpha·Ddot(Y_i, Y_j) by
-// gonum's Ddot, bit for bit; the rows on several goroutines
-// (triangleRows).
+// gonum's Ddot, bit for bit (with AVX four entries at a time by dot4, in
+// Ddot's order); the rows on several goroutines (triangleRows).
 func symOuterK(c *mat.SymDense, alpha float64, ym *mat.Dense) {
 	cs, y := c.RawSymmetric(), ym.RawMatrix()
 	n, k := cs.N, y.Cols
 	triangleRows(n, k, func(lo, hi int) {
 		bi := blas64.Implementation()
+		var d [4]float64
 		for i := lo; i < hi; i++ {
 			yi := y.Data[i*y.Stride : i*y.Stride+k]
 			ci := cs.Data[i*cs.Stride : i*cs.Stride+n]
-			for j := i; j < n; j++ {
+			j := i
+			if haveDot4 {
+				for ; j+4 <= n; j += 4 {
+					dot4(yi, y.Data[j*y.Stride:(j+3)*y.Stride+k], y.Stride, &d)
+					ci[j], ci[j+1], ci[j+2], ci[j+3] = 0+alpha*d[0], 0+alpha*d[1], 0+alpha*d[2], 0+alpha*d[3]
+				}
+			}
+			for ; j < n; j++ {
 				ci[j] = 0 + alpha*bi.Ddot(k, yi, 1, y.Data[j*y.Stride:j*y.Stride+k], 1)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -74,6 +75,33 @@ func TestSymOuterK(t *testing.T) {
 						}
 					}
 				})
+			}
+		}
+	}
+}
+
+// TestDot4 checks dot4 against gonum's Ddot bit for bit at lengths around
+// the blocks of four, with a stride.
+func TestDot4(t *testing.T) {
+	if !haveDot4 {
+		t.Skip("no AVX (or noasm): dot4 never runs")
+	}
+	r := rand.New(rand.NewPCG(43, 44))
+	bi := blas64.Implementation()
+	for k := range 23 {
+		ld := k + 3
+		x, y := make([]float64, k), make([]float64, 3*ld+k)
+		for i := range x {
+			x[i] = r.NormFloat64()
+		}
+		for i := range y {
+			y[i] = r.NormFloat64()
+		}
+		var d [4]float64
+		dot4(x, y, ld, &d)
+		for row := range 4 {
+			if want := bi.Ddot(k, x, 1, y[row*ld:], 1); math.Float64bits(d[row]) != math.Float64bits(want) {
+				t.Fatalf("k=%d row %d: %v, Ddot %v", k, row, d[row], want)
 			}
 		}
 	}
