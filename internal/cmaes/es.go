@@ -403,8 +403,11 @@ func (e *ES) update(order []int) bool {
 	xm := e.updatePoints() // the batch, injected steps clipped (inject.go)
 	x := xm.RawMatrix()
 
-	// Keep what a replay of this update needs (Algorithm 3, line 3).
-	st.C.CopySym(e.s.C)
+	// Keep what a replay of this update needs (Algorithm 3, line 3). C^t
+	// without a copy: the Step takes e.s.C's matrix, and C^{t+1} is built
+	// in a third one (commitC).
+	spare := st.C
+	st.C = e.s.C
 	copy(st.PC, e.s.PC)
 	copy(st.Mean, e.s.Mean)
 	st.X.Copy(xm)
@@ -479,16 +482,20 @@ func (e *ES) update(order []int) bool {
 	sigmaNew := e.s.Sigma * math.Exp(p.CSigma/p.DSigma*(psNorm/p.ChiN-1))
 
 	if !finite(mNew) || !finite(psNew) || !finite(pcNew) || !finiteSym(e.scratch.cNew) || math.IsInf(sigmaNew, 0) || math.IsNaN(sigmaNew) || sigmaNew <= 0 {
+		st.C = keepC(spare, e.s.C)
 		return false
 	}
 	now := e.decomposeNow() // NumericsLazy: maybe not (lazy.go)
 	if now && !e.decompose(e.scratch.cNew) {
+		st.C = keepC(spare, e.s.C)
 		return false
 	}
 	copy(e.s.Mean, mNew)
 	copy(e.s.PSigma, psNew)
 	copy(e.s.PC, pcNew)
-	e.s.C.CopySym(e.scratch.cNew)
+	// C^{t+1} becomes the state's, C^t (in st.C) stays the Step's, and
+	// the Step's last matrix is the next update's scratch.
+	e.s.C, e.scratch.cNew = e.scratch.cNew, spare
 	e.s.Sigma = sigmaNew
 	e.s.T++
 	if now {
@@ -502,6 +509,13 @@ func (e *ES) update(order []int) bool {
 	}
 	e.stepValid = true
 	return true
+}
+
+// keepC returns spare set to c: the Step's own copy of C^t when an update
+// fails after the Step took c itself.
+func keepC(spare, c *mat.SymDense) *mat.SymDense {
+	spare.CopySym(c)
+	return spare
 }
 
 // negativeUpdate sets the negative part of the active update in st (C_μ^-
