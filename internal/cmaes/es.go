@@ -431,31 +431,38 @@ func (e *ES) update(order []int) bool {
 
 	// Line 9: p_σ ← (1 − c_σ) p_σ + √(c_σ(2 − c_σ) μ_w) C^{−1/2} y_w,
 	// with C^{−1/2} = B D^{−1} Bᵀ.
+	// Bᵀ y_w by columns, B (D^{−1} Bᵀ y_w) by rows, each entry summed in
+	// order whatever the split (ranges).
 	bty := e.scratch.vec2
 	bm := e.s.B.RawMatrix()
-	for k := range n {
-		bty[k] = 0
-	}
-	for i := range n {
-		row := bm.Data[i*bm.Stride : i*bm.Stride+n]
-		yi := st.Yw[i]
-		for k := range n {
-			bty[k] += row[k] * yi
+	ranges(n, n, func(lo, hi int) {
+		bk := bty[lo:hi]
+		clear(bk)
+		for i := range n {
+			row := bm.Data[i*bm.Stride+lo : i*bm.Stride+hi]
+			yi := st.Yw[i]
+			for k := range bk {
+				bk[k] += row[k] * yi
+			}
 		}
-	}
-	for k := range n {
-		bty[k] /= e.s.D[k]
-	}
+		for k := lo; k < hi; k++ {
+			bty[k] /= e.s.D[k]
+		}
+	})
 	cs := math.Sqrt(p.CSigma * (2 - p.CSigma) * p.MuW)
-	var psNorm2 float64
 	psNew := st.PSigma // reuse as scratch for the new p_σ
-	for i := range n {
-		row := bm.Data[i*bm.Stride : i*bm.Stride+n]
-		var s float64
-		for k := range n {
-			s += row[k] * bty[k]
+	ranges(n, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := bm.Data[i*bm.Stride : i*bm.Stride+n]
+			var s float64
+			for k := range n {
+				s += row[k] * bty[k]
+			}
+			psNew[i] = (1-p.CSigma)*e.s.PSigma[i] + cs*s
 		}
-		psNew[i] = (1-p.CSigma)*e.s.PSigma[i] + cs*s
+	})
+	var psNorm2 float64
+	for i := range n {
 		psNorm2 += psNew[i] * psNew[i]
 	}
 	psNorm := math.Sqrt(psNorm2)

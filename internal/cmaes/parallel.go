@@ -47,6 +47,26 @@ func triangleRows(n, perEntry int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
+// ranges runs fn on [0, n) in contiguous ranges of equal length, one per
+// goroutine, on up to GOMAXPROCS goroutines when n times perItem is at
+// least minParallelFlops.
+func ranges(n, perItem int, fn func(lo, hi int)) {
+	workers := 1
+	if n*perItem >= minParallelFlops {
+		workers = min(runtime.GOMAXPROCS(0), n)
+	}
+	if workers <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { fn(w*n/workers, (w+1)*n/workers) })
+	}
+	fn(0, n/workers)
+	wg.Wait()
+}
+
 // symOuterK sets the upper triangle of c to alpha·Y Yᵀ, Y = ym (n×k), as
 // gonum's SymDense.SymOuterK computes it (a zeroed triangle, then Dsyrk
 // with β = 1): entry (i, j), j ≥ i, is 0 + alpha·Ddot(Y_i, Y_j) by

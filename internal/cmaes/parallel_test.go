@@ -22,6 +22,7 @@ var todaysRuns = []struct {
 	{NumericsDsyev, 150, 100, "cf0a852a0203e0f2a47af52b2f4951ecc25a647fd957242ecae8fdda3c32617e"},
 	{NumericsDC, 150, 100, "6b08d215c291b73a01cff09a8465d4bb44e3a393a307f0a38f84afedcd14b402"},
 	{NumericsLazy, 200, 40, "ce968d950206eb2da27c245353665c2f7e816f56aa1158bae2531a2bbea8b216"}, // decomposes every second update
+	{NumericsDC, 520, 20, "d78a42b804153192dcaee782e613389b19dec9b7c65da5251a82014767bfcbce"},   // p_σ split too
 }
 
 // TestParallelUpdateUnchanged checks todaysRuns at GOMAXPROCS 1, 2 and 8.

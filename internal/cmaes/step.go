@@ -80,15 +80,17 @@ func (s *Step) Replay(h Hyper, pc []float64, c *mat.SymDense) {
 	}
 	old, cmu, dst := s.C.RawSymmetric(), s.CMu.RawSymmetric(), c.RawSymmetric()
 	a := 1 - h.C1 - h.CMu
-	for i := range n {
-		o := old.Data[i*old.Stride : i*old.Stride+n]
-		m := cmu.Data[i*cmu.Stride : i*cmu.Stride+n]
-		d := dst.Data[i*dst.Stride : i*dst.Stride+n]
-		r := h.C1 * pc[i]
-		for j := i; j < n; j++ {
-			d[j] = a*o[j] + r*pc[j] + h.CMu*m[j]
+	triangleRows(n, 5, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := old.Data[i*old.Stride : i*old.Stride+n]
+			m := cmu.Data[i*cmu.Stride : i*cmu.Stride+n]
+			d := dst.Data[i*dst.Stride : i*dst.Stride+n]
+			r := h.C1 * pc[i]
+			for j := i; j < n; j++ {
+				d[j] = a*o[j] + r*pc[j] + h.CMu*m[j]
+			}
 		}
-	}
+	})
 }
 
 // replayActive is Replay's C' for active CMA-ES, given p_c' in pc.
@@ -99,16 +101,18 @@ func (s *Step) replayActive(h Hyper, pc []float64, c *mat.SymDense) {
 	a := 1 + h.C1*delta - h.C1 - h.CMu*(1+alpha*s.WNegSum)
 	cn := h.CMu * alpha
 	old, cmu, neg, dst := s.C.RawSymmetric(), s.CMu.RawSymmetric(), s.CMuNeg.RawSymmetric(), c.RawSymmetric()
-	for i := range n {
-		o := old.Data[i*old.Stride : i*old.Stride+n]
-		m := cmu.Data[i*cmu.Stride : i*cmu.Stride+n]
-		g := neg.Data[i*neg.Stride : i*neg.Stride+n]
-		d := dst.Data[i*dst.Stride : i*dst.Stride+n]
-		r := h.C1 * pc[i]
-		for j := i; j < n; j++ {
-			d[j] = a*o[j] + r*pc[j] + h.CMu*m[j] + cn*g[j]
+	triangleRows(n, 7, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := old.Data[i*old.Stride : i*old.Stride+n]
+			m := cmu.Data[i*cmu.Stride : i*cmu.Stride+n]
+			g := neg.Data[i*neg.Stride : i*neg.Stride+n]
+			d := dst.Data[i*dst.Stride : i*dst.Stride+n]
+			r := h.C1 * pc[i]
+			for j := i; j < n; j++ {
+				d[j] = a*o[j] + r*pc[j] + h.CMu*m[j] + cn*g[j]
+			}
 		}
-	}
+	})
 }
 
 // CopyFrom makes s a deep copy of src, reusing s's memory where the sizes
