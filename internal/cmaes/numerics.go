@@ -40,18 +40,19 @@ const (
 	NumericsLatest = NumericsDC
 )
 
-// LazyMinDimension is the smallest n at which DefaultNumerics is
-// NumericsLazy (docs/performance.md, "Lazy decomposition": the
+// LazyMinDimension is the smallest n at which DefaultNumerics is lazy:
+// NumericsLazy for sessions created before NumericsLazyLong existed,
+// NumericsLazyLong since (docs/performance.md, "Lazy decomposition": the
 // evaluations to the target on BBOB at n = 40, 100 and 200).
 const LazyMinDimension = 100
 
 // DefaultNumerics is the numerics version of a new CMA-ES session of
-// dimension n (internal/defaults.Numerics): NumericsLazy from
+// dimension n (internal/defaults.Numerics): NumericsLazyLong from
 // LazyMinDimension on, else NumericsLatest. self-CMA-ES keeps
-// NumericsLatest (selfcma.New refuses NumericsLazy).
+// NumericsLatest (selfcma.New refuses the lazy versions).
 func DefaultNumerics(n int) int {
 	if n >= LazyMinDimension {
-		return NumericsLazy
+		return NumericsLazyLong
 	}
 	return NumericsLatest
 }
