@@ -165,7 +165,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.BoolVar(&o.snrSmall, "snr-small-restarts", false, "self-CMA-ES: BIPOP's small runs use the signal-to-noise rule too, each from a fresh state. A measuring knob")
 	fs.Float64Var(&o.snrRestarts, "snr-restarts", 0, "self-CMA-ES: restarts with λ ≤ this × n use the signal-to-noise rule too, each from a fresh state; 0 = the first run only. A measuring knob")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
-	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, 4 (3 with the lazy update of B and D; cma-es only), 5 (3 with h_t by the Woodbury identity; self-cma-es only), or 0 = a new session's (cma-es: 4 from n = 100, else 3; recorded as 3)")
+	fs.IntVar(&o.numerics, "numerics", 0, "numerics version of the eigendecomposition and sampling (docs/algorithm.md §3): 1, 2, 3, 4 (3 with the lazy update of B and D; cma-es only), 6 (4 with purecma's gap, five times longer; cma-es only), 5 (3 with h_t by the Woodbury identity; self-cma-es only), or 0 = a new session's (cma-es: 6 from n = 100, else 3; recorded as 3)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of x0 and of the algorithms' random streams")
 	fs.StringVar(&o.tag, "tag", "", "appended to every algorithm label (as +tag), to tell apart runs of the same flags, from another build say")
 	fs.BoolVar(&o.perRun, "per-run", false, "with -json: each run's restarts too (\"per_run\": regime, λ, σ0, evaluations, stop reasons, best f − f_opt of each)")
@@ -274,8 +274,10 @@ func (o *options) checkValues() error {
 	switch {
 	case o.lambda != 0 && o.lambda < 2:
 		return fmt.Errorf("-lambda %d: want 0 or at least 2", o.lambda)
-	case o.numerics < 0 || o.numerics > selfcma.NumericsWoodbury:
-		return fmt.Errorf("-numerics %d: want 0 (the latest) to %d", o.numerics, selfcma.NumericsWoodbury)
+	case o.numerics < 0 || o.numerics > cmaes.NumericsLazyLong:
+		return fmt.Errorf("-numerics %d: want 0 (the latest) to %d", o.numerics, cmaes.NumericsLazyLong)
+	case o.numerics == cmaes.NumericsLazyLong && slices.Contains(o.algorithms, algSelf):
+		return fmt.Errorf("-numerics %d: for %s only", o.numerics, algCMA)
 	case o.numerics == selfcma.NumericsWoodbury && slices.Contains(o.algorithms, algCMA):
 		return fmt.Errorf("-numerics %d: for %s only", o.numerics, algSelf)
 	case !(o.budget > 0) || math.IsInf(o.budget, 0):

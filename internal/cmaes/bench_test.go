@@ -79,7 +79,7 @@ func BenchmarkGenerationNumerics(b *testing.B) {
 		if c.lambda != 100 {
 			continue
 		}
-		for _, v := range []int{NumericsDsyev, NumericsBlocked, NumericsDC, NumericsLazy} {
+		for _, v := range []int{NumericsDsyev, NumericsBlocked, NumericsDC, NumericsLazy, NumericsLazyLong} {
 			b.Run(fmt.Sprintf("%v/numerics=%d", c, v), func(b *testing.B) {
 				e, next := benchESNumerics(b, c, v)
 				b.ReportAllocs()

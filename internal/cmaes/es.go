@@ -403,8 +403,11 @@ func (e *ES) update(order []int) bool {
 	xm := e.updatePoints() // the batch, injected steps clipped (inject.go)
 	x := xm.RawMatrix()
 
-	// Keep what a replay of this update needs (Algorithm 3, line 3).
-	st.C.CopySym(e.s.C)
+	// Keep what a replay of this update needs (Algorithm 3, line 3). C^t
+	// without a copy: the Step takes e.s.C's matrix, and C^{t+1} is built
+	// in a third one (commitC).
+	spare := st.C
+	st.C = e.s.C
 	copy(st.PC, e.s.PC)
 	copy(st.Mean, e.s.Mean)
 	st.X.Copy(xm)
@@ -428,31 +431,38 @@ func (e *ES) update(order []int) bool {
 
 	// Line 9: p_σ ← (1 − c_σ) p_σ + √(c_σ(2 − c_σ) μ_w) C^{−1/2} y_w,
 	// with C^{−1/2} = B D^{−1} Bᵀ.
+	// Bᵀ y_w by columns, B (D^{−1} Bᵀ y_w) by rows, each entry summed in
+	// order whatever the split (ranges).
 	bty := e.scratch.vec2
 	bm := e.s.B.RawMatrix()
-	for k := range n {
-		bty[k] = 0
-	}
-	for i := range n {
-		row := bm.Data[i*bm.Stride : i*bm.Stride+n]
-		yi := st.Yw[i]
-		for k := range n {
-			bty[k] += row[k] * yi
+	ranges(n, n, func(lo, hi int) {
+		bk := bty[lo:hi]
+		clear(bk)
+		for i := range n {
+			row := bm.Data[i*bm.Stride+lo : i*bm.Stride+hi]
+			yi := st.Yw[i]
+			for k := range bk {
+				bk[k] += row[k] * yi
+			}
 		}
-	}
-	for k := range n {
-		bty[k] /= e.s.D[k]
-	}
+		for k := lo; k < hi; k++ {
+			bty[k] /= e.s.D[k]
+		}
+	})
 	cs := math.Sqrt(p.CSigma * (2 - p.CSigma) * p.MuW)
-	var psNorm2 float64
 	psNew := st.PSigma // reuse as scratch for the new p_σ
-	for i := range n {
-		row := bm.Data[i*bm.Stride : i*bm.Stride+n]
-		var s float64
-		for k := range n {
-			s += row[k] * bty[k]
+	ranges(n, n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := bm.Data[i*bm.Stride : i*bm.Stride+n]
+			var s float64
+			for k := range n {
+				s += row[k] * bty[k]
+			}
+			psNew[i] = (1-p.CSigma)*e.s.PSigma[i] + cs*s
 		}
-		psNew[i] = (1-p.CSigma)*e.s.PSigma[i] + cs*s
+	})
+	var psNorm2 float64
+	for i := range n {
 		psNorm2 += psNew[i] * psNew[i]
 	}
 	psNorm := math.Sqrt(psNorm2)
@@ -479,16 +489,20 @@ func (e *ES) update(order []int) bool {
 	sigmaNew := e.s.Sigma * math.Exp(p.CSigma/p.DSigma*(psNorm/p.ChiN-1))
 
 	if !finite(mNew) || !finite(psNew) || !finite(pcNew) || !finiteSym(e.scratch.cNew) || math.IsInf(sigmaNew, 0) || math.IsNaN(sigmaNew) || sigmaNew <= 0 {
+		st.C = keepC(spare, e.s.C)
 		return false
 	}
 	now := e.decomposeNow() // NumericsLazy: maybe not (lazy.go)
 	if now && !e.decompose(e.scratch.cNew) {
+		st.C = keepC(spare, e.s.C)
 		return false
 	}
 	copy(e.s.Mean, mNew)
 	copy(e.s.PSigma, psNew)
 	copy(e.s.PC, pcNew)
-	e.s.C.CopySym(e.scratch.cNew)
+	// C^{t+1} becomes the state's, C^t (in st.C) stays the Step's, and
+	// the Step's last matrix is the next update's scratch.
+	e.s.C, e.scratch.cNew = e.scratch.cNew, spare
 	e.s.Sigma = sigmaNew
 	e.s.T++
 	if now {
@@ -502,6 +516,13 @@ func (e *ES) update(order []int) bool {
 	}
 	e.stepValid = true
 	return true
+}
+
+// keepC returns spare set to c: the Step's own copy of C^t when an update
+// fails after the Step took c itself.
+func keepC(spare, c *mat.SymDense) *mat.SymDense {
+	spare.CopySym(c)
+	return spare
 }
 
 // negativeUpdate sets the negative part of the active update in st (C_μ^-
@@ -521,7 +542,9 @@ func (e *ES) negativeUpdate(st *Step, x *mat.Dense, order []int) {
 	if y := e.scratch.yneg; y == nil || y.RawMatrix().Rows != n || y.RawMatrix().Cols != k {
 		e.scratch.yneg = mat.NewDense(n, k, nil)
 	}
-	st.WNegSum = cMuNegInto(st.CMuNeg, e.scratch.yneg, x, order, e.s.Mean, e.s.Sigma, e.p.WeightsNeg, e.s.B, e.s.D, len(e.s.BatchInjected), e.scratch.vec2)
+	// The sampling buffers (λ×n) are free until the next batch is drawn.
+	nw := negWork{y: e.scratch.z.RawMatrix().Data, bty: e.scratch.y.RawMatrix().Data, prod: &e.scratch.prod}
+	st.WNegSum = cMuNegInto(st.CMuNeg, e.scratch.yneg, x, order, e.s.Mean, e.s.Sigma, e.p.WeightsNeg, e.s.B, e.s.D, len(e.s.BatchInjected), &nw)
 }
 
 // decompose sets B and D from the eigendecomposition of c by the ES's

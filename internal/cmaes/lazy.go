@@ -16,12 +16,23 @@ func lazyGap(p Params) float64 {
 	return 1 / (p.C1 + p.CMu) / float64(p.N) / 10
 }
 
+// lazyGapLong is NumericsLazyLong's g = 0.5/(c_1 + c_μ)/n, purecma.py's
+// lazy_gap_evals = 0.5·n·λ/(c_1 + c_μ)/n² evaluations counted in updates
+// of λ evaluations. The rule that applies it is NumericsLazy's.
+func lazyGapLong(p Params) float64 {
+	return 0.5 / (p.C1 + p.CMu) / float64(p.N)
+}
+
 // decomposeNow reports whether the update that makes T = t+1 (t = State.T
 // before it) decomposes C: always but for NumericsLazy, which decomposes
-// when t+1 − State.EigenT ≥ lazyGap.
+// when t+1 − State.EigenT ≥ lazyGap, and NumericsLazyLong, the same with
+// lazyGapLong.
 func (e *ES) decomposeNow() bool {
-	if e.s.Config.Numerics != NumericsLazy {
-		return true
+	switch e.s.Config.Numerics {
+	case NumericsLazy:
+		return float64(e.s.T+1-e.s.EigenT) >= lazyGap(e.p)
+	case NumericsLazyLong:
+		return float64(e.s.T+1-e.s.EigenT) >= lazyGapLong(e.p)
 	}
-	return float64(e.s.T+1-e.s.EigenT) >= lazyGap(e.p)
+	return true
 }

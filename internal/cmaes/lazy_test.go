@@ -28,15 +28,45 @@ func TestLazyGap(t *testing.T) {
 	}
 }
 
-// TestLazySchedule checks which updates decompose C under NumericsLazy
-// (pycma's rule: update k decomposes when k ≥ k_last + g), that B and D
-// stay as they were in between, and the invariants after every tell.
-func TestLazySchedule(t *testing.T) {
-	e := mustNew(t, Config{X0: uniformX0(5, 100), Sigma0: 0.5, Seed: 4, Active: true, Numerics: NumericsLazy})
-	g := lazyGap(e.p)
-	if g <= 1 {
-		t.Fatalf("gap %v: the test wants one > 1", g)
+// TestLazyGapLong checks lazyGapLong against purecma.py's lazy_gap_evals
+// (0.5·n·λ/(c_1 + c_μ)/n² evaluations) in updates of λ evaluations: five
+// times lazyGap.
+func TestLazyGapLong(t *testing.T) {
+	for _, c := range [][2]int{{40, 15}, {100, 17}, {200, 100}, {1000, 100}} {
+		p, err := NewParamsActive(c[0], c[1], true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, lambda := float64(c[0]), float64(c[1])
+		evals := 0.5 * n * lambda / (p.C1 + p.CMu) / (n * n)
+		if got := lazyGapLong(p); math.Abs(got-evals/lambda) > 1e-12*got || math.Abs(got-5*lazyGap(p)) > 1e-12*got {
+			t.Errorf("n=%d λ=%d: gap %v, purecma's %v updates, 5·lazyGap %v", c[0], c[1], got, evals/lambda, 5*lazyGap(p))
+		}
 	}
+}
+
+// TestLazySchedule checks which updates decompose C under NumericsLazy
+// and NumericsLazyLong (pycma's rule: update k decomposes when k ≥ k_last
+// + g, with each version's g), that B and D stay as they were in between,
+// and the invariants after every tell.
+func TestLazySchedule(t *testing.T) {
+	for _, v := range []int{NumericsLazy, NumericsLazyLong} {
+		e := mustNew(t, Config{X0: uniformX0(5, 100), Sigma0: 0.5, Seed: 4, Active: true, Numerics: v})
+		g := lazyGap(e.p)
+		if v == NumericsLazyLong {
+			g = lazyGapLong(e.p)
+		}
+		if g <= 1 {
+			t.Fatalf("gap %v: the test wants one > 1", g)
+		}
+		checkLazySchedule(t, e, g)
+	}
+}
+
+// checkLazySchedule runs 30 updates of e, whose gap is g (see
+// TestLazySchedule).
+func checkLazySchedule(t *testing.T, e *ES, g float64) {
+	t.Helper()
 	last, skipped := 0, 0
 	for k := 1; k <= 30; k++ {
 		b0 := append([]float64(nil), e.s.B.RawMatrix().Data...)
@@ -80,11 +110,19 @@ func TestLazySmallGapIsDC(t *testing.T) {
 // (B and D those of an earlier C) continues bit for bit, through a restart
 // (TolFun fires once its history of 10 + ⌈30n/λ⌉ generations is full).
 func TestLazyRestore(t *testing.T) {
-	e := mustNew(t, Config{X0: uniformX0(7, 50), Sigma0: 0.5, Lambda: 4, Seed: 6, Active: true, Numerics: NumericsLazy,
-		Restarts: Restarts{BIPOP: true, Max: 2}, Termination: Termination{TolFun: 1e30}})
-	if g := lazyGap(e.p); g <= 1 {
-		t.Fatalf("gap %v: the test wants one > 1", g)
+	for _, v := range []int{NumericsLazy, NumericsLazyLong} {
+		e := mustNew(t, Config{X0: uniformX0(7, 50), Sigma0: 0.5, Lambda: 4, Seed: 6, Active: true, Numerics: v,
+			Restarts: Restarts{BIPOP: true, Max: 2}, Termination: Termination{TolFun: 1e30}})
+		if g := lazyGap(e.p); g <= 1 {
+			t.Fatalf("gap %v: the test wants one > 1", g)
+		}
+		checkLazyRestore(t, e)
 	}
+}
+
+// checkLazyRestore is TestLazyRestore for one ES.
+func checkLazyRestore(t *testing.T, e *ES) {
+	t.Helper()
 	for e.s.EigenT == e.s.T || e.s.T < len(e.s.FunHist)-5 {
 		step(t, e, ellipsoid)
 	}
@@ -115,7 +153,7 @@ func sameFloats(a, b []float64) bool {
 // TestDefaultNumerics checks the dimension from which a new session
 // decomposes lazily.
 func TestDefaultNumerics(t *testing.T) {
-	for _, c := range []struct{ n, want int }{{2, NumericsLatest}, {LazyMinDimension - 1, NumericsLatest}, {LazyMinDimension, NumericsLazy}, {1000, NumericsLazy}} {
+	for _, c := range []struct{ n, want int }{{2, NumericsLatest}, {LazyMinDimension - 1, NumericsLatest}, {LazyMinDimension, NumericsLazyLong}, {1000, NumericsLazyLong}} {
 		if got := DefaultNumerics(c.n); got != c.want {
 			t.Errorf("n=%d: %d, want %d", c.n, got, c.want)
 		}

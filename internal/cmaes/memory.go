@@ -36,6 +36,9 @@ func HeldBytes(n, lambda int, active, bounded bool, numerics int) int64 {
 	switch numerics {
 	case NumericsDsyev, NumericsBlocked:
 		eig = 1.5*nn + 256*float64(n)
+		if active {
+			eig += math.Min(256, float64(n)) * float64(n) // cMuNegInto's product packs B
+		}
 	default:
 		eig = 5*nn + 1024*float64(n)
 	}

@@ -30,23 +30,29 @@ const (
 	// the last decomposition; in between, sampling and the update use the
 	// last B and D. Not a symeig version: the decomposition is NumericsDC's.
 	NumericsLazy = 4
+	// NumericsLazyLong is NumericsLazy with the gap of pycma's purecma.py
+	// (Hansen's reference code): 0.5/(c_1 + c_μ)/n updates, five times
+	// NumericsLazy's (lazy.go). Version 5 is self-CMA-ES's
+	// (selfcma.NumericsWoodbury): the versions share Config.Numerics.
+	NumericsLazyLong = 6
 	// NumericsLatest is what Config.Numerics = 0 selects. Sessions choose
 	// by dimension (DefaultNumerics).
 	NumericsLatest = NumericsDC
 )
 
-// LazyMinDimension is the smallest n at which DefaultNumerics is
-// NumericsLazy (docs/performance.md, "Lazy decomposition": the
+// LazyMinDimension is the smallest n at which DefaultNumerics is lazy:
+// NumericsLazy for sessions created before NumericsLazyLong existed,
+// NumericsLazyLong since (docs/performance.md, "Lazy decomposition": the
 // evaluations to the target on BBOB at n = 40, 100 and 200).
 const LazyMinDimension = 100
 
 // DefaultNumerics is the numerics version of a new CMA-ES session of
-// dimension n (internal/defaults.Numerics): NumericsLazy from
+// dimension n (internal/defaults.Numerics): NumericsLazyLong from
 // LazyMinDimension on, else NumericsLatest. self-CMA-ES keeps
-// NumericsLatest (selfcma.New refuses NumericsLazy).
+// NumericsLatest (selfcma.New refuses the lazy versions).
 func DefaultNumerics(n int) int {
 	if n >= LazyMinDimension {
-		return NumericsLazy
+		return NumericsLazyLong
 	}
 	return NumericsLatest
 }
@@ -54,7 +60,7 @@ func DefaultNumerics(n int) int {
 // symeigVersion is the internal/symeig version that decomposes C for
 // numerics version v.
 func symeigVersion(v int) int {
-	if v == NumericsLazy {
+	if IsLazy(v) {
 		return NumericsDC
 	}
 	return v
@@ -63,8 +69,13 @@ func symeigVersion(v int) int {
 // validNumerics checks Config.Numerics: 0 (the latest) or a known version.
 func validNumerics(v int) error {
 	switch v {
-	case 0, NumericsDsyev, NumericsBlocked, NumericsDC, NumericsLazy:
+	case 0, NumericsDsyev, NumericsBlocked, NumericsDC, NumericsLazy, NumericsLazyLong:
 		return nil
 	}
-	return fmt.Errorf("cmaes: numerics version %d, want 0 (latest), %d, %d, %d or %d", v, NumericsDsyev, NumericsBlocked, NumericsDC, NumericsLazy)
+	return fmt.Errorf("cmaes: numerics version %d, want 0 (latest), %d, %d, %d, %d or %d", v, NumericsDsyev, NumericsBlocked, NumericsDC, NumericsLazy, NumericsLazyLong)
 }
+
+// IsLazy reports whether numerics version v decomposes C lazily
+// (NumericsLazy, NumericsLazyLong): CMA-ES's only, as self-CMA-ES replays
+// every update on the current C.
+func IsLazy(v int) bool { return v == NumericsLazy || v == NumericsLazyLong }

@@ -11,7 +11,7 @@ import (
 
 func TestNumericsConfig(t *testing.T) {
 	x0 := uniformX0(1, 5)
-	for _, c := range []struct{ in, want int }{{0, NumericsLatest}, {1, 1}, {2, 2}, {3, 3}, {4, 4}} {
+	for _, c := range []struct{ in, want int }{{0, NumericsLatest}, {1, 1}, {2, 2}, {3, 3}, {4, 4}, {6, 6}} {
 		e := mustNew(t, Config{X0: x0, Sigma0: 1, Numerics: c.in})
 		if e.Config().Numerics != c.want {
 			t.Errorf("Numerics %d: got %d, want %d", c.in, e.Config().Numerics, c.want)
@@ -20,7 +20,7 @@ func TestNumericsConfig(t *testing.T) {
 			t.Errorf("Numerics %d after decoding: %v, %v", c.in, d, err)
 		}
 	}
-	for _, v := range []int{-1, 5} {
+	for _, v := range []int{-1, 5, 7} {
 		if _, err := New(Config{X0: x0, Sigma0: 1, Numerics: v}); err == nil {
 			t.Errorf("Numerics %d accepted", v)
 		}

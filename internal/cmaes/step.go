@@ -3,8 +3,9 @@ package cmaes
 import (
 	"math"
 
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/selfcma/selfcma/internal/symeig"
 )
 
 // Step is what the update t → t+1 used, kept so that it can be replayed with
@@ -79,15 +80,17 @@ func (s *Step) Replay(h Hyper, pc []float64, c *mat.SymDense) {
 	}
 	old, cmu, dst := s.C.RawSymmetric(), s.CMu.RawSymmetric(), c.RawSymmetric()
 	a := 1 - h.C1 - h.CMu
-	for i := range n {
-		o := old.Data[i*old.Stride : i*old.Stride+n]
-		m := cmu.Data[i*cmu.Stride : i*cmu.Stride+n]
-		d := dst.Data[i*dst.Stride : i*dst.Stride+n]
-		r := h.C1 * pc[i]
-		for j := i; j < n; j++ {
-			d[j] = a*o[j] + r*pc[j] + h.CMu*m[j]
+	triangleRows(n, 5, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := old.Data[i*old.Stride : i*old.Stride+n]
+			m := cmu.Data[i*cmu.Stride : i*cmu.Stride+n]
+			d := dst.Data[i*dst.Stride : i*dst.Stride+n]
+			r := h.C1 * pc[i]
+			for j := i; j < n; j++ {
+				d[j] = a*o[j] + r*pc[j] + h.CMu*m[j]
+			}
 		}
-	}
+	})
 }
 
 // replayActive is Replay's C' for active CMA-ES, given p_c' in pc.
@@ -98,16 +101,18 @@ func (s *Step) replayActive(h Hyper, pc []float64, c *mat.SymDense) {
 	a := 1 + h.C1*delta - h.C1 - h.CMu*(1+alpha*s.WNegSum)
 	cn := h.CMu * alpha
 	old, cmu, neg, dst := s.C.RawSymmetric(), s.CMu.RawSymmetric(), s.CMuNeg.RawSymmetric(), c.RawSymmetric()
-	for i := range n {
-		o := old.Data[i*old.Stride : i*old.Stride+n]
-		m := cmu.Data[i*cmu.Stride : i*cmu.Stride+n]
-		g := neg.Data[i*neg.Stride : i*neg.Stride+n]
-		d := dst.Data[i*dst.Stride : i*dst.Stride+n]
-		r := h.C1 * pc[i]
-		for j := i; j < n; j++ {
-			d[j] = a*o[j] + r*pc[j] + h.CMu*m[j] + cn*g[j]
+	triangleRows(n, 7, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := old.Data[i*old.Stride : i*old.Stride+n]
+			m := cmu.Data[i*cmu.Stride : i*cmu.Stride+n]
+			g := neg.Data[i*neg.Stride : i*neg.Stride+n]
+			d := dst.Data[i*dst.Stride : i*dst.Stride+n]
+			r := h.C1 * pc[i]
+			for j := i; j < n; j++ {
+				d[j] = a*o[j] + r*pc[j] + h.CMu*m[j] + cn*g[j]
+			}
 		}
-	}
+	})
 }
 
 // CopyFrom makes s a deep copy of src, reusing s's memory where the sizes
@@ -183,7 +188,7 @@ func cMuInto(cmu *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mean [
 			yr.Data[j*yr.Stride+i] = sw * (row[j] - mean[j]) / sigma
 		}
 	}
-	cmu.SymOuterK(1, ym)
+	symOuterK(cmu, 1, ym)
 }
 
 // cMuNegInto sets neg to C_μ^- = Σ_{i>μ} w°_i (n/‖C^{−1/2} y_i‖²) y_i y_iᵀ
@@ -191,32 +196,34 @@ func cMuInto(cmu *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mean [
 // n×(λ−μ) matrix ym is √(|w°_{μ+j}| n/‖C^{−1/2} y‖²) y. b and d are B and D
 // of C^t; the points k < injected (injected ones) are left out, and so is a
 // y of norm 0 (its y yᵀ is 0). It returns Σ w° over the points not left out
-// as injected. bty is scratch of length n.
-func cMuNegInto(neg *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mean []float64, sigma float64, weightsNeg []float64, b *mat.Dense, d []float64, injected int, bty []float64) float64 {
-	n := len(mean)
-	mu := len(order) - len(weightsNeg)
+// as injected. nw holds the scratch (y and bty of at least (λ−μ)·n).
+func cMuNegInto(neg *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mean []float64, sigma float64, weightsNeg []float64, b *mat.Dense, d []float64, injected int, nw *negWork) float64 {
+	n, k := len(mean), len(weightsNeg)
+	mu := len(order) - k
 	xr, yr, bm := x.RawMatrix(), ym.RawMatrix(), b.RawMatrix()
+	// Row j of Y is y_{μ+j}ᵀ; row j of Y B is (Bᵀ y)ᵀ, each entry summed
+	// over the rows of B in order, as an axpy of each row of B into a
+	// zeroed vector sums it (the loop this product replaced: the same
+	// bits of ‖C^{−1/2} y‖²).
+	for j := range k {
+		row := xr.Data[order[mu+j]*xr.Stride : order[mu+j]*xr.Stride+n]
+		yj := nw.y[j*n : (j+1)*n]
+		for i := range n {
+			yj[i] = (row[i] - mean[i]) / sigma
+		}
+	}
+	nw.prod.Mul(k, n, n, nw.y, n, bm.Data, bm.Stride, nw.bty, n)
 	var sum float64
 	for j, w := range weightsNeg {
-		k := order[mu+j]
 		for i := range n {
 			yr.Data[i*yr.Stride+j] = 0
 		}
-		if k < injected {
+		if order[mu+j] < injected {
 			continue
 		}
 		sum += w
-		row := xr.Data[k*xr.Stride : k*xr.Stride+n]
 		// ‖C^{−1/2} y‖² = ‖D^{−1} Bᵀ y‖², summed as in the update's p_σ.
-		for l := range n {
-			bty[l] = 0
-		}
-		// Row by row, each an axpy (gonum's assembly: a product, then a
-		// sum, per element, as the loop it replaced; the same bits).
-		for i := range n {
-			yi := (row[i] - mean[i]) / sigma
-			blas64.Implementation().Daxpy(n, yi, bm.Data[i*bm.Stride:i*bm.Stride+n], 1, bty, 1)
-		}
+		bty := nw.bty[j*n : (j+1)*n]
 		var norm2 float64
 		for l := range n {
 			v := bty[l] / d[l]
@@ -226,10 +233,19 @@ func cMuNegInto(neg *mat.SymDense, ym *mat.Dense, x *mat.Dense, order []int, mea
 			continue
 		}
 		sw := math.Sqrt(-w * float64(n) / norm2)
+		row := xr.Data[order[mu+j]*xr.Stride : order[mu+j]*xr.Stride+n]
 		for i := range n {
 			yr.Data[i*yr.Stride+j] = sw * (row[i] - mean[i]) / sigma
 		}
 	}
-	neg.SymOuterK(-1, ym)
+	symOuterK(neg, -1, ym)
 	return sum
+}
+
+// negWork is cMuNegInto's scratch: the points' steps y and Bᵀ y, row by
+// row, and the product (the ES lends its sampling buffers, free during
+// the update).
+type negWork struct {
+	y, bty []float64
+	prod   *symeig.Product
 }

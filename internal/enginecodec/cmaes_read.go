@@ -80,8 +80,8 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 		st.EigenT = r.Int() // cmaes.Restore checks 0 ≤ EigenT ≤ T
 	} else {
 		migrateLazy(st)
-		if st.Config.Numerics == cmaes.NumericsLazy {
-			r.Fail("numerics %d in version %d", st.Config.Numerics, version) // came with version 8
+		if cmaes.IsLazy(st.Config.Numerics) {
+			r.Fail("numerics %d in version %d", st.Config.Numerics, version) // came with version 8 (NumericsLazyLong later)
 		}
 	}
 	if version >= versionFlatFitness {

@@ -35,20 +35,24 @@ func TestNumericsOfAux(t *testing.T) {
 // (its signal-to-noise rule reads C^t from the primary's B and D), also in
 // a restored state.
 func TestNumericsLazyRefused(t *testing.T) {
-	cfg := Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1, Numerics: cmaes.NumericsLazy}}
-	if _, err := New(cfg); err == nil {
-		t.Fatal("New accepted NumericsLazy")
+	for _, v := range []int{cmaes.NumericsLazy, cmaes.NumericsLazyLong} {
+		cfg := Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1, Numerics: v}}
+		if _, err := New(cfg); err == nil {
+			t.Fatalf("New accepted numerics %d", v)
+		}
 	}
 	ok := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1}})
 	if _, err := Restore(ok.State()); err != nil {
 		t.Fatalf("the unchanged state: %v", err)
 	}
-	s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1}})
-	st := s.State()
-	p := st.Primary.Clone()
-	p.Config.Numerics = cmaes.NumericsLazy
-	st.Primary = p
-	if _, err := Restore(st); err == nil {
-		t.Fatal("Restore accepted a primary with NumericsLazy")
+	for _, v := range []int{cmaes.NumericsLazy, cmaes.NumericsLazyLong} {
+		s := mustNew(t, Config{CMA: cmaes.Config{X0: uniformX0(1, 4), Sigma0: 1, Seed: 1}})
+		st := s.State()
+		p := st.Primary.Clone()
+		p.Config.Numerics = v
+		st.Primary = p
+		if _, err := Restore(st); err == nil {
+			t.Fatalf("Restore accepted a primary with numerics %d", v)
+		}
 	}
 }

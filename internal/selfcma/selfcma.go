@@ -149,10 +149,10 @@ func New(cfg Config) (*ES, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.CMA.Numerics == cmaes.NumericsLazy {
+	if cmaes.IsLazy(cfg.CMA.Numerics) {
 		// The signal-to-noise rule reads C^t from the primary's B and D:
 		// self-CMA-ES keeps decomposing C at every update.
-		return nil, fmt.Errorf("selfcma: numerics %d (lazy) is for CMA-ES only", cmaes.NumericsLazy)
+		return nil, fmt.Errorf("selfcma: numerics %d (lazy) is for CMA-ES only", cfg.CMA.Numerics)
 	}
 	woodbury := resolveNumerics(&cfg.CMA) // NumericsWoodbury (woodbury.go)
 	p, err := cmaes.New(cfg.CMA)

@@ -69,8 +69,8 @@ func (s *ES) check() error {
 		return fmt.Errorf("init %q", s.init)
 	case s.minLambda < EveryLambda:
 		return fmt.Errorf("min lambda %d", s.minLambda)
-	case s.primary.Config().Numerics == cmaes.NumericsLazy:
-		return fmt.Errorf("numerics %d (lazy) in a self-CMA-ES", cmaes.NumericsLazy)
+	case cmaes.IsLazy(s.primary.Config().Numerics):
+		return fmt.Errorf("numerics %d (lazy) in a self-CMA-ES", s.primary.Config().Numerics)
 	case s.woodbury && s.primary.Config().Numerics != cmaes.NumericsDC:
 		return fmt.Errorf("numerics %d (Woodbury) on a primary of numerics %d", NumericsWoodbury, s.primary.Config().Numerics)
 	case s.snrP.check() != nil:

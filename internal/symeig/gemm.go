@@ -64,11 +64,20 @@ func (g *gemmWork) mulT(m, n, k int, a []float64, lda int, b []float64, ldb int,
 		}
 		return
 	}
-	workers := 1
+	par := 1
 	if m*n*k >= minGemmParallel {
-		workers = max(1, min(maxWorkers, (m+gemmMC-1)/gemmMC))
+		par = max(1, maxWorkers)
 	}
 	npanels := (n + gemmNR - 1) / gemmNR
+	blocks := (m + gemmMC - 1) / gemmMC
+	// Few row blocks (m small, as λ or the active update's points against
+	// n): the goroutines share the column panels instead, each packing its
+	// own panels of B. Either way every entry is the same kernel's.
+	byCols := par > 1 && blocks < 2*par && npanels >= 2*par
+	workers := min(par, blocks)
+	if byCols {
+		workers = par
+	}
 	if need := min(gemmKC, k) * npanels * gemmNR; len(g.bp) < need {
 		g.bp = make([]float64, need)
 	}
@@ -77,38 +86,56 @@ func (g *gemmWork) mulT(m, n, k int, a []float64, lda int, b []float64, ldb int,
 	}
 	for pc := 0; pc < k; pc += gemmKC {
 		kc := min(gemmKC, k-pc)
-		if transB {
-			g.packBT(kc, n, b[pc:], ldb)
-		} else {
-			g.packB(kc, n, b[pc*ldb:], ldb)
-		}
 		first := pc == 0 && !acc
-		blocks := (m + gemmMC - 1) / gemmMC
-		if workers == 1 {
-			for ib := range blocks {
-				g.block(ib, 0, m, n, kc, a[pc:], lda, c, ldc, first)
+		pack := func(p0, p1 int) {
+			if transB {
+				g.packBT(kc, p0, p1, n, b[pc:], ldb)
+			} else {
+				g.packB(kc, p0, p1, n, b[pc*ldb:], ldb)
 			}
-			continue
 		}
-		var wg sync.WaitGroup
-		for wk := 1; wk < workers; wk++ {
-			wg.Go(func() {
-				for ib := wk; ib < blocks; ib += workers {
-					g.block(ib, wk, m, n, kc, a[pc:], lda, c, ldc, first)
+		switch {
+		case byCols:
+			cols := func(wk int) {
+				p0, p1 := wk*npanels/workers, (wk+1)*npanels/workers
+				pack(p0, p1)
+				for ib := range blocks {
+					g.block(ib, wk, p0, p1, m, n, kc, a[pc:], lda, c, ldc, first)
 				}
-			})
+			}
+			var wg sync.WaitGroup
+			for wk := 1; wk < workers; wk++ {
+				wg.Go(func() { cols(wk) })
+			}
+			cols(0)
+			wg.Wait()
+		case workers == 1:
+			pack(0, npanels)
+			for ib := range blocks {
+				g.block(ib, 0, 0, npanels, m, n, kc, a[pc:], lda, c, ldc, first)
+			}
+		default:
+			pack(0, npanels)
+			var wg sync.WaitGroup
+			for wk := 1; wk < workers; wk++ {
+				wg.Go(func() {
+					for ib := wk; ib < blocks; ib += workers {
+						g.block(ib, wk, 0, npanels, m, n, kc, a[pc:], lda, c, ldc, first)
+					}
+				})
+			}
+			for ib := 0; ib < blocks; ib += workers {
+				g.block(ib, 0, 0, npanels, m, n, kc, a[pc:], lda, c, ldc, first)
+			}
+			wg.Wait()
 		}
-		for ib := 0; ib < blocks; ib += workers {
-			g.block(ib, 0, m, n, kc, a[pc:], lda, c, ldc, first)
-		}
-		wg.Wait()
 	}
 }
 
 // packBT is packB for B = bᵀ, b n×kc with stride ldb: row l of panel p
 // holds b(p·gemmNR+jj, l).
-func (g *gemmWork) packBT(kc, n int, b []float64, ldb int) {
-	for p := 0; p*gemmNR < n; p++ {
+func (g *gemmWork) packBT(kc, p0, p1, n int, b []float64, ldb int) {
+	for p := p0; p < p1; p++ {
 		j0 := p * gemmNR
 		w := min(gemmNR, n-j0)
 		dst := g.bp[p*kc*gemmNR : (p+1)*kc*gemmNR]
@@ -127,11 +154,11 @@ func (g *gemmWork) packBT(kc, n int, b []float64, ldb int) {
 	}
 }
 
-// packB copies B(0:kc, 0:n) into g.bp: panel p holds columns
-// p·gemmNR … p·gemmNR+gemmNR−1, row l of the panel at
+// packB copies panels p0 … p1−1 of B(0:kc, 0:n) into g.bp: panel p
+// holds columns p·gemmNR … p·gemmNR+gemmNR−1, row l of the panel at
 // bp[p·kc·gemmNR + l·gemmNR:], zero past column n.
-func (g *gemmWork) packB(kc, n int, b []float64, ldb int) {
-	for p := 0; p*gemmNR < n; p++ {
+func (g *gemmWork) packB(kc, p0, p1, n int, b []float64, ldb int) {
+	for p := p0; p < p1; p++ {
 		j0 := p * gemmNR
 		w := min(gemmNR, n-j0)
 		dst := g.bp[p*kc*gemmNR : (p+1)*kc*gemmNR]
@@ -143,9 +170,10 @@ func (g *gemmWork) packB(kc, n int, b []float64, ldb int) {
 	}
 }
 
-// block computes rows ib·gemmMC … of C for one row block of B (kc rows),
-// with goroutine wk's packing buffer: C += A·B, or C = A·B if first.
-func (g *gemmWork) block(ib, wk, m, n, kc int, a []float64, lda int, c []float64, ldc int, first bool) {
+// block computes rows ib·gemmMC … of C, in the column panels p0 … p1−1,
+// for one row block of B (kc rows), with goroutine wk's packing buffer:
+// C += A·B, or C = A·B if first.
+func (g *gemmWork) block(ib, wk, p0, p1, m, n, kc int, a []float64, lda int, c []float64, ldc int, first bool) {
 	i0 := ib * gemmMC
 	mc := min(gemmMC, m-i0)
 	ap := g.ap[wk]
@@ -179,7 +207,7 @@ func (g *gemmWork) block(ib, wk, m, n, kc int, a []float64, lda int, c []float64
 			}
 		}
 	}
-	for p := 0; p*gemmNR < n; p++ {
+	for p := p0; p < p1; p++ {
 		j0 := p * gemmNR
 		w := min(gemmNR, n-j0)
 		bp := g.bp[p*kc*gemmNR : (p+1)*kc*gemmNR]

@@ -27,7 +27,7 @@ func TestGemmBits(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	avx := haveGemm4x8
 	r := rand.New(rand.NewPCG(23, 24))
-	shapes := [][3]int{{1, 1, 1}, {3, 7, 5}, {4, 8, 1}, {5, 9, 257}, {64, 64, 64}, {67, 130, 300}, {200, 200, 600}, {130, 9, 513}, {10, 0, 3}, {2, 3, 0}}
+	shapes := [][3]int{{1, 1, 1}, {3, 7, 5}, {4, 8, 1}, {5, 9, 257}, {64, 64, 64}, {67, 130, 300}, {200, 200, 600}, {50, 300, 140}, {130, 9, 513}, {10, 0, 3}, {2, 3, 0}}
 	for _, sh := range shapes {
 		m, n, k := sh[0], sh[1], sh[2]
 		lda, ldb, ldc := k+3, n+2, n+5
@@ -90,30 +90,42 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-// TestProductMulTransB checks MulTransB against the defining loop bit for
-// bit.
+// TestProductMulTransB checks MulTransB and Mul against the defining loop
+// bit for bit, at GOMAXPROCS 1, 2 and 8, on a small shape and one where
+// the goroutines share B's column panels (few rows).
 func TestProductMulTransB(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(33, 34))
-	const m, n, k = 37, 21, 300
-	a := make([]float64, m*(k+1))
-	b := make([]float64, n*(k+2))
-	for i := range a {
-		a[i] = r.NormFloat64()
-	}
-	for i := range b {
-		b[i] = r.NormFloat64()
-	}
-	c := make([]float64, m*n)
-	var p Product
-	p.MulTransB(m, n, k, a, k+1, b, k+2, c, n)
-	for i := range m {
-		for j := range n {
-			s := 0.0
-			for l := range k {
-				s += float64(a[i*(k+1)+l] * b[j*(k+2)+l])
-			}
-			if sameBits([]float64{s}, c[i*n+j:i*n+j+1]) >= 0 {
-				t.Fatalf("c[%d,%d] = %v, want %v", i, j, c[i*n+j], s)
+	for _, sh := range [][3]int{{37, 21, 300}, {37, 210, 300}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		a := make([]float64, m*(k+1))
+		b := make([]float64, max(n*(k+2), k*(n+3))) // bᵀ for MulTransB, b (k×n, stride n+3) for Mul
+		for i := range a {
+			a[i] = r.NormFloat64()
+		}
+		for i := range b {
+			b[i] = r.NormFloat64()
+		}
+		for _, procs := range []int{1, 2, 8} {
+			runtime.GOMAXPROCS(procs)
+			ct, c := make([]float64, m*n), make([]float64, m*n)
+			var p Product
+			p.MulTransB(m, n, k, a, k+1, b, k+2, ct, n)
+			p.Mul(m, n, k, a, k+1, b, n+3, c, n)
+			for i := range m {
+				for j := range n {
+					st, s := 0.0, 0.0
+					for l := range k {
+						st += float64(a[i*(k+1)+l] * b[j*(k+2)+l])
+						s += float64(a[i*(k+1)+l] * b[l*(n+3)+j])
+					}
+					if sameBits([]float64{st}, ct[i*n+j:i*n+j+1]) >= 0 {
+						t.Fatalf("%v procs %d: MulTransB c[%d,%d] = %v, want %v", sh, procs, i, j, ct[i*n+j], st)
+					}
+					if sameBits([]float64{s}, c[i*n+j:i*n+j+1]) >= 0 {
+						t.Fatalf("%v procs %d: Mul c[%d,%d] = %v, want %v", sh, procs, i, j, c[i*n+j], s)
+					}
+				}
 			}
 		}
 	}

@@ -17,3 +17,13 @@ type Product struct {
 func (p *Product) MulTransB(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
 	p.g.mulT(m, n, k, a, lda, b, ldb, true, c, ldc, false, runtime.GOMAXPROCS(0))
 }
+
+// Mul sets the m×n matrix c to a·b, a m×k and b k×n, all row-major
+// (strides lda, ldb, ldc); entry (i, j) is Σ_l a[i][l]·b[l][j] summed in
+// increasing l from 0, each product rounded then added: the bits of an
+// axpy of each row of b into a zeroed row of c in turn (a zero
+// multiplier can change the sign of a zero only). c must not overlap a
+// or b.
+func (p *Product) Mul(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	p.g.mul(m, n, k, a, lda, b, ldb, c, ldc, false, runtime.GOMAXPROCS(0))
+}
