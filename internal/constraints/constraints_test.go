@@ -1,12 +1,10 @@
 package constraints_test
 
 import (
-	"bytes"
 	"math"
 	"slices"
 	"testing"
 
-	"github.com/selfcma/selfcma/internal/binenc"
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/constraints"
 	"github.com/selfcma/selfcma/internal/mixedfn"
@@ -83,43 +81,31 @@ func TestConvergence(t *testing.T) {
 	}
 }
 
-// TestRoundTrip: after every iteration, encode, decode and encode gives
-// the same bytes, and the decoded AL continues as the original does.
-func TestRoundTrip(t *testing.T) {
-	p := mixedfn.ConstrainedProblems(6)[1]
-	var blobs [][]byte
-	run(t, p, 1, 3000, func(al *constraints.AL) {
-		b, err := al.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		blobs = append(blobs, b)
-	})
-	g := [][]float64{{0.1, -0.2, 0.3}, {-1, -1, -1}, {0, 0.5, -0.5}}
-	f := []float64{3, 1, 2}
-	for i, b := range blobs {
-		a, err := constraints.Unmarshal(b)
-		if err != nil {
-			t.Fatalf("iteration %d: %v", i, err)
-		}
-		again, _ := a.MarshalBinary()
-		if !bytes.Equal(b, again) {
-			t.Fatalf("iteration %d: re-encoding differs", i)
-		}
-		if a.MemoryBytes() < len(b)/2 {
-			t.Fatalf("iteration %d: MemoryBytes %d for %d bytes", i, a.MemoryBytes(), len(b))
-		}
-		c, _ := constraints.Unmarshal(b)
-		r1, _ := a.Tell(f, g)
-		r2, _ := c.Tell(f, g)
-		e1, _ := a.MarshalBinary()
-		e2, _ := c.MarshalBinary()
-		if !slices.Equal(r1, r2) || !bytes.Equal(e1, e2) {
-			t.Fatalf("iteration %d: two decoded copies diverge", i)
+// TestRestoreRefuses: a state whose shapes an AL of its size cannot have
+// is refused (internal/enginecodec's tests restore every state a run
+// makes).
+func TestRestoreRefuses(t *testing.T) {
+	al, _ := constraints.New(3, 2)
+	al.Tell([]float64{1, 2, 3}, [][]float64{{1, -1}, {0.5, 2}, {-1, 0}})
+	if _, err := constraints.Restore(3, 2, al.State); err != nil || !al.State.Set {
+		t.Fatalf("the state of a told AL (set %v): %v", al.State.Set, err)
+	}
+	for name, spoil := range map[string]func(*constraints.State){
+		"lam":          func(s *constraints.State) { s.Lam = s.Lam[:1] },
+		"initialized":  func(s *constraints.State) { s.Initialized = nil },
+		"g history":    func(s *constraints.State) { s.GHistory = append(s.GHistory, []float64{1}) },
+		"long history": func(s *constraints.State) { s.GHistory = make([][]float64, 30) },
+		"same changes": func(s *constraints.State) { s.SameChanges = []int{1} },
+	} {
+		st := al.State
+		st.GHistory = slices.Clone(st.GHistory)
+		spoil(&st)
+		if _, err := constraints.Restore(3, 2, st); err == nil {
+			t.Errorf("%s: restored", name)
 		}
 	}
-	if _, err := constraints.Unmarshal(blobs[len(blobs)-1][:10]); err == nil {
-		t.Error("a truncated blob decoded")
+	if _, err := constraints.Restore(3, 0, constraints.State{}); err == nil {
+		t.Error("0 constraints restored")
 	}
 }
 
@@ -143,34 +129,4 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: Tell accepted %v, %v", name, c.f, c.g)
 		}
 	}
-}
-
-func FuzzUnmarshal(f *testing.F) {
-	al, _ := constraints.New(4, 2)
-	for k := range 12 {
-		v := float64(k%5) - 2
-		al.Tell([]float64{v, 2 * v, -v}, [][]float64{{v, -1}, {0.5, v}, {-v, 0}})
-	}
-	seed, _ := al.MarshalBinary()
-	f.Add(seed)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		a, err := constraints.Unmarshal(binenc.Reseal(b))
-		if err != nil {
-			return
-		}
-		once, _ := a.MarshalBinary()
-		a2, err := constraints.Unmarshal(once)
-		if err != nil {
-			t.Fatalf("a re-encoded state does not decode: %v", err)
-		}
-		twice, _ := a2.MarshalBinary()
-		if !bytes.Equal(once, twice) {
-			t.Fatal("encoding is not stable")
-		}
-		g := make([][]float64, 3)
-		for i := range g {
-			g[i] = make([]float64, a.Params.M)
-		}
-		a.Tell([]float64{1, 2, 3}, g)
-	})
 }

@@ -1,6 +1,7 @@
 // Package enginecodec owns the binary encodings of the engines' states,
-// cmaes.State, selfcma.State, catcma's (catcma.go) and sepcma's
-// (sepcma.go): the only code that knows their layouts.
+// cmaes.State, selfcma.State, catcma's (catcma.go), sepcma's (sepcma.go)
+// and the constraints' augmented Lagrangian (constraints.go): the only code
+// that knows their layouts.
 // The engines keep their state as plain data and restore from it
 // (cmaes.Restore, selfcma.Restore); this package writes the current
 // version of that data and reads every version written since the first,

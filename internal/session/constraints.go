@@ -7,6 +7,7 @@ import (
 
 	"github.com/selfcma/selfcma/internal/binenc"
 	"github.com/selfcma/selfcma/internal/constraints"
+	"github.com/selfcma/selfcma/internal/enginecodec"
 )
 
 // Constrained sessions (issue 26): minimise f(x) subject to g_i(x) ≤ 0,
@@ -74,7 +75,7 @@ type ConstraintRecord struct {
 // constrainedMeta is a constrained session's part of its record.
 type constrainedMeta struct {
 	M        int
-	AL       []byte        // constraints.AL.MarshalBinary after the last tell
+	AL       []byte        // enginecodec.AppendAL of the AL after the last tell
 	Best     *Best         // the best f told, feasible or not; nil = none
 	Feasible *FeasibleBest // nil = none yet
 }
@@ -114,11 +115,7 @@ func newConstrained(c *Constraints, n int) (*constrainedMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := al.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	return &constrainedMeta{M: c.Count, AL: b}, nil
+	return &constrainedMeta{M: c.Count, AL: enginecodec.AppendAL(nil, al)}, nil
 }
 
 // constraintCount is m, 0 for an unconstrained session.
@@ -204,7 +201,7 @@ func tellOptimizer(l *loaded, md *meta, g int, fit []float64, cons [][]float64) 
 		return l.opt.Tell(fit)
 	}
 	c := *md.Constrained
-	al, err := constraints.Unmarshal(c.AL)
+	al, err := enginecodec.DecodeAL(c.AL)
 	if err != nil {
 		return HistoryRecord{}, fmt.Errorf("augmented Lagrangian: %w", err)
 	}
@@ -217,9 +214,7 @@ func tellOptimizer(l *loaded, md *meta, g int, fit []float64, cons [][]float64) 
 	if err != nil {
 		return HistoryRecord{}, err
 	}
-	if c.AL, err = al.MarshalBinary(); err != nil {
-		return HistoryRecord{}, err
-	}
+	c.AL = enginecodec.AppendAL(nil, al)
 	rec := ConstraintRecord{Violation: math.NaN(), BestFeasible: math.NaN(), BestFeasibleSoFar: math.NaN()}
 	for k, f := range fit {
 		if !math.IsNaN(f) && (c.Best == nil || f < c.Best.F) {
@@ -317,7 +312,7 @@ func viewConstraints(md *meta, s *Session) {
 		return
 	}
 	v := &ConstraintsView{Count: c.M}
-	if al, err := constraints.Unmarshal(c.AL); err == nil && al.State.Set { // decoded once when loaded: it decodes
+	if al, err := enginecodec.DecodeAL(c.AL); err == nil && al.State.Set { // decoded once when loaded: it decodes
 		v.Multipliers, v.Penalties = al.State.Lam, al.State.Mu
 	}
 	s.Constraints = v
@@ -351,7 +346,7 @@ func checkConstrained(md *meta) error {
 	if c == nil {
 		return nil
 	}
-	al, err := constraints.Unmarshal(c.AL)
+	al, err := enginecodec.DecodeAL(c.AL)
 	if err != nil {
 		return err
 	}

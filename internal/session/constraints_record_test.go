@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/selfcma/selfcma/internal/constraints"
+	"github.com/selfcma/selfcma/internal/enginecodec"
 	"github.com/selfcma/selfcma/internal/exactbits"
 )
 
@@ -29,10 +30,7 @@ func schema6Meta(t *testing.T) *meta {
 	if _, err := al.Tell(f, g); err != nil {
 		t.Fatal(err)
 	}
-	blob, err := al.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob := enginecodec.AppendAL(nil, al)
 	best := 1.0
 	nan := math.NaN()
 	return &meta{ID: "v6", Name: "constrained", Algorithm: AlgorithmCMAES, CreatedAt: time.Unix(5, 7).UTC(), UpdatedAt: time.Unix(6, 0).UTC(),
