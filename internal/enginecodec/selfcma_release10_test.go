@@ -1,7 +1,6 @@
 package enginecodec
 
 import (
-	"os"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
@@ -44,16 +43,7 @@ func release10ES(t *testing.T) *selfcma.ES {
 // the rule under way at its parameters of then, and continues as the code
 // that wrote it did, also encoded again in the current version.
 func TestSelfCMARelease10Continues(t *testing.T) {
-	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "10" {
-		if selfcmaVersion != versionFlatFitnessSelf {
-			t.Fatalf("the fixture of version %d is written by the code of that version, not %d", versionFlatFitnessSelf, selfcmaVersion)
-		}
-		blob, _ := marshalSelf(release10ES(t))
-		if err := os.WriteFile(selfRelease10Fixture, blob, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s2, _ := DecodeSelfCMA(blob)
-		t.Logf("wrote %s (%d bytes); continuation %s", selfRelease10Fixture, len(blob), selfContinueHash(t, s2, 6))
+	if writeSelfFixture(t, "10", versionFlatFitnessSelf, selfRelease10Fixture, release10ES) {
 		return
 	}
 	_, s := selfStateFixture(t, selfRelease10Fixture, versionFlatFitnessSelf)

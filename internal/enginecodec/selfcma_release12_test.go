@@ -1,7 +1,6 @@
 package enginecodec
 
 import (
-	"os"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
@@ -41,16 +40,7 @@ func release12ES(t *testing.T) *selfcma.ES {
 // h_t by the Woodbury identity, encodes back to its bytes while 12 is the
 // current version, and continues as the code that wrote it did.
 func TestSelfCMARelease12Continues(t *testing.T) {
-	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "12" {
-		if selfcmaVersion != versionWoodbury {
-			t.Fatalf("the fixture of version %d is written by the code of that version, not %d", versionWoodbury, selfcmaVersion)
-		}
-		blob, _ := marshalSelf(release12ES(t))
-		if err := os.WriteFile(selfRelease12Fixture, blob, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s2, _ := DecodeSelfCMA(blob)
-		t.Logf("wrote %s (%d bytes); continuation %s", selfRelease12Fixture, len(blob), selfContinueHash(t, s2, 6))
+	if writeSelfFixture(t, "12", versionWoodbury, selfRelease12Fixture, release12ES) {
 		return
 	}
 	blob, s := selfStateFixture(t, selfRelease12Fixture, versionWoodbury)

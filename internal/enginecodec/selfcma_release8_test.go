@@ -39,16 +39,7 @@ func release8ES(t *testing.T) *selfcma.ES {
 // rule under way, encodes back to its bytes while 8 is the current
 // version, and continues as the code that wrote it did.
 func TestSelfCMARelease8Continues(t *testing.T) {
-	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "8" {
-		if selfcmaVersion != versionSNR {
-			t.Fatalf("the fixture of version %d is written by the code of that version, not %d", versionSNR, selfcmaVersion)
-		}
-		blob, _ := marshalSelf(release8ES(t))
-		if err := os.WriteFile(selfRelease8Fixture, blob, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s2, _ := DecodeSelfCMA(blob)
-		t.Logf("wrote %s (%d bytes); continuation %s", selfRelease8Fixture, len(blob), selfContinueHash(t, s2, 6))
+	if writeSelfFixture(t, "8", versionSNR, selfRelease8Fixture, release8ES) {
 		return
 	}
 	blob, s := selfStateFixture(t, selfRelease8Fixture, 8)
@@ -59,4 +50,25 @@ func TestSelfCMARelease8Continues(t *testing.T) {
 		t.Fatal("the fixture does not encode back to its bytes")
 	}
 	continuesAsWritten(t, s, selfRelease8Continuation)
+}
+
+// writeSelfFixture writes the self-CMA-ES release fixture path, of the ES
+// build makes, when SELFCMA_WRITE_FIXTURES is name (only by the code of
+// that version), and logs its continuation hash (selfContinueHash, 6
+// generations); it reports whether it wrote: the test then ends.
+func writeSelfFixture(t *testing.T, name string, version uint32, path string, build func(*testing.T) *selfcma.ES) bool {
+	t.Helper()
+	if os.Getenv("SELFCMA_WRITE_FIXTURES") != name {
+		return false
+	}
+	if selfcmaVersion != version {
+		t.Fatalf("the fixture of version %d is written by the code of that version, not %d", version, selfcmaVersion)
+	}
+	blob, _ := marshalSelf(build(t))
+	if err := os.WriteFile(path, blob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2, _ := DecodeSelfCMA(blob)
+	t.Logf("wrote %s (%d bytes); continuation %s", path, len(blob), selfContinueHash(t, s2, 6))
+	return true
 }
