@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"math"
 	"os"
 	"testing"
@@ -143,12 +144,21 @@ func release7BIPOPES(t *testing.T) *cmaes.ES {
 func runHash(tb testing.TB, e *cmaes.ES, gens int, f func([]float64) float64, stops bool) (string, int) {
 	tb.Helper()
 	h := sha256.New()
+	restarts := hashSteps(tb, h, e.Ask, e.Tell, func() bool { return e.Stopped() != nil }, gens, f, stops)
+	return hex.EncodeToString(h.Sum(nil)), restarts
+}
+
+// hashSteps runs at most gens generations of an ES (ask, tell, stopped)
+// on f, writing runHash's bytes into h, and returns the restarts.
+func hashSteps(tb testing.TB, h hash.Hash, ask func() [][]float64, tell func([]float64) (cmaes.Record, error),
+	stopped func() bool, gens int, f func([]float64) float64, stops bool) int {
+	tb.Helper()
 	restarts := 0
 	for range gens {
-		if e.Stopped() != nil {
+		if stopped() {
 			break
 		}
-		X := e.Ask()
+		X := ask()
 		v := make([]float64, len(X))
 		for k, x := range X {
 			v[k] = f(x)
@@ -156,7 +166,7 @@ func runHash(tb testing.TB, e *cmaes.ES, gens int, f func([]float64) float64, st
 				h.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(xi)))
 			}
 		}
-		rec, err := e.Tell(v)
+		rec, err := tell(v)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -169,7 +179,7 @@ func runHash(tb testing.TB, e *cmaes.ES, gens int, f func([]float64) float64, st
 			restarts++
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), restarts
+	return restarts
 }
 
 // restartHash is runHash on Rastrigin.

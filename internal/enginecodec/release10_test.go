@@ -2,10 +2,8 @@ package enginecodec
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"os"
 	"testing"
 
@@ -84,28 +82,11 @@ func nbipopHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
 func selfNBIPOPHash(tb testing.TB, s *selfcma.ES, gens int) (string, int) {
 	tb.Helper()
 	h := sha256.New()
-	restarts := 0
-	for range gens {
-		if s.Primary().Stopped() != nil {
-			break
-		}
-		X := s.Ask()
-		v := make([]float64, len(X))
-		for k, x := range X {
-			v[k] = rastrigin(x)
-			for _, xi := range x {
-				h.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(xi)))
-			}
-		}
+	tell := func(v []float64) (cmaes.Record, error) {
 		rec, err := s.Tell(v)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		fmt.Fprintf(h, "%d %s %v;", rec.Lambda, rec.Regime, rec.Stop)
-		if rec.Restarted {
-			restarts++
-		}
+		return rec.Record, err
 	}
+	restarts := hashSteps(tb, h, s.Ask, tell, func() bool { return s.Primary().Stopped() != nil }, gens, rastrigin, true)
 	fmt.Fprintf(h, "%v", s.Primary().RunEnds())
 	return hex.EncodeToString(h.Sum(nil)), restarts
 }
