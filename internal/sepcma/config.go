@@ -36,6 +36,11 @@ func (c *Config) validate() error {
 	if c.Rates >= ratesCount {
 		return fmt.Errorf("sepcma: unknown rates %d", c.Rates)
 	}
+	// Its restarts know IPOP and BIPOP only (restart.go), not NIPOP's and
+	// NBIPOP's rules: refused rather than ignored.
+	if rs := c.Restarts; rs.SigmaDec > 1 || rs.Budget > 1 {
+		return fmt.Errorf("sepcma: restarts: NIPOP and NBIPOP (sigma decrease %v, budget ratio %v) are not sep-CMA-ES's", rs.SigmaDec, rs.Budget)
+	}
 	// x0, σ0, λ, the bounds, the termination criteria, the restarts and the
 	// injected points mean what they mean to cmaes: its checks.
 	cc := cmaes.Config{X0: c.X0, Sigma0: c.Sigma0, Lambda: c.Lambda, Bounds: c.Bounds,

@@ -220,6 +220,8 @@ func TestBadInput(t *testing.T) {
 		"incpopsize":   {X0: []float64{1}, Sigma0: 1, Restarts: cmaes.Restarts{IPOP: true, IncPopSize: 0.5}},
 		"max evals":    {X0: []float64{1}, Sigma0: 1, Termination: cmaes.Termination{MaxEvaluations: -1}},
 		"inf tolerans": {X0: []float64{1}, Sigma0: 1, Termination: cmaes.Termination{TolFun: math.Inf(1)}},
+		"nipop":        {X0: []float64{1}, Sigma0: 1, Restarts: cmaes.Restarts{IPOP: true, SigmaDec: 1.6}},
+		"nbipop":       {X0: []float64{1}, Sigma0: 1, Restarts: cmaes.Restarts{BIPOP: true, SigmaDec: 1.6, Budget: 2}},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: accepted", name)
