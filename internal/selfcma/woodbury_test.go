@@ -129,37 +129,57 @@ func TestWoodburyAccuracyTable(t *testing.T) {
 func BenchmarkWoodbury(b *testing.B) {
 	for _, n := range []int{10, 20, 40, 70, 100, 200, 400} {
 		for _, active := range []bool{false, true} {
-			s := mustNew(b, Config{CMA: cmaes.Config{X0: uniformX0(1, n), Sigma0: 1, Lambda: 100, Seed: 1, Active: active, Termination: never}})
-			prev := new(cmaes.Step)
-			step(b, s, rosenbrock)
-			for range 3 {
-				prev.CopyFrom(s.Primary().LastStep())
-				step(b, s, rosenbrock)
-			}
-			cur := s.Primary().LastStep()
-			mu := s.Primary().Params().Mu
-			r := rand.New(rand.NewPCG(1, 1))
-			thetas := make([]cmaes.Hyper, AuxLambda) // feasible, near the defaults
-			for j := range thetas {
-				thetas[j] = randomTheta(r, s.Primary().Params().Hyper(), false)
-			}
-			for _, path := range []string{"cholesky", "woodbury"} {
-				b.Run(fmt.Sprintf("n=%d/λ=100/active=%v/%s", n, active, path), func(b *testing.B) {
-					ws := &workspace{}
-					b.ReportAllocs()
-					for b.Loop() {
-						if path == "woodbury" {
-							ws.basis = newReplayBasis(prev, cur)
-						}
-						for _, theta := range thetas {
-							if _, ok := ws.h(theta, prev, cur, mu); !ok {
-								b.Fatal("C' not positive definite")
-							}
-						}
-					}
-				})
+			benchWoodburyPaths(b, n, 100, active)
+		}
+	}
+}
+
+// BenchmarkWoodburyGrid is BenchmarkWoodbury over n and λ, to place the
+// break-even rank k (μ + 1; active: λ + 1) of the Woodbury path against
+// the Cholesky one (docs/algorithm.md §2, "h_t by the determinant lemma
+// and Woodbury").
+func BenchmarkWoodburyGrid(b *testing.B) {
+	for _, n := range []int{20, 50, 100, 200} {
+		for _, lambda := range []int{20, 50, 100, 200, 400} {
+			for _, active := range []bool{false, true} {
+				benchWoodburyPaths(b, n, lambda, active)
 			}
 		}
+	}
+}
+
+// benchWoodburyPaths times h_t of 20 feasible θ near the defaults, after a
+// few generations on Rosenbrock, by both paths.
+func benchWoodburyPaths(b *testing.B, n, lambda int, active bool) {
+	s := mustNew(b, Config{CMA: cmaes.Config{X0: uniformX0(1, n), Sigma0: 1, Lambda: lambda, Seed: 1, Active: active, Termination: never}})
+	prev := new(cmaes.Step)
+	step(b, s, rosenbrock)
+	for range 3 {
+		prev.CopyFrom(s.Primary().LastStep())
+		step(b, s, rosenbrock)
+	}
+	cur := s.Primary().LastStep()
+	mu := s.Primary().Params().Mu
+	r := rand.New(rand.NewPCG(1, 1))
+	thetas := make([]cmaes.Hyper, AuxLambda) // feasible, near the defaults
+	for j := range thetas {
+		thetas[j] = randomTheta(r, s.Primary().Params().Hyper(), false)
+	}
+	for _, path := range []string{"cholesky", "woodbury"} {
+		b.Run(fmt.Sprintf("n=%d/λ=%d/active=%v/%s", n, lambda, active, path), func(b *testing.B) {
+			ws := &workspace{}
+			b.ReportAllocs()
+			for b.Loop() {
+				if path == "woodbury" {
+					ws.basis = newReplayBasis(prev, cur)
+				}
+				for _, theta := range thetas {
+					if _, ok := ws.h(theta, prev, cur, mu); !ok {
+						b.Fatal("C' not positive definite")
+					}
+				}
+			}
+		})
 	}
 }
 
