@@ -69,11 +69,7 @@ func (s *Store) startLog(path string, noSync, readOnly bool) error {
 			return fmt.Errorf("told-value log: fold: %w", err)
 		}
 	}
-	l, err := openLog(path, int64(len(b)), s.log.epoch, noSync)
-	if err != nil {
-		return err
-	}
-	s.log = l
+	s.log = openLog(path, int64(len(b)), s.log.epoch, noSync)
 	return nil
 }
 

@@ -45,8 +45,9 @@ const (
 	logHeader = 32
 )
 
-// logSize is the size of the log (a variable for the tests).
-var logSize int64 = 4 << 20
+// logSize is the size of the log (a variable for the tests): some 500
+// records of a 10-D session's told value, fewer of larger ones.
+var logSize int64 = 1 << 20
 
 var (
 	logMagic = []byte("STVL")
@@ -202,20 +203,23 @@ func readLog(path string, epoch uint64) (b []byte, ents []heldMeta, end int64, s
 	return b, ents, end, seq, probs, nil
 }
 
-// openLog opens the log of the database at path for appending at off, of
-// epoch: it creates the log if it is missing or not of logSize.
-func openLog(path string, size int64, epoch uint64, noSync bool) (*toldLog, error) {
-	lp := path + LogSuffix
+// openLog opens the log of the database at path, of size bytes, for
+// appending from its start at epoch: it creates the log if it is missing
+// or not of logSize. A log that cannot be created (a full disk, say) is
+// broken from the start: the store commits every write to the file, as
+// before layout 6.
+func openLog(path string, size int64, epoch uint64, noSync bool) *toldLog {
+	l := &toldLog{path: path + LogSuffix, size: logSize, epoch: epoch, noSync: noSync}
 	if size != logSize {
-		if err := createLog(lp); err != nil {
-			return nil, fmt.Errorf("told-value log: %w", err)
+		if err := createLog(l.path); err != nil {
+			l.broken = fmt.Errorf("told-value log: %w", err)
+			return l
 		}
 	}
-	f, err := os.OpenFile(lp, os.O_RDWR, 0)
-	if err != nil {
-		return nil, fmt.Errorf("told-value log: %w", err)
+	if l.f, l.broken = os.OpenFile(l.path, os.O_RDWR, 0); l.broken != nil {
+		l.f = nil
 	}
-	return &toldLog{f: f, path: lp, size: logSize, epoch: epoch, noSync: noSync}, nil
+	return l
 }
 
 // createLog writes the log at lp whole, zeros, synced, by a rename.
@@ -246,9 +250,17 @@ func (l *toldLog) append(rec []byte) error {
 	return nil
 }
 
-// restart starts the log again at epoch (after a fold committed it).
+// restart starts the log again at epoch (after a fold committed it): a
+// log whose write failed is written again, one never opened stays broken.
 func (l *toldLog) restart(epoch uint64) {
-	l.epoch, l.off, l.seq, l.broken = epoch, 0, 0, nil
+	l.epoch, l.off, l.seq = epoch, 0, 0
+	if l.f != nil {
+		l.broken = nil
+	}
 }
 
-func (l *toldLog) close() error { return l.f.Close() }
+func (l *toldLog) close() {
+	if l.f != nil {
+		l.f.Close()
+	}
+}
