@@ -139,7 +139,7 @@ func initSchema(tx *bbolt.Tx) error {
 		}
 		// Layout 6: the told-value log, of a random first epoch (a log
 		// left by another file at this path is of another epoch: ignored).
-		if err := meta.Put(keyEpoch, binary.BigEndian.AppendUint64(nil, firstEpoch())); err != nil {
+		if err := meta.Put(keyEpoch, binary.BigEndian.AppendUint64(nil, newEpoch(0))); err != nil {
 			return err
 		}
 		return meta.Put(keySchema, []byte(current))
@@ -147,11 +147,15 @@ func initSchema(tx *bbolt.Tx) error {
 	return nil
 }
 
-// firstEpoch is a random epoch for a new log, below 2^62.
-func firstEpoch() uint64 {
-	var b [8]byte
-	rand.Read(b[:])
-	return binary.BigEndian.Uint64(b[:]) >> 2
+// newEpoch is a random epoch for the told-value log, other than old.
+func newEpoch(old uint64) uint64 {
+	for {
+		var b [8]byte
+		rand.Read(b[:])
+		if e := binary.BigEndian.Uint64(b[:]); e != old && e != 0 {
+			return e
+		}
+	}
 }
 
 // nestRecords moves each record that is a value of the sessions bucket

@@ -79,7 +79,7 @@ func OpenDamaged(path string) (*Damaged, error) {
 		}
 	})...)
 	d.index(records)
-	if b, _, _, _, probs, err := readLog(path, d.epoch); err != nil {
+	if b, _, probs, err := readLog(path, d.epoch); err != nil {
 		d.problems = append(d.problems, err)
 	} else {
 		d.problems = append(d.problems, probs...)

@@ -139,9 +139,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Open opens or creates the file at path, and its told-value log at path +
-// LogSuffix: the told values of the log are folded into the file (a
-// read-only Open reads them without writing). It fails if another process
+// Open opens or creates the file at path, and reads its told-value log at
+// path + LogSuffix: the first write folds the told values of the log into
+// the file (toldLog); until then the reads take them from memory. It fails if another process
 // holds the file (after a second: ErrInUse), if its pages or its log are
 // damaged (a *DamagedError), or if the file's layout is later than
 // SchemaVersion. A file of an earlier layout is copied to path.layoutN,

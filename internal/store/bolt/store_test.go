@@ -161,8 +161,8 @@ func TestSchemaVersion(t *testing.T) {
 		s.Close()
 		t.Fatal("Open of a file of layout 99 succeeded")
 	}
-	if m, _ := filepath.Glob(path + ".*"); len(m) != 1 || m[0] != path+LogSuffix {
-		t.Errorf("files beside a file refused: %q, want only the log of its first Open", m)
+	if m, _ := filepath.Glob(path + ".*"); len(m) > 0 {
+		t.Errorf("files beside a file refused: %q", m)
 	}
 }
 

@@ -40,15 +40,16 @@ func readEpoch(tx *bbolt.Tx) uint64 {
 
 // startLog reads the log of the database at path: its metas are held
 // (and a read-only store keeps what is wrong with it for Check). A
-// writable store folds them into the file and opens the log for appends;
-// it refuses a damaged log.
+// writable store refuses a damaged log; it writes nothing until its first
+// write, whose commit folds the held metas into the file and starts the
+// log at a new epoch (toldLog).
 func (s *Store) startLog(path string, noSync, readOnly bool) error {
 	var epoch uint64
 	s.db.View(func(tx *bbolt.Tx) error {
 		epoch = readEpoch(tx)
 		return nil
 	})
-	b, ents, end, seq, probs, err := readLog(path, epoch)
+	b, ents, probs, err := readLog(path, epoch)
 	if err != nil {
 		return err
 	}
@@ -63,13 +64,12 @@ func (s *Store) startLog(path string, noSync, readOnly bool) error {
 	if len(probs) > 0 {
 		return &DamagedError{Problems: probs}
 	}
-	s.log = &toldLog{path: path + LogSuffix, size: logSize, off: end, epoch: epoch, seq: seq, noSync: noSync}
-	if seq > 0 {
-		if err := s.updateFolding(func(*bbolt.Tx) error { return nil }); err != nil {
-			return fmt.Errorf("told-value log: fold: %w", err)
-		}
+	have := int64(len(b))
+	if b == nil {
+		have = -1
 	}
-	s.log = openLog(path, int64(len(b)), s.log.epoch, noSync)
+	s.log = &toldLog{path: path + LogSuffix, have: have, size: logSize, epoch: epoch, fresh: true, noSync: noSync}
+	s.unfolded.Store(len(s.held) > 0)
 	return nil
 }
 
@@ -100,10 +100,10 @@ func overHeld(h []byte, version uint64, meta []byte) (uint64, []byte) {
 }
 
 // fold puts the held metas into metas (those above the stored version,
-// of records that exist) and advances the epoch, in tx; it reports
+// of records that exist) and sets a new epoch, in tx; it reports
 // whether there was anything to fold. Only the committing writer calls it.
 func (s *Store) fold(tx *bbolt.Tx) (bool, error) {
-	if s.log == nil || (s.log.seq == 0 && len(s.held) == 0) {
+	if s.log == nil || (s.log.seq == 0 && len(s.held) == 0 && !s.log.fresh) {
 		return false, nil
 	}
 	metas := tx.Bucket(bucketMetas)
@@ -116,7 +116,8 @@ func (s *Store) fold(tx *bbolt.Tx) (bool, error) {
 			return false, err
 		}
 	}
-	return true, tx.Bucket(bucketMeta).Put(keyEpoch, binary.BigEndian.AppendUint64(nil, s.log.epoch+1))
+	s.log.next = newEpoch(s.log.epoch)
+	return true, tx.Bucket(bucketMeta).Put(keyEpoch, binary.BigEndian.AppendUint64(nil, s.log.next))
 }
 
 // folded starts the log again after a commit that folded it.
@@ -124,7 +125,7 @@ func (s *Store) folded() {
 	s.heldMu.Lock()
 	clear(s.held)
 	s.heldMu.Unlock()
-	s.log.restart(s.log.epoch + 1)
+	s.log.restart(s.log.next)
 	s.unfolded.Store(false)
 }
 
@@ -146,7 +147,7 @@ func (s *Store) updateFolding(fn func(*bbolt.Tx) error) error {
 
 // logs reports whether the log takes batch: writes of a meta only, all.
 func (s *Store) logs(batch []*op) bool {
-	if s.log == nil || s.log.broken != nil {
+	if s.log == nil || s.log.fresh || s.log.broken != nil {
 		return false
 	}
 	for _, o := range batch {

@@ -27,14 +27,19 @@ import (
 // the value as metas holds it: version (8) ‖ meta. The epoch is that of
 // the database (meta "toldepoch"), seq counts the records of an epoch
 // from 1. Every bbolt commit folds the metas the log holds into metas and
-// advances the epoch in the same transaction: the records of earlier
+// sets a new, random, epoch in the same transaction: the records of other
 // epochs are then ignored, and the log is written again from its start.
+// The first commit after Open does so too, so that no record of a
+// previous run (or of another copy of the file: a backup restored beside
+// the log of its server) is ever continued.
 //
 // Reading stops at the first record that is not the next of the epoch. A
 // record cut short by a crash fails its CRC: it was never acknowledged
-// (its answer waits for the sync). A later record of the epoch after it is
-// damage (an acknowledged record went bad): a writable Open refuses the
-// file, Check reports it.
+// (its answer waits for the sync). A record of the epoch that does not
+// read, with a later record of the epoch after it, is damage (an
+// acknowledged record went bad): a writable Open refuses the file, Check
+// reports it. (A damage of a record's magic or epoch bytes reads as the
+// end of the log.)
 
 // LogSuffix names the told-value log of the database at path: path +
 // LogSuffix.
@@ -61,16 +66,23 @@ type heldMeta struct {
 	val []byte
 }
 
-// toldLog is the log file open for appending (a writable store's).
+// toldLog is the log of a writable store. It is opened (created if need
+// be) at the first fold after Open, which also gives it a new epoch: until
+// then nothing is written, neither to the log nor to the file, and a
+// record of the file's epoch past those read (a torn one, or one of
+// another copy of the file) is never continued.
 type toldLog struct {
-	f      *os.File
+	f      *os.File // nil until the first fold
 	path   string
-	size   int64
+	have   int64  // the size of the log file found at Open (-1: none)
+	size   int64  // logSize
 	off    int64  // where the next record goes
 	epoch  uint64 // of the records written now
+	next   uint64 // the epoch a fold under way commits
 	seq    uint64 // of the last record written in epoch; 0: none since the last fold
+	fresh  bool   // no fold since Open: appends wait for one
 	noSync bool
-	broken error // a write or sync failed: nothing is appended until a fold restarts the log
+	broken error // the log could not be created, or a write or sync failed
 }
 
 // appendRecord appends dst's record of ents for epoch and seq, padded to
@@ -140,9 +152,15 @@ func readRecord(b []byte, off int64, epoch, minSeq uint64) (ents []heldMeta, seq
 	return ents, seq, n, ""
 }
 
+// ofEpoch reports whether a record of epoch starts at off of b (whether
+// or not it reads).
+func ofEpoch(b []byte, off int64, epoch uint64) bool {
+	return off+logHeader <= int64(len(b)) && string(b[off:off+4]) == string(logMagic) && binary.BigEndian.Uint64(b[off+8:]) == epoch
+}
+
 // scanLog reads the records of epoch in b, in order: their entries, where
 // the next record goes, the seq of the last, and the damage: a record of
-// the epoch past the first that does not read.
+// the epoch that does not read, a later one after it.
 func scanLog(b []byte, epoch uint64) (ents []heldMeta, end int64, seq uint64, probs []error) {
 	var why string
 	for {
@@ -155,6 +173,9 @@ func scanLog(b []byte, epoch uint64) (ents []heldMeta, end int64, seq uint64, pr
 			break
 		}
 		ents, seq, end = append(ents, es...), s, end+n
+	}
+	if !ofEpoch(b, end, epoch) {
+		return ents, end, seq, nil // the end of the records written
 	}
 	for q := end + logAlign; q+logHeader <= int64(len(b)); q += logAlign {
 		if _, s, _, w := readRecord(b, q, epoch, seq+2); w == "" {
@@ -189,37 +210,36 @@ func salvageLog(b []byte, epoch uint64) map[string][]byte {
 	return held
 }
 
-// readLog reads the log of the database at path for epoch: its entries,
-// the damage, and the log's bytes (nil if there is no log).
-func readLog(path string, epoch uint64) (b []byte, ents []heldMeta, end int64, seq uint64, probs []error, err error) {
+// readLog reads the log of the database at path for epoch: its bytes
+// (nil if there is no log), its entries and its damage.
+func readLog(path string, epoch uint64) (b []byte, ents []heldMeta, probs []error, err error) {
 	b, err = os.ReadFile(path + LogSuffix)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, 0, 0, nil, nil
+		return nil, nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, 0, 0, nil, fmt.Errorf("told-value log: %w", err)
+		return nil, nil, nil, fmt.Errorf("told-value log: %w", err)
 	}
-	ents, end, seq, probs = scanLog(b, epoch)
-	return b, ents, end, seq, probs, nil
+	ents, _, _, probs = scanLog(b, epoch)
+	return b, ents, probs, nil
 }
 
-// openLog opens the log of the database at path, of size bytes, for
-// appending from its start at epoch: it creates the log if it is missing
-// or not of logSize. A log that cannot be created (a full disk, say) is
-// broken from the start: the store commits every write to the file, as
-// before layout 6.
-func openLog(path string, size int64, epoch uint64, noSync bool) *toldLog {
-	l := &toldLog{path: path + LogSuffix, size: logSize, epoch: epoch, noSync: noSync}
-	if size != logSize {
+// open opens the log file, creating it if it is missing or not of
+// logSize. A log that cannot be created (a full disk, say) stays broken:
+// the store commits every write to the file, as before layout 6.
+func (l *toldLog) open() {
+	if l.have != logSize {
 		if err := createLog(l.path); err != nil {
 			l.broken = fmt.Errorf("told-value log: %w", err)
-			return l
+			return
 		}
 	}
-	if l.f, l.broken = os.OpenFile(l.path, os.O_RDWR, 0); l.broken != nil {
-		l.f = nil
+	f, err := os.OpenFile(l.path, os.O_RDWR, 0)
+	if err != nil {
+		l.broken = fmt.Errorf("told-value log: %w", err)
+		return
 	}
-	return l
+	l.f = f
 }
 
 // createLog writes the log at lp whole, zeros, synced, by a rename.
@@ -250,11 +270,16 @@ func (l *toldLog) append(rec []byte) error {
 	return nil
 }
 
-// restart starts the log again at epoch (after a fold committed it): a
-// log whose write failed is written again, one never opened stays broken.
+// restart starts the log again at epoch after a fold committed it,
+// opening it after the first: a log whose write failed is written again,
+// one that could not be created stays broken.
 func (l *toldLog) restart(epoch uint64) {
 	l.epoch, l.off, l.seq = epoch, 0, 0
-	if l.f != nil {
+	switch {
+	case l.fresh:
+		l.fresh = false
+		l.open()
+	case l.f != nil:
 		l.broken = nil
 	}
 }
