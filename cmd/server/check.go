@@ -112,7 +112,7 @@ func checkDamaged(ctx context.Context, path string, de *bolt.DamagedError, out i
 		probs++
 		fmt.Fprintf(out, "file: of layout %s, whose sessions are read only once a server has migrated it, which it does not do to a damaged file\n", l)
 		fmt.Fprintf(out, "checked %s: problems %d\n", path, probs)
-		fmt.Fprintf(out, "The file is damaged and a server refuses it. Restore a backup (check it first with -check): -salvage reads layout %d only.\n", bolt.SchemaVersion)
+		fmt.Fprintf(out, "The file is damaged and a server refuses it. Restore a backup (check it first with -check): -salvage reads layouts %d to %d only.\n", bolt.SalvageFrom, bolt.SchemaVersion)
 		return fmt.Errorf("%s: %d problems", path, probs)
 	}
 	r := salvageable(ctx, d)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	store "github.com/selfcma/selfcma/internal/store/bolt"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -96,7 +97,7 @@ func TestCheck(t *testing.T) {
 	}
 	before, _ := os.ReadFile(flat)
 	out, err = checkRun(flat)
-	if err != nil || out != flat+" is of an earlier layout: checking a copy migrated to layout 5, as a server would migrate it\n"+
+	if err != nil || out != flat+" is of an earlier layout: checking a copy migrated to layout "+strconv.Itoa(store.SchemaVersion)+", as a server would migrate it\n"+
 		"checked "+flat+": sessions 2, history entries 6, problems 0\n" {
 		t.Errorf("a file of layout 3: %v\n%s", err, out)
 	}

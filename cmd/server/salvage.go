@@ -78,10 +78,16 @@ func joinErrs(errs []error) string {
 }
 
 // earlierLayout reports whether l is the version of an earlier layout than
-// the store's, whose sessions salvage cannot read.
+// those whose sessions salvage reads.
 func earlierLayout(l string) bool {
 	n, err := strconv.Atoi(l)
-	return err == nil && n >= 1 && n < bolt.SchemaVersion
+	return err == nil && n >= 1 && n < bolt.SalvageFrom
+}
+
+// salvagedLayout reports whether salvage reads the sessions of layout l.
+func salvagedLayout(l string) bool {
+	n, err := strconv.Atoi(l)
+	return err == nil && n >= bolt.SalvageFrom && n <= bolt.SchemaVersion
 }
 
 // salvage writes the sessions of the file at path that read soundly,
@@ -100,8 +106,8 @@ func salvage(ctx context.Context, path, outPath string, out io.Writer) error {
 	defer d.Close()
 	switch l := d.Layout(); {
 	case earlierLayout(l):
-		return fmt.Errorf("%s is of layout %s: salvage reads layout %d only", path, l, bolt.SchemaVersion)
-	case l != strconv.Itoa(bolt.SchemaVersion):
+		return fmt.Errorf("%s is of layout %s: salvage reads layouts %d to %d only", path, l, bolt.SalvageFrom, bolt.SchemaVersion)
+	case !salvagedLayout(l):
 		fmt.Fprintf(out, "note: the layout version cannot be read (%q): the file is read as layout %d\n", l, bolt.SchemaVersion)
 	}
 	for _, n := range d.Notes() {

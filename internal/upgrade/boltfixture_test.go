@@ -3,6 +3,7 @@ package upgrade
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,20 +14,24 @@ import (
 )
 
 // A fixture of the plain manifest: the bbolt file that build fills,
-// gzipped, and what observe reads of it under the writing code.
+// gzipped, and what observe reads of it under the writing code. With log,
+// the file and its told-value log (gzipped to log) are packed as a crash
+// leaves them, the store open: what build wrote last is in the log only.
 type boltFixture struct {
-	file, expected, writtenBy string
-	layout                    int
-	build                     func(*testing.T, *session.Manager) manifest
-	observe                   func(*testing.T, *session.Manager, manifest) []step
+	file, log, expected, writtenBy string
+	layout                         int
+	build                          func(*testing.T, *session.Manager) manifest
+	observe                        func(*testing.T, *session.Manager, manifest) []step
 }
 
 // write writes f's two files; it refuses to overwrite one, or to write a
 // layout other than the current.
 func (f boltFixture) write(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(f.file); err == nil {
-		t.Fatalf("%s exists: it is never rewritten", f.file)
+	for _, file := range []string{f.file, f.log} {
+		if _, err := os.Stat(file); file != "" && err == nil {
+			t.Fatalf("%s exists: it is never rewritten", file)
+		}
 	}
 	if bolt.SchemaVersion != f.layout {
 		t.Fatalf("store layout %d: the fixture is of layout %d", bolt.SchemaVersion, f.layout)
@@ -34,9 +39,15 @@ func (f boltFixture) write(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	st := openStore(t, path, builtAt)
 	man := f.build(t, newManager(st, builtAt))
+	if f.log != "" {
+		packFixture(t, path, f.file)
+		packFixture(t, path+bolt.LogSuffix, f.log)
+	}
 	closeStore(t, st)
-	packFixture(t, path, f.file)
-	st = openStore(t, unpackedFile(t, f.file), observeAt)
+	if f.log == "" {
+		packFixture(t, path, f.file)
+	}
+	st = openStore(t, f.unpacked(t), observeAt)
 	man.Steps = f.observe(t, newManager(st, observeAt), man)
 	b, err := json.MarshalIndent(man, "", " ")
 	if err != nil {
@@ -62,7 +73,10 @@ func (f boltFixture) check(t *testing.T) {
 	if want.Written != f.writtenBy || want.Layout != f.layout || len(want.Steps) == 0 {
 		t.Fatalf("fixture written by %q, layout %d, %d steps", want.Written, want.Layout, len(want.Steps))
 	}
-	st := openStore(t, unpackedFile(t, f.file), observeAt)
+	st := openStore(t, f.unpacked(t), observeAt)
+	if f.log != "" {
+		f.checkLogged(t, st, want)
+	}
 	if p := storeProblems(st); len(p) > 0 {
 		t.Errorf("store.Check: %v", p)
 	}
@@ -108,6 +122,37 @@ func checkManifestFixture[M interface{ meta() (string, []step) }](t *testing.T, 
 	}
 }
 
+// unpacked unpacks f's file (and log) into a temporary directory and
+// returns the file's path.
+func (f boltFixture) unpacked(t *testing.T) string {
+	t.Helper()
+	path := unpackedFile(t, f.file)
+	if f.log != "" {
+		if err := os.WriteFile(path+bolt.LogSuffix, gunzipped(t, f.log), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// checkLogged: every session of f has told values in the log (st, opened
+// with it, reads each at a later version than the file alone).
+func (f boltFixture) checkLogged(t *testing.T, st *bolt.Store, want manifest) {
+	t.Helper()
+	alone, err := bolt.Open(unpackedFile(t, f.file), &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close()
+	for name, id := range want.IDs {
+		v0, err0 := alone.Version(context.Background(), id)
+		v, err := st.Version(context.Background(), id)
+		if err0 != nil || err != nil || v <= v0 {
+			t.Errorf("%s: version %d with the log, %d without (%v, %v): the log holds nothing of it", name, v, v0, err, err0)
+		}
+	}
+}
+
 // packFixture writes the bbolt file at path, gzipped, to fixture (under
 // testdata/, created if need be).
 func packFixture(t *testing.T, path, fixture string) {
@@ -134,6 +179,16 @@ func packFixture(t *testing.T, path, fixture string) {
 // directory and returns its path.
 func unpackedFile(t *testing.T, file string) string {
 	t.Helper()
+	path := filepath.Join(t.TempDir(), "selfcma.db")
+	if err := os.WriteFile(path, gunzipped(t, file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// gunzipped returns the bytes of the gzipped file.
+func gunzipped(t *testing.T, file string) []byte {
+	t.Helper()
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -146,11 +201,7 @@ func unpackedFile(t *testing.T, file string) string {
 	if _, err := out.ReadFrom(zr); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "selfcma.db")
-	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return out.Bytes()
 }
 
 // TestPackFixture: what packFixture writes, unpackedFile gives back byte

@@ -18,13 +18,15 @@ import (
 //   - every session is a bucket whose record splits into version, meta and
 //     state;
 //   - every history entry and every idempotency key belongs to a session of
-//     the file, and keys and keyof name each other.
+//     the file, and keys and keyof name each other;
+//   - the told-value log beside the file reads (a read-only Open's: a
+//     writable Open refuses a damaged log).
 //
 // What the values say (a record that decodes, a history without gaps) is
 // session.Check's to read. Check reads in one transaction: on a file open
 // for writing, it holds up the growth of the file while it runs.
 func (s *Store) Check(ctx context.Context) []error {
-	var probs []error
+	probs := append([]error(nil), s.logProblems...)
 	report := func(format string, args ...any) {
 		probs = append(probs, fmt.Errorf(format, args...))
 	}

@@ -16,6 +16,7 @@ import (
 // other error rolls the whole transaction back.
 type op struct {
 	fn   func(*bbolt.Tx) error
+	meta *metaWrite // a write of a meta only, which the log may take instead of fn; nil: fn's
 	done chan result
 }
 
@@ -30,8 +31,8 @@ type result struct {
 // failed). The writer that finds no commit under way leads: it commits
 // up to maxBatch queued writes, its own first, and hands the lead to the
 // first write still queued, or lets it go.
-func (s *Store) write(fn func(*bbolt.Tx) error) error {
-	o := &op{fn: fn, done: make(chan result, 1)}
+func (s *Store) write(fn func(*bbolt.Tx) error, meta *metaWrite) error {
+	o := &op{fn: fn, meta: meta, done: make(chan result, 1)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -90,13 +91,23 @@ func (s *Store) lead(batch []*op) {
 // would cost the disk's syncs all the same.
 var errNothingWritten = errors.New("nothing written")
 
-// commit runs the batch in one transaction. If an fn fails unexpectedly,
-// the transaction is rolled back and every fn runs again on its own.
+// commit appends the batch to the told-value log if the log takes it, or
+// runs it in one transaction, which folds the log first. If an fn fails
+// unexpectedly, the transaction is rolled back and every fn runs again on
+// its own.
 func (s *Store) commit(batch []*op) {
+	if s.logs(batch) && s.logBatch(batch) {
+		return
+	}
 	errs := make([]error, len(batch))
 	start := time.Now()
+	folded := false
 	err := s.db.Update(func(tx *bbolt.Tx) error {
-		wrote := false
+		var err error
+		if folded, err = s.fold(tx); err != nil {
+			return err
+		}
+		wrote := folded
 		for i, o := range batch {
 			errs[i] = o.fn(tx)
 			if errs[i] != nil && !expected(errs[i]) {
@@ -116,6 +127,9 @@ func (s *Store) commit(batch []*op) {
 		return
 	}
 	if err == nil {
+		if folded {
+			s.folded()
+		}
 		s.commits.Add(1)
 		if s.onCommit != nil {
 			s.onCommit(len(batch), time.Since(start))
@@ -130,7 +144,7 @@ func (s *Store) commit(batch []*op) {
 		return
 	}
 	for _, o := range batch {
-		o.done <- result{err: s.db.Update(o.fn)}
+		o.done <- result{err: s.updateFolding(o.fn)}
 	}
 }
 

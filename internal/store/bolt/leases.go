@@ -81,7 +81,7 @@ func (s *Store) saveLeases() error {
 	if !s.leases.dirty {
 		return nil
 	}
-	return s.db.Update(func(tx *bbolt.Tx) error {
+	return s.updateFolding(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketLeases)
 		var stale [][]byte
 		b.ForEach(func(k, _ []byte) error {

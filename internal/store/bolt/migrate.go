@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -25,37 +26,49 @@ func keepEarlierLayout(db *bbolt.DB, path string) error {
 			return nil // a new file
 		}
 		v := string(meta.Get(keySchema))
-		if v != "1" && v != "2" && v != "3" && v != "4" {
+		if v != "1" && v != "2" && v != "3" && v != "4" && v != "5" {
 			return nil // this layout, or one initSchema refuses
 		}
 		final := path + ".layout" + v
 		if _, err := os.Stat(final); err == nil {
 			return nil
 		}
-		tmp := final + ".partial"
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		err := writeWhole(final, func(f *os.File) error {
+			_, err := tx.WriteTo(f)
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("keep the file of layout %s: %w", v, err)
-		}
-		_, err = tx.WriteTo(f)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp, final)
-		}
-		if err == nil {
-			err = syncDir(filepath.Dir(path))
-		}
-		if err != nil {
-			os.Remove(tmp)
 			return fmt.Errorf("keep the file of layout %s: %w", v, err)
 		}
 		return nil
 	})
+}
+
+// writeWhole writes the file final by fill, synced, through a temporary
+// file renamed: final is whole if it exists.
+func writeWhole(final string, fill func(*os.File) error) error {
+	tmp := final + ".partial"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	err = fill(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(final))
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // syncDir makes the entries of directory dir (a rename in it) durable.
@@ -82,7 +95,7 @@ func initSchema(tx *bbolt.Tx) error {
 		}
 		switch v := string(meta.Get(keySchema)); v {
 		case strconv.Itoa(SchemaVersion):
-		case "1", "2", "3", "4":
+		case "1", "2", "3", "4", "5":
 			return fmt.Errorf("file layout version %s: %w", v, ErrEarlierLayout)
 		default:
 			return fmt.Errorf("file layout version %q, this server reads %d", v, SchemaVersion)
@@ -91,6 +104,9 @@ func initSchema(tx *bbolt.Tx) error {
 			if tx.Bucket(name) == nil {
 				return fmt.Errorf("bucket %s is missing", name)
 			}
+		}
+		if len(meta.Get(keyEpoch)) != 8 {
+			return fmt.Errorf("the told-value log's epoch (meta %s) is missing", keyEpoch)
 		}
 		return nil
 	}
@@ -106,7 +122,7 @@ func initSchema(tx *bbolt.Tx) error {
 		if err := migrateV1(tx); err != nil {
 			return fmt.Errorf("migrate layout 1 to %d: %w", SchemaVersion, err)
 		}
-	case "2", "3", "4": // 3 adds the buckets of the keys, 5 the leases' (below)
+	case "2", "3", "4", "5": // 3 adds the buckets of the keys, 5 the leases' (below), 6 the log's epoch
 	default:
 		return fmt.Errorf("file layout version %q, this server reads %d and migrates layouts 1 to %d", v, SchemaVersion, SchemaVersion-1)
 	}
@@ -116,14 +132,30 @@ func initSchema(tx *bbolt.Tx) error {
 		}
 	}
 	if v != current {
-		if v != "" && v != "4" {
+		if v != "" && v != "4" && v != "5" {
 			if err := nestRecords(tx); err != nil {
 				return fmt.Errorf("migrate layout %s to %d: %w", v, SchemaVersion, err)
 			}
 		}
+		// Layout 6: the told-value log, of a random first epoch (a log
+		// left by another file at this path is of another epoch: ignored).
+		if err := meta.Put(keyEpoch, binary.BigEndian.AppendUint64(nil, newEpoch(0))); err != nil {
+			return err
+		}
 		return meta.Put(keySchema, []byte(current))
 	}
 	return nil
+}
+
+// newEpoch is a random epoch for the told-value log, other than old.
+func newEpoch(old uint64) uint64 {
+	for {
+		var b [8]byte
+		rand.Read(b[:])
+		if e := binary.BigEndian.Uint64(b[:]); e != old && e != 0 {
+			return e
+		}
+	}
 }
 
 // nestRecords moves each record that is a value of the sessions bucket

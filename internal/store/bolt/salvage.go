@@ -35,7 +35,9 @@ type Damaged struct {
 	keyOf     map[string]string   // id -> idempotency key
 	keyOwners map[string][]string // id -> the keys that name it in keys
 	schema    string
-	seenIDs   map[string]bool // ids named anywhere: records, history, keys
+	epoch     uint64            // of the told-value log (layout 6)
+	held      map[string][]byte // id -> version ‖ meta: the told values of the log (salvageLog)
+	seenIDs   map[string]bool   // ids named anywhere: records, history, keys
 
 	pages    map[string][]uint64 // id -> the pages its record, history and keyof entry were read from, with those above them
 	keyPages map[string][]uint64 // idempotency key -> the same
@@ -52,6 +54,10 @@ type histAt struct {
 }
 
 var _ session.Store = (*Damaged)(nil)
+
+// SalvageFrom is the earliest layout that Damaged reads (up to
+// SchemaVersion): layout 6 adds to layout 5 the told-value log only.
+const SalvageFrom = 5
 
 // OpenDamaged reads the file at path, whatever its state, holding it as a
 // reader does (another process writing it: ErrInUse). It fails only when
@@ -73,6 +79,12 @@ func OpenDamaged(path string) (*Damaged, error) {
 		}
 	})...)
 	d.index(records)
+	if b, _, probs, err := readLog(path, d.epoch); err != nil {
+		d.problems = append(d.problems, err)
+	} else {
+		d.problems = append(d.problems, probs...)
+		d.held = salvageLog(b, d.epoch)
+	}
 	return d, nil
 }
 
@@ -131,6 +143,9 @@ func (d *Damaged) visit(records map[string]valueAt, path []string, key []byte, a
 	case bucket == string(bucketMeta) && bytes.Equal(key, keySchema) && at.n >= 0 && at.n < 16:
 		b, _ := d.read(at)
 		d.schema = string(b)
+	case bucket == string(bucketMeta) && bytes.Equal(key, keyEpoch) && at.n == 8:
+		b, _ := d.read(at)
+		d.epoch = binary.BigEndian.Uint64(b)
 	case bucket == string(bucketSessions):
 		d.seenIDs[string(key)] = true
 		if at.n >= 0 {
@@ -289,6 +304,7 @@ func (d *Damaged) Get(_ context.Context, id string) (session.Record, error) {
 		}
 		version, meta = binary.BigEndian.Uint64(m), m[8:]
 	}
+	version, meta = overHeld(d.held[id], version, meta) // and a told value of the log (as Store's reads)
 	return session.Record{ID: id, Version: version, Meta: meta, State: state}, nil
 }
 
@@ -473,11 +489,13 @@ func salvageOne(ctx context.Context, tx *bbolt.Tx, d *Damaged, id string, withKe
 		return w, err
 	}
 	w.bytes += len(v)
-	if at, ok := d.metas[id]; ok {
-		m, err := d.read(at)
-		if err != nil {
-			return w, err
-		}
+	rec, err := d.Get(ctx, id) // the meta of metas, or of the log, over the record's
+	if err != nil {
+		return w, err
+	}
+	if _, ok := d.metas[id]; ok || d.held[id] != nil {
+		m := binary.BigEndian.AppendUint64(nil, rec.Version)
+		m = append(m, rec.Meta...)
 		if err := tx.Bucket(bucketMetas).Put([]byte(id), m); err != nil {
 			return w, err
 		}

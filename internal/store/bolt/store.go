@@ -1,8 +1,9 @@
 // Package bolt is the bbolt implementation of session.Store.
 //
-// Layout of the file (bbolt buckets), version 5:
+// Layout of the file (bbolt buckets), version 6:
 //
-//	meta      "schema" -> the layout's version, decimal
+//	meta      "schema" -> the layout's version, decimal;
+//	          "toldepoch" -> the epoch of the told-value log (8 bytes)
 //	sessions  id -> a bucket: "r" -> version (8 bytes) ‖ len(meta) (4 bytes) ‖ meta ‖ state
 //	hist      len(id) (2 bytes) ‖ id ‖ generation (8 bytes) -> entry
 //	keys      idempotency key -> len(id) (2 bytes) ‖ id ‖ key data
@@ -24,8 +25,13 @@
 // as values of one bucket, a tell rewrote two to four sessions' records,
 // a megabyte or two at n = 100. (Layout 1 kept the meta, the state and a
 // history bucket per session apart; layout 2 had no keys and keyof;
-// layout 4 no metas and leases, which are all layout 5 adds. Open migrates a file of an earlier layout in one
-// transaction.)
+// layout 4 no metas and leases, which are all layout 5 adds; layout 6
+// adds the told-value log and its epoch. Open migrates a file of an earlier
+// layout in one transaction.)
+//
+// A write of the meta only goes to the told-value log beside the file
+// (toldlog.go), one fdatasync, instead of a bbolt commit (two); the next
+// commit folds the log into metas.
 //
 // Writes are group committed: a write that finds no commit under way
 // commits itself, on its own goroutine (a lone tell hands nothing to another
@@ -58,7 +64,7 @@ import (
 
 // SchemaVersion is the version of the file's layout, kept in the meta
 // bucket. Bump it with any change of the layout, and migrate.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 var (
 	bucketMeta     = []byte("meta")
@@ -105,6 +111,12 @@ type Store struct {
 	onCommit func(writes int, took time.Duration)
 	now      func() time.Time // the store's clock, which times the leases
 	leases   leaseTable       // the leases while the file is open (not read-only)
+
+	log         *toldLog          // the told-value log, appended to by the committing writer; nil read-only
+	heldMu      sync.RWMutex      // guards held
+	held        map[string][]byte // id -> version ‖ meta: the told values of the log, not yet folded into metas
+	unfolded    atomic.Bool       // the log holds records since the last fold
+	logProblems []error           // the log's damage, for Check (read-only)
 }
 
 var _ session.Store = (*Store)(nil)
@@ -127,9 +139,12 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Open opens or creates the file at path. It fails if another process holds
-// the file (after a second: ErrInUse), if its pages are damaged (a
-// *DamagedError), or if the file's layout is later than SchemaVersion. A file of an earlier layout is copied to path.layoutN,
+// Open opens or creates the file at path, and reads its told-value log at
+// path + LogSuffix: the first write folds the told values of the log into
+// the file (toldLog); until then the reads take them from memory. It fails if another process
+// holds the file (after a second: ErrInUse), if its pages or its log are
+// damaged (a *DamagedError), or if the file's layout is later than
+// SchemaVersion. A file of an earlier layout is copied to path.layoutN,
 // then migrated in one transaction.
 func Open(path string, opt *Options) (*Store, error) {
 	bo := &bbolt.Options{Timeout: time.Second}
@@ -160,6 +175,10 @@ func Open(path string, opt *Options) (*Store, error) {
 		}
 	}
 	s.idle = sync.NewCond(&s.mu)
+	if err := s.startLog(path, bo.NoSync, bo.ReadOnly); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
 	if !bo.ReadOnly {
 		s.loadLeases()
 	}
@@ -208,8 +227,8 @@ func histKey(id string, g uint64) []byte {
 	return binary.BigEndian.AppendUint64(histPrefix(id), g)
 }
 
-// Close waits for the writes under way and queued, then closes the file.
-// Writes after Close return ErrClosed.
+// Close waits for the writes under way and queued, folds the told-value
+// log into the file, then closes both. Writes after Close return ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -222,6 +241,12 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	lerr := s.saveLeases()
+	if s.log != nil {
+		if lerr == nil && s.log.seq > 0 {
+			lerr = s.updateFolding(func(*bbolt.Tx) error { return nil })
+		}
+		s.log.close()
+	}
 	if err := s.db.Close(); err != nil {
 		return err
 	}
@@ -307,12 +332,13 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		// len(id) ‖ id, as histPrefix writes it, then the data.
 		key, keyVal = []byte(rec.Key), append(histPrefix(rec.ID), rec.KeyData...)
 	}
+	var lm *metaWrite // the log takes a meta of no history and no key
+	if keepState && hist == nil && key == nil {
+		lm = &metaWrite{id: rec.ID, version: rec.Version, val: val}
+	}
 	err := s.write(func(tx *bbolt.Tx) error {
 		if got := storedVersion(tx, id); got != rec.Version {
-			if got == 0 {
-				return fmt.Errorf("store: put %s: %w", rec.ID, session.ErrNoRecord)
-			}
-			return fmt.Errorf("store: put %s: version %d, stored %d: %w", rec.ID, rec.Version, got, session.ErrVersion)
+			return putVersionError(rec.ID, rec.Version, got)
 		}
 		if key != nil && tx.Bucket(bucketKeys).Get(key) != nil {
 			return fmt.Errorf("store: put %s: key %q: %w", rec.ID, rec.Key, session.ErrKeyTaken)
@@ -348,7 +374,7 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 			return err
 		}
 		return tx.Bucket(bucketHist).Put(hk, hist.Data)
-	})
+	}, lm)
 	if err != nil {
 		if expected(err) {
 			return 0, err
@@ -359,6 +385,15 @@ func (s *Store) Put(ctx context.Context, rec session.Record, hist *session.Histo
 		s.leases.dropTo(rec.ID, &hist.Generation)
 	}
 	return next, nil
+}
+
+// putVersionError is Put's error for id, of version want, stored at got
+// (0: no record).
+func putVersionError(id string, want, got uint64) error {
+	if got == 0 {
+		return fmt.Errorf("store: put %s: %w", id, session.ErrNoRecord)
+	}
+	return fmt.Errorf("store: put %s: version %d, stored %d: %w", id, want, got, session.ErrVersion)
 }
 
 // Delete implements session.Store: the record (its meta in metas too), its
@@ -402,7 +437,7 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 			}
 		}
 		return nil
-	})
+	}, nil)
 	if err == nil {
 		s.leases.dropTo(id, nil)
 	}
@@ -414,13 +449,19 @@ func (s *Store) Delete(ctx context.Context, id string, version uint64) error {
 
 // Snapshot returns a consistent copy of the whole file, taken while writes
 // go on, as a stream of its bytes, with its size: a file that Open opens.
-// Nothing is written to disk: one read transaction's WriteTo sends the
+// The told values of the log are folded into the file first (a commit).
+// Nothing else is written to disk: one read transaction's WriteTo sends the
 // pages as the caller reads them, and the transaction stays open until
 // the copy is read whole or the reader is closed, which the caller must
 // do. bbolt grows its memory map only when no read is open, so a commit
 // that needs a larger file waits for the copy to end: the caller bounds
 // how long a slow reader may take.
 func (s *Store) Snapshot() (io.ReadCloser, int64, error) {
+	if s.unfolded.Load() { // the told values of the log go into the copy
+		if err := s.write(func(*bbolt.Tx) error { return nil }, nil); err != nil {
+			return nil, 0, fmt.Errorf("store: snapshot: %w", err)
+		}
+	}
 	tx, err := s.db.Begin(false)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: snapshot: %w", err)
@@ -444,11 +485,13 @@ func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 		return 0, err
 	}
 	var v uint64
+	h := s.heldOf(id) // before the transaction (toldheld.go)
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		v = storedVersion(tx, []byte(id))
 		if v == 0 {
 			return fmt.Errorf("store: version %s: %w", id, session.ErrNoRecord)
 		}
+		v, _ = overHeld(h, v, nil)
 		return nil
 	})
 	return v, err
@@ -460,6 +503,7 @@ func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 		return session.Record{}, err
 	}
 	var rec session.Record
+	h := s.heldOf(id)
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		v, version, meta, state, err := current(tx, []byte(id))
 		if v == nil {
@@ -468,6 +512,7 @@ func (s *Store) Get(ctx context.Context, id string) (session.Record, error) {
 		if err != nil {
 			return err
 		}
+		version, meta = overHeld(h, version, meta)
 		rec = session.Record{ID: id, Version: version, Meta: bytes.Clone(meta), State: bytes.Clone(state)}
 		return nil
 	})
@@ -504,6 +549,7 @@ func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Re
 		return nil, err
 	}
 	var out []session.Record
+	held := s.heldAll()
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucketSessions).Cursor()
 		k, _ := c.Seek([]byte(after))
@@ -515,6 +561,7 @@ func (s *Store) List(ctx context.Context, after string, limit int) ([]session.Re
 			if err != nil {
 				return err
 			}
+			version, meta = overHeld(held[string(k)], version, meta)
 			out = append(out, session.Record{ID: string(k), Version: version, Meta: bytes.Clone(meta)})
 		}
 		return nil
@@ -588,7 +635,7 @@ func (s *Store) Import(ctx context.Context, rec session.Record, hist []session.H
 			}
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil && !expected(err) {
 		return fmt.Errorf("store: import %s: %w", rec.ID, err)
 	}

@@ -310,8 +310,8 @@ func TestSnapshot(t *testing.T) {
 		snaps = append(snaps, path)
 	}
 	wg.Wait()
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("the store's directory holds %d entries after the snapshots, want only the file", len(ents))
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("the store's directory holds %d entries after the snapshots, want only the file and its log", len(ents))
 	}
 	for _, path := range snaps {
 		c := open(t, path)
@@ -405,12 +405,12 @@ func TestBatchFailure(t *testing.T) {
 	release := make(chan struct{})
 	first := make(chan error, 1)
 	go func() { // holds the lead until the others have queued
-		first <- s.write(func(tx *bbolt.Tx) error { <-release; return put("first", false)(tx) })
+		first <- s.write(func(tx *bbolt.Tx) error { <-release; return put("first", false)(tx) }, nil)
 	}()
 	waitQueue(s, true, 0)
 	errs := make(chan error, 3)
 	for _, k := range []string{"a", "bad", "b"} {
-		go func() { errs <- s.write(put(k, k == "bad")) }()
+		go func() { errs <- s.write(put(k, k == "bad"), nil) }()
 	}
 	waitQueue(s, true, 3)
 	close(release)
@@ -452,7 +452,7 @@ func TestCommitPanic(t *testing.T) {
 		return func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Put([]byte(key), []byte("v")) }
 	}
 	release := make(chan struct{})
-	go s.write(func(tx *bbolt.Tx) error { <-release; return put("first")(tx) })
+	go s.write(func(tx *bbolt.Tx) error { <-release; return put("first")(tx) }, nil)
 	waitQueue(s, true, 0)
 	outcomes := make(chan string, 3)
 	for _, fn := range []func(*bbolt.Tx) error{put("a"), func(*bbolt.Tx) error { panic("broken page") }, put("b")} {
@@ -462,7 +462,7 @@ func TestCommitPanic(t *testing.T) {
 					outcomes <- "panic"
 				}
 			}()
-			if err := s.write(fn); err != nil {
+			if err := s.write(fn, nil); err != nil {
 				outcomes <- "error"
 			} else {
 				outcomes <- "ok"
@@ -478,7 +478,7 @@ func TestCommitPanic(t *testing.T) {
 	if got["panic"] != 1 || got["error"] != 2 {
 		t.Errorf("outcomes %v, want the leader's panic and two errors", got)
 	}
-	if err := s.write(put("after")); err != nil {
+	if err := s.write(put("after"), nil); err != nil {
 		t.Errorf("a write after the panic: %v", err)
 	}
 	if err := s.Close(); err != nil {
@@ -767,8 +767,8 @@ func writeFlat(t *testing.T, path string, layout int) {
 func wantKept(t *testing.T, path string, layout int) {
 	t.Helper()
 	kept := fmt.Sprint(path, ".layout", layout)
-	if m, _ := filepath.Glob(path + ".*"); len(m) != 1 || m[0] != kept {
-		t.Errorf("files beside the migrated one: %q, want %s", m, kept)
+	if m, _ := filepath.Glob(path + ".*"); len(m) != 2 || m[0] != kept || m[1] != path+LogSuffix {
+		t.Errorf("files beside the migrated one: %q, want %s and the log", m, kept)
 	}
 	db, err := bbolt.Open(kept, 0o600, &bbolt.Options{ReadOnly: true})
 	if err != nil {
