@@ -100,6 +100,14 @@ func (w *Writer) Ints(v []int) {
 	}
 }
 
+// Bools writes len(v), then a byte per flag.
+func (w *Writer) Bools(v []bool) {
+	w.Int(len(v))
+	for _, b := range v {
+		w.Bool(b)
+	}
+}
+
 // Finish appends the CRC-32 (IEEE) of everything written and returns the
 // blob (after what NewWriterTo's dst held).
 func (w *Writer) Finish() []byte {
@@ -271,6 +279,19 @@ func (r *Reader) Ints() []int {
 	v := make([]int, n)
 	for i := range v {
 		v[i] = r.Int()
+	}
+	return v
+}
+
+// Bools reads flags written by Writer.Bools; none is nil.
+func (r *Reader) Bools() []bool {
+	n := r.length(1)
+	if r.err != nil || n == 0 {
+		return nil
+	}
+	v := make([]bool, n)
+	for i := range v {
+		v[i] = r.Bool()
 	}
 	return v
 }

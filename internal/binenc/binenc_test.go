@@ -197,3 +197,50 @@ func TestFloatRows(t *testing.T) {
 		t.Fatal("FloatRows wrote other bytes than Floats")
 	}
 }
+
+// TestBools: flags round-trip as a length and a byte each (the layout the
+// engine codecs wrote by hand before), none reads as nil, and a length
+// past the blob or a byte other than 0 or 1 fails.
+func TestBools(t *testing.T) {
+	w := NewWriter("tag", 1)
+	w.Bools([]bool{true, false, true})
+	w.Bools(nil)
+	blob := w.Finish()
+	hand := NewWriter("tag", 1)
+	hand.Int(3)
+	hand.Bool(true)
+	hand.Bool(false)
+	hand.Bool(true)
+	hand.Int(0)
+	if !slices.Equal(blob, hand.Finish()) {
+		t.Fatal("Bools writes other bytes than a length and a Bool each")
+	}
+	r, err := NewReader(blob, "tag", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Bools(); !slices.Equal(v, []bool{true, false, true}) {
+		t.Errorf("Bools = %v", v)
+	}
+	if v := r.Bools(); v != nil {
+		t.Errorf("no flags read as %#v, want nil", v)
+	}
+	if err := r.Done(); err != nil {
+		t.Fatal(err)
+	}
+
+	for name, write := range map[string]func(*Writer){
+		"length past the blob": func(w *Writer) { w.Int(5); w.Bool(true) },
+		"byte 2":               func(w *Writer) { w.Int(1); w.Uint32(2) },
+	} {
+		w := NewWriter("tag", 1)
+		write(w)
+		r, err := NewReader(w.Finish(), "tag", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Bools(); r.Err() == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

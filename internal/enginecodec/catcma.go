@@ -60,10 +60,7 @@ func AppendCatCMA(dst []byte, o *catcma.CatCMA) []byte {
 	w.Floats(s.PC)
 	w.Floats(s.A)
 	w.Floats(s.PMut)
-	w.Int(len(s.IntSucc))
-	for _, b := range s.IntSucc {
-		w.Bool(b)
-	}
+	w.Bools(s.IntSucc)
 	w.Floats(s.IQHist)
 	w.Floats(s.FunHist)
 	w.Int(len(s.Q))
@@ -194,10 +191,7 @@ func readCatState(r *binenc.Reader, s *catcma.State) {
 	s.PC = r.Floats()
 	s.A = r.Floats()
 	s.PMut = r.Floats()
-	nb := count(r, 1)
-	for range nb {
-		s.IntSucc = append(s.IntSucc, r.Bool())
-	}
+	s.IntSucc = r.Bools()
 	s.IQHist = r.Floats()
 	s.FunHist = r.Floats()
 	nq := count(r, 8)

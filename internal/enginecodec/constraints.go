@@ -28,10 +28,7 @@ func AppendAL(dst []byte, a *constraints.AL) []byte {
 	w.Bool(s.Set)
 	w.Floats(s.Lam)
 	w.Floats(s.Mu)
-	w.Int(len(s.Initialized))
-	for _, b := range s.Initialized {
-		w.Bool(b)
-	}
+	w.Bools(s.Initialized)
 	w.Int(s.Count)
 	w.Bool(s.PenCounted)
 	w.Ints(s.PenCount)
@@ -77,13 +74,7 @@ func decodeAL(blob []byte) (*constraints.AL, error) {
 	s.Set = r.Bool()
 	s.Lam = r.Floats()
 	s.Mu = r.Floats()
-	k := r.Int()
-	if r.Err() == nil && (k < 0 || k > r.Remaining()) {
-		return nil, fmt.Errorf("%d flags exceed the blob", k)
-	}
-	for range k {
-		s.Initialized = append(s.Initialized, r.Bool())
-	}
+	s.Initialized = r.Bools()
 	s.Count = r.Int()
 	s.PenCounted = r.Bool()
 	s.PenCount = r.Ints()
