@@ -18,6 +18,7 @@ import urllib.parse
 import urllib.request
 from email.utils import parsedate_to_datetime
 
+from . import _wire
 from ._convert import json_default
 from .errors import ServerError, ServerUnavailable, error_from_answer
 
@@ -87,28 +88,37 @@ def _refused(exc):
 
 
 class _Kept:
-    """A kept connection: it sends a request's headers and a bytes body in
-    one write (two would be two TCP segments, each read by the server on
-    its own), and closes its socket when dropped (a thread's, when the
-    thread ends)."""
+    """A kept connection: http.client's connection opens its socket (TLS
+    for https); the requests and answers on it are _wire's, read through
+    one buffered reader of the socket. Its socket is closed when it is
+    dropped (a thread's, when the thread ends)."""
 
     used = 0.0  # time.monotonic() at the end of its last answer
     busy = False  # a request on it is under way
     closing = False  # close() came while busy: closed after its answer
+    reader = None  # the socket's buffered reader, while open
+    _host = None  # the Host header's value
 
     def __del__(self):
-        sock = getattr(self, "sock", None)
-        if sock is not None:
-            sock.close()
+        if getattr(self, "sock", None) is not None:
+            self.close()
 
-    def _send_output(self, message_body=None, encode_chunked=False):
-        if not isinstance(message_body, bytes) or encode_chunked:
-            return super()._send_output(message_body, encode_chunked)
-        self._buffer.extend((b"", message_body))
-        msg = b"\r\n".join(self._buffer)
-        del self._buffer[:]
-        self.send(msg)
-        return None
+    def open(self):
+        """Connects, if not open."""
+        if self.sock is None:
+            self.connect()
+            self.reader = self.sock.makefile("rb")
+
+    def close(self):
+        reader, self.reader = self.reader, None
+        if reader is not None:
+            reader.close()  # its reference to the socket, which super() then closes
+        super().close()
+
+    def host_header(self):
+        if self._host is None:
+            self._host = _wire.host_header(self.host, self.port, self.default_port)
+        return self._host
 
 
 class _HTTPConnection(_Kept, http.client.HTTPConnection):
@@ -210,12 +220,15 @@ def _exchange(conn, method, selector, data, headers, timeout):
     """One request on conn and its whole answer: (status, reason,
     headers, body). As urllib, an error while connecting or sending is
     raised as a URLError, one of the answer as it comes; either closes
-    the connection (the next request opens a new one)."""
+    the connection (the next request opens a new one), as does an answer
+    with Connection: close."""
+    message = _wire.request_bytes(method, selector, conn.host_header(), headers, data)
     conn.timeout = timeout
-    if conn.sock is not None:
-        conn.sock.settimeout(timeout)
     try:
-        conn.request(method, selector, body=data, headers=headers)
+        if conn.sock is not None and conn.sock.gettimeout() != timeout:
+            conn.sock.settimeout(timeout)  # a system call: only when changed
+        conn.open()
+        conn.sock.sendall(message)
     except OSError as e:
         conn.close()
         raise urllib.error.URLError(e) from None
@@ -223,13 +236,14 @@ def _exchange(conn, method, selector, data, headers, timeout):
         conn.close()  # half sent (an interrupt): unusable
         raise
     try:
-        resp = conn.getresponse()
-        body = resp.read()
+        status, reason, hdrs, body, close = _wire.read_answer(conn.reader, method)
     except BaseException:
         conn.close()
         raise
+    if close:
+        conn.close()
     conn.used = time.monotonic()
-    return resp.status, resp.reason, resp.headers, body
+    return status, reason, hdrs, body
 
 
 class Route:
