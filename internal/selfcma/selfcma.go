@@ -159,7 +159,11 @@ func New(cfg Config) (*ES, error) {
 	if err != nil {
 		return nil, err
 	}
-	snrP := cfg.SNRParams.resolved()
+	snrP := cfg.SNRParams
+	if snrP.Alpha == 0 {
+		snrP.Alpha = SNRAlphaFor(p.Dim())
+	}
+	snrP = snrP.resolved()
 	if err := snrP.check(); err != nil {
 		return nil, fmt.Errorf("selfcma: %w", err)
 	}

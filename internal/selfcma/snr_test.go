@@ -330,3 +330,42 @@ func TestSNRParamsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestSNRAlphaForDimension: a new run's default α is SNRAlphaFor(n) (0.01
+// for n from 15 to 28, else 0.02), an α the config gives is kept, and a
+// state keeps the α it recorded (a session created before the rule, with
+// 0.02 at n = 20, continues so).
+func TestSNRAlphaForDimension(t *testing.T) {
+	want := map[int]float64{2: 0.02, 10: 0.02, 14: 0.02, 15: 0.01, 20: 0.01, 28: 0.01, 29: 0.02, 40: 0.02, 100: 0.02}
+	for n, a := range want {
+		if got := SNRAlphaFor(n); got != a {
+			t.Errorf("SNRAlphaFor(%d) = %v, want %v", n, got, a)
+		}
+		for _, given := range []float64{0, 0.05} {
+			s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(uint64(n), n), Sigma0: 2, Seed: 3}, SNR: true, SNRParams: SNRParams{Alpha: given}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantA := a
+			if given != 0 {
+				wantA = given
+			}
+			if s.snrP.Alpha != wantA || s.State().SNRParams.Alpha != wantA {
+				t.Errorf("n = %d, given α %v: the run's α %v, its state's %v; want %v", n, given, s.snrP.Alpha, s.State().SNRParams.Alpha, wantA)
+			}
+		}
+	}
+	s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(4, 20), Sigma0: 2, Seed: 4}, SNR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := cloneState(s.State())
+	st.SNRParams.Alpha = SNRAlpha // as a session of before SNRAlphaFor recorded it
+	d, err := Restore(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.snrP.Alpha != SNRAlpha {
+		t.Fatalf("restored α %v, want the recorded %v", d.snrP.Alpha, SNRAlpha)
+	}
+}
