@@ -237,6 +237,20 @@ def fails_on_first_half(x):
     return sum(v * v for v in x)
 
 
+class StubClients:
+    """A TestCase mixin: client(url) makes a Client whose backoff sleeps
+    are recorded in self.sleeps instead of slept, closed at cleanup."""
+
+    def client(self, url, **kw):
+        from selfcma import Client
+
+        c = Client(url, **kw)
+        self.sleeps = []
+        c._t._sleep = self.sleeps.append
+        self.addCleanup(c.close)
+        return c
+
+
 class FakeTransport:
     """Answers the requests of one session as the server would, and records
     them: create, get, claim (the candidates of generation 0 in turn, each

@@ -13,7 +13,7 @@ import time
 import unittest
 from unittest import mock
 
-from _support import Server
+from _support import Server, StubClients
 
 import selfcma
 
@@ -94,18 +94,11 @@ def wait_for(cond, what, timeout=120.0):
         time.sleep(0.01)
 
 
-class KeptConnectionTest(unittest.TestCase):
+class KeptConnectionTest(StubClients, unittest.TestCase):
     def stub(self, *script):
         s = KeepAliveStub(script or ("ok",))
         self.addCleanup(s.close)
         return s
-
-    def client(self, url, **kw):
-        c = selfcma.Client(url, **kw)
-        self.sleeps = []
-        c._t._sleep = self.sleeps.append
-        self.addCleanup(c.close)
-        return c
 
     def test_requests_of_a_thread_share_one_connection(self):
         s = self.stub()

@@ -13,7 +13,7 @@ import threading
 import time
 import unittest
 
-from _support import PKG_ROOT  # noqa: F401 (puts this tree's package first)
+from _support import PKG_ROOT, StubClients  # noqa: F401 (PKG_ROOT puts this tree's package first)
 
 import selfcma
 from selfcma import _wire
@@ -232,20 +232,13 @@ class WireTest(unittest.TestCase):
             self.assertEqual(_wire.host_header(*args), want, args)
 
 
-class TransportTest(unittest.TestCase):
+class TransportTest(StubClients, unittest.TestCase):
     """The kept connection's exchange on these answers, through Client."""
 
     def stub(self, *script):
         s = RawStub(*script)
         self.addCleanup(s.close)
         return s
-
-    def client(self, url, **kw):
-        c = selfcma.Client(url, **kw)
-        self.sleeps = []
-        c._t._sleep = self.sleeps.append
-        self.addCleanup(c.close)
-        return c
 
     def test_one_write_a_request(self):
         s = self.stub([answer()])
