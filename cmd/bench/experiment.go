@@ -264,6 +264,12 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 		cfg.Numerics = defaults.Numerics(defaults.CMAES, j.Dimension)
 	}
 	cfg.Termination.FlatFitness = c.FlatFitness
+	if c.TolFun != 0 {
+		cfg.Termination.TolFun = c.TolFun
+	}
+	if c.TolX != 0 {
+		cfg.Termination.TolX = c.TolX
+	}
 	if cfg.Lambda == 0 && c.Paper && c.Algorithm == algSelf {
 		// The paper's λ, whatever selfcma's default becomes.
 		cfg.Lambda = max(selfcma.PaperLambda, cmaes.DefaultLambda(j.Dimension))

@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"io"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -205,6 +206,33 @@ func TestSNRParamsKnobs(t *testing.T) {
 	for _, bad := range [][]string{{"-snr-alpha", "-1"}, {"-snr-beta", "1"}, {"-snr-eta-max", "0.5"}, {"-snr-restarts", "-1"}, {"-snr-eta0", "0.5"}} {
 		if _, err := parseOptions(bad, io.Discard); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestTolKnobs: -tolfun and -tolx set the run's TolFun and (absolute)
+// TolX, label the run, and end it on that criterion when set loose; the
+// defaults reach the target instead.
+func TestTolKnobs(t *testing.T) {
+	def := knobJob(t, algCMA, "-algorithms", "cma-es", "-restarts", "none")
+	if def.EvalsToTarget == 0 {
+		t.Fatalf("the default run missed the target (stop %v); the test needs it", def.Stop)
+	}
+	for _, c := range []struct{ flag, value, stop, label string }{
+		{"-tolfun", "1e-3", "tol_fun", "cma-es+no-restarts+tolfun=0.001"},
+		{"-tolx", "1e-2", "tol_x", "cma-es+no-restarts+tolx=0.01"},
+	} {
+		r := knobJob(t, algCMA, "-algorithms", "cma-es", "-restarts", "none", c.flag, c.value)
+		if r.Label != c.label {
+			t.Errorf("%s: label %q, want %q", c.flag, r.Label, c.label)
+		}
+		if r.EvalsToTarget != 0 || !slices.Contains(r.Stop, c.stop) {
+			t.Errorf("%s %s: stop %v, f − f_opt %g; want %s before the target", c.flag, c.value, r.Stop, r.FinalDeltaF, c.stop)
+		}
+	}
+	for _, bad := range [][]string{{"-tolfun", "-1"}, {"-tolx", "NaN"}} {
+		if _, err := parseOptions(bad, io.Discard); err == nil {
+			t.Errorf("%v accepted", bad)
 		}
 	}
 }

@@ -76,6 +76,8 @@ type options struct {
 	restartPoint string  // flagDefault, x0 or uniform
 	sigmaDec     float64 // ρ_σdec of NIPOP/NBIPOP's large runs; 0 = the strategy's
 	budgetRatio  float64 // ρ_budget of NBIPOP; 0 = the strategy's
+	tolFun       float64 // cmaes.Termination.TolFun; 0 = the default
+	tolX         float64 // cmaes.Termination.TolX (absolute); 0 = the default
 
 	noLocalStops bool // only the target and the budget stop a run (-local-stops=false)
 
@@ -148,6 +150,8 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.incPopSize, "incpopsize", 0, "λ factor at an IPOP or large BIPOP restart; 0 = the default (internal/defaults', 2 with -paper)")
 	fs.Float64Var(&o.sigmaDec, "sigma-dec", 0, "σ0 of the k-th large restart divided by this^k (NIPOP, NBIPOP: 1.6); 0 = the strategy's. A measuring knob")
 	fs.Float64Var(&o.budgetRatio, "budget-ratio", 0, "BIPOP: the regime of the best point gets this times the other's evaluations (NBIPOP: 2); 0 = the strategy's. A measuring knob")
+	fs.Float64Var(&o.tolFun, "tolfun", 0, "TolFun of docs/algorithm.md §1, Termination (pycma's tolfun: 1e-11); 0 = the default 1e-12. A measuring knob")
+	fs.Float64Var(&o.tolX, "tolx", 0, "TolX, absolute (pycma's tolx: 1e-11); 0 = the default 1e-12·σ0. A measuring knob")
 	fs.StringVar(&o.restartPoint, "restart-point", flagDefault, "where a restart's mean starts: uniform in [−4, 4]^n (the BBOB protocol), x0, or default: uniform (x0 with -paper)")
 	localStops := true
 	fs.BoolVar(&localStops, "local-stops", true, "stop a run on the local termination criteria of docs/algorithm.md §1 too (TolFun, TolX, NoEffectAxis, NoEffectCoord, ConditionCov, Stagnation, EqualFunValues, TolUpSigma); false: only the target and the budget stop it")
@@ -320,6 +324,8 @@ func (o *options) checkNames() error {
 		return fmt.Errorf("-restarts %q: want %s or default", o.restarts, strings.Join(defaults.RestartStrategies, ", "))
 	case o.sigmaDec != 0 && !(o.sigmaDec >= 1) || math.IsInf(o.sigmaDec, 0):
 		return fmt.Errorf("-sigma-dec %v: want a finite value ≥ 1, or 0 for the strategy's", o.sigmaDec)
+	case o.tolFun < 0 || o.tolX < 0 || math.IsInf(o.tolFun, 0) || math.IsInf(o.tolX, 0) || math.IsNaN(o.tolFun) || math.IsNaN(o.tolX):
+		return fmt.Errorf("-tolfun %v, -tolx %v: want finite values > 0, or 0 for the defaults", o.tolFun, o.tolX)
 	case o.budgetRatio != 0 && !(o.budgetRatio >= 1) || math.IsInf(o.budgetRatio, 0):
 		return fmt.Errorf("-budget-ratio %v: want a finite value ≥ 1, or 0 for the strategy's", o.budgetRatio)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.active):
@@ -396,6 +402,8 @@ type algConfig struct {
 	SNRRestarts    float64 `json:"snr_restarts,omitempty"` // × n
 	SNREta0        float64 `json:"snr_eta0,omitempty"`
 	SNRSmall       bool    `json:"snr_small_restarts,omitempty"`
+	TolFun         float64 `json:"tolfun,omitempty"`
+	TolX           float64 `json:"tolx,omitempty"`
 	LocalStops     bool    `json:"local_stops"`
 	Numerics       int     `json:"numerics"`
 	Budget         float64 `json:"budget"` // per dimension
@@ -480,6 +488,7 @@ func (o options) config(alg string) algConfig {
 	if alg == algCMA && o.rateScale != 0 && o.rateScale != 1 {
 		c.RateScale, c.RateScaleFirst = o.rateScale, o.rateScaleFirst
 	}
+	c.TolFun, c.TolX = o.tolFun, o.tolX
 	c.LocalStops = !o.noLocalStops
 	c.Numerics = o.numerics
 	if c.Numerics == 0 {
@@ -543,7 +552,7 @@ func (o options) label(c algConfig) string {
 	for _, k := range []struct {
 		name string
 		v    float64
-	}{{"snr-alpha", c.SNRAlpha}, {"snr-beta", c.SNRBeta}, {"snr-eta-max", c.SNREtaMax}, {"snr-restarts", c.SNRRestarts}, {"snr-eta0", c.SNREta0}} {
+	}{{"snr-alpha", c.SNRAlpha}, {"snr-beta", c.SNRBeta}, {"snr-eta-max", c.SNREtaMax}, {"snr-restarts", c.SNRRestarts}, {"snr-eta0", c.SNREta0}, {"tolfun", c.TolFun}, {"tolx", c.TolX}} {
 		if k.v != 0 {
 			parts = append(parts, k.name+"="+strconv.FormatFloat(k.v, 'g', -1, 64))
 		}
