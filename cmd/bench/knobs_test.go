@@ -230,7 +230,7 @@ func TestTolKnobs(t *testing.T) {
 			t.Errorf("%s %s: stop %v, f − f_opt %g; want %s before the target", c.flag, c.value, r.Stop, r.FinalDeltaF, c.stop)
 		}
 	}
-	for _, bad := range [][]string{{"-tolfun", "-1"}, {"-tolx", "NaN"}} {
+	for _, bad := range [][]string{{"-tolfun", "-1"}, {"-tolx", "NaN"}, {"-tolfun", "1e-11", "-local-stops=false"}} {
 		if _, err := parseOptions(bad, io.Discard); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

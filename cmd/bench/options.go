@@ -294,6 +294,8 @@ func (o *options) checkValues() error {
 		return fmt.Errorf("-incpopsize %v: want a finite value ≥ 1, or 0 for the default", o.incPopSize)
 	case o.minLambda < 0:
 		return fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
+	case o.noLocalStops && (o.tolFun != 0 || o.tolX != 0):
+		return fmt.Errorf("-tolfun, -tolx with -local-stops=false: the local criteria are off")
 	case strings.ContainsAny(o.tag, " \t\n"):
 		return fmt.Errorf("-tag %q: want no blanks", o.tag)
 	}
