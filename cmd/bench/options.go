@@ -326,7 +326,7 @@ func (o *options) checkNames() error {
 		return fmt.Errorf("-restarts %q: want %s or default", o.restarts, strings.Join(defaults.RestartStrategies, ", "))
 	case o.sigmaDec != 0 && !(o.sigmaDec >= 1) || math.IsInf(o.sigmaDec, 0):
 		return fmt.Errorf("-sigma-dec %v: want a finite value ≥ 1, or 0 for the strategy's", o.sigmaDec)
-	case o.tolFun < 0 || o.tolX < 0 || math.IsInf(o.tolFun, 0) || math.IsInf(o.tolX, 0) || math.IsNaN(o.tolFun) || math.IsNaN(o.tolX):
+	case !(o.tolFun >= 0) || !(o.tolX >= 0) || math.IsInf(o.tolFun, 0) || math.IsInf(o.tolX, 0):
 		return fmt.Errorf("-tolfun %v, -tolx %v: want finite values > 0, or 0 for the defaults", o.tolFun, o.tolX)
 	case o.budgetRatio != 0 && !(o.budgetRatio >= 1) || math.IsInf(o.budgetRatio, 0):
 		return fmt.Errorf("-budget-ratio %v: want a finite value ≥ 1, or 0 for the strategy's", o.budgetRatio)
