@@ -9,7 +9,7 @@ CMA). Evaluation counts do not depend on machine load.
 
   pip install cma==4.4.0 numpy   # pycma, for measuring only: never imported by the service
   python3 scripts/pycma_bbob.py -functions 1,8,15 \
-      -dims 10 -instances 1,2,3 -restarts bipop [-budget 10000] [-target 1e-8]
+      -dims 10 -instances 1,2,3 -restarts bipop [-budget 10000] [-target 1e-8] [-per-run]
 
 pycma's own bbobbenchmarks module gives the functions; instance numbers are
 COCO's legacy ones, as internal/bbob's. docs/bbob/pycma-bipop-*.jsonl were
@@ -34,9 +34,22 @@ def ints(s):
     return out
 
 
-def run(f, dim, inst, restarts, budget, target, seed):
+def run(f, dim, inst, restarts, budget, target, seed, per_run=False):
     fun, fopt = bb.instantiate(f, iinstance=inst)
     st = {"n": 0, "hit": None, "best": np.inf}
+    runs, cur = [], {"es": None, "start": 0, "told": 0}
+
+    def end_run(es, evals):
+        runs.append({"lambda": es.popsize, "sigma0": es.sigma0,
+                     "evaluations": evals - cur["start"], "stop": list(es.stop().keys())})
+        cur["start"] = evals
+
+    def callback(es):
+        # fmin2 calls it after every generation: a new es is a new run,
+        # and the one before ended with the evaluations told until then
+        if cur["es"] is not None and es is not cur["es"]:
+            end_run(cur["es"], cur["told"])
+        cur["es"], cur["told"] = es, st["n"]
 
     def batch(X):
         F = np.asarray(fun(np.asarray(X, dtype=float)), dtype=float).ravel()
@@ -55,10 +68,15 @@ def run(f, dim, inst, restarts, budget, target, seed):
             "verbose": -9, "verb_log": 0, "verb_disp": 0}
     cma.fmin2(None, lambda: rs.uniform(-4, 4, dim), 2.0, options=opts,
               restarts=9 if restarts != "none" else 0, incpopsize=2,
-              bipop=(restarts == "bipop"), parallel_objective=batch)
-    return {"function": f, "dimension": dim, "instance": inst,
-            "algorithm": "pycma-" + restarts, "evals_to_target": st["hit"],
-            "evaluations": st["n"], "final_delta_f": st["best"] - fopt}
+              bipop=(restarts == "bipop"), parallel_objective=batch,
+              callback=callback if per_run else None)
+    out = {"function": f, "dimension": dim, "instance": inst,
+           "algorithm": "pycma-" + restarts, "evals_to_target": st["hit"],
+           "evaluations": st["n"], "final_delta_f": st["best"] - fopt}
+    if per_run and cur["es"] is not None:
+        end_run(cur["es"], st["n"])
+        out["per_run"] = runs
+    return out
 
 
 def main():
@@ -70,11 +88,13 @@ def main():
     p.add_argument("-budget", type=float, default=1e4, help="evaluations per dimension")
     p.add_argument("-target", type=float, default=1e-8)
     p.add_argument("-seed", type=int, default=1)
+    p.add_argument("-per-run", action="store_true",
+                   help='each run\'s restarts too ("per_run": lambda, sigma0, evaluations, stop), as cmd/bench -per-run')
     a = p.parse_args()
     for d in a.dims:
         for f in a.functions:
             for i in a.instances:
-                print(json.dumps(run(f, d, i, a.restarts, a.budget, a.target, a.seed)), flush=True)
+                print(json.dumps(run(f, d, i, a.restarts, a.budget, a.target, a.seed, a.per_run)), flush=True)
 
 
 if __name__ == "__main__":
