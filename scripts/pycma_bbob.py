@@ -47,6 +47,7 @@ def run(f, dim, inst, restarts, budget, target, seed, per_run=False):
     def callback(es):
         # fmin2 calls it after every generation: a new es is a new run,
         # and the one before ended with the evaluations told until then
+        # (an evaluation between two runs counts to the next)
         if cur["es"] is not None and es is not cur["es"]:
             end_run(cur["es"], cur["told"])
         cur["es"], cur["told"] = es, st["n"]
