@@ -153,6 +153,11 @@ func decodeSelfCMA(r *binenc.Reader, version uint32) (*selfcma.State, *decodedCM
 		p := &st.SNRParams
 		p.Alpha, p.Beta, p.EtaMax, p.Eta0 = r.Float(), r.Float(), r.Float(), r.Float()
 		p.RestartMaxLambda, p.SmallRestarts = r.Int(), r.Bool()
+		// The encoder writes them resolved (selfcma.New): a zero, which
+		// Restore would read as "the default", is not a written state.
+		if p.Alpha == 0 || p.Beta == 0 || p.EtaMax == 0 || p.Eta0 == 0 {
+			return nil, nil, nil, fmt.Errorf("selfcma: decode state: an unresolved SNR parameter %+v: %w", *p, binenc.ErrCorrupt)
+		}
 	} else {
 		migrateSNRParams(st)
 	}
