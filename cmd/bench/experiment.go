@@ -263,7 +263,7 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 		// A new session's: lazy from cmaes.LazyMinDimension on.
 		cfg.Numerics = defaults.Numerics(defaults.CMAES, j.Dimension)
 	}
-	cfg.Termination.FlatFitness = c.FlatFitness
+	cfg.Termination.FlatFitness, cfg.Termination.UpSigmaMoved = c.FlatFitness, c.UpSigmaMoved
 	if c.TolFun != 0 {
 		cfg.Termination.TolFun = c.TolFun
 	}

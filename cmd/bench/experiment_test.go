@@ -231,6 +231,9 @@ func TestConfig(t *testing.T) {
 		{"equal fun values", []string{"-flat-fitness", strconv.FormatBool(!d.FlatFitness)}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, FlatFitness: !d.FlatFitness},
 			algCMA + map[bool]string{true: "+tolflat", false: "+equalfun"}[!d.FlatFitness]},
+		{"tolupsigma unmoved", []string{"-up-sigma-moved", strconv.FormatBool(!d.UpSigmaMoved)}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, UpSigmaMoved: !d.UpSigmaMoved},
+			algCMA + map[bool]string{true: "+upsigma-moved", false: "+upsigma-unmoved"}[!d.UpSigmaMoved]},
 		{"no restarts hides their settings", []string{"-restarts", "none", "-max-restarts", "3"}, algCMA,
 			algConfig{Active: d.Active, Restarts: defaults.RestartsNone, MaxRestarts: 3, IncPopSize: inc, RestartPoint: defaults.PointUniform},
 			algCMA + map[bool]string{true: "", false: "+" + restarts[defaults.RestartsNone]}[d.Restarts == defaults.RestartsNone]},
@@ -249,6 +252,9 @@ func TestConfig(t *testing.T) {
 			}
 			if !want.Paper && !slices.Contains(tc.args, "-flat-fitness") {
 				want.FlatFitness = d.FlatFitness // the paper's is EqualFunValues
+			}
+			if !want.Paper && !slices.Contains(tc.args, "-up-sigma-moved") {
+				want.UpSigmaMoved = d.UpSigmaMoved // the paper's TolUpSigma never fires
 			}
 			if tc.alg == algSelf && want.Init == "" {
 				want.Init = selfcma.InitDefault

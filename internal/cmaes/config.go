@@ -129,6 +129,14 @@ type Termination struct {
 	// every ES had before.
 	FlatFitness bool
 
+	// UpSigmaMoved: TolUpSigma counts the scale that the σ safeguard moved
+	// from σ into C in the run (State.RunMovedScale), as pycma's
+	// tolupsigma does (it divides the tolerance where it moves the scale).
+	// false is what every ES had before: the safeguard, acting once
+	// σ > 10^10 max(D), brought σ/max(D) back before TolUpSigma's
+	// 10^20 σ0 could be reached, so TolUpSigma never fired.
+	UpSigmaMoved bool
+
 	// MaxFailedGenerations stops the ES (StopFailedEvaluations, never an
 	// IPOP restart) after this many consecutive generations in which every
 	// evaluation failed (every value told was NaN): an objective that

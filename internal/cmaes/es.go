@@ -175,6 +175,7 @@ func (e *ES) startRun(lambda int) error {
 	e.s.PSigma = make([]float64, n)
 	e.s.PC = make([]float64, n)
 	e.s.T, e.s.EigenT = 0, 0
+	e.s.RunMovedScale = 0
 	e.s.FunHist = make([]float64, 10+int(math.Ceil(30*float64(n)/float64(p.Lambda))))
 	e.s.FunPos, e.s.FunN = 0, 0
 	e.s.StagBest, e.s.StagMed = e.s.StagBest[:0], e.s.StagMed[:0]
@@ -599,6 +600,7 @@ func (e *ES) boundSigma() bool {
 		return false
 	}
 	s := e.s.Sigma / maxD
+	e.s.RunMovedScale += 2 * math.Log(s)
 	e.s.Sigma /= s
 	for i := range n {
 		e.s.PC[i] *= s

@@ -53,6 +53,10 @@ type State struct {
 	Regime    string
 	RunSigma0 float64
 	GenLimit  int
+	// RunMovedScale: ln s² summed over the σ safeguard's moves of the run
+	// (σ /= s, C *= s²: es.go's boundSigma), 0 at its start; TolUpSigma
+	// reads it with Termination.UpSigmaMoved.
+	RunMovedScale float64
 
 	// Batch is the pending batch: λ×n genotypes, row k is x_k of line 4.
 	// BatchDrawn: it is what drawing from BatchRand with the current m, σ,
@@ -202,7 +206,7 @@ func (e *ES) historiesConsistent() bool {
 
 func (e *ES) countersConsistent() bool {
 	s := &e.s
-	return s.Sigma > 0 && s.T >= 0 && s.EigenT >= 0 && s.EigenT <= s.T && s.Generation >= 0 && s.Evaluations >= 0 && s.Run >= 0 && s.FailedGenerations >= 0
+	return s.Sigma > 0 && s.RunMovedScale >= 0 && !math.IsInf(s.RunMovedScale, 0) && s.T >= 0 && s.EigenT >= 0 && s.EigenT <= s.T && s.Generation >= 0 && s.Evaluations >= 0 && s.Run >= 0 && s.FailedGenerations >= 0
 }
 
 // placeBatch sets the batch given, and with bounds its images.

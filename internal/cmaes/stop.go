@@ -25,12 +25,28 @@ func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
 	}
 	e.stopStagnation()
 	e.stopEqualFunValues(fitness, order)
-	// TolUpSigma: σ/σ0 > TolUpSigma · √(max eigenvalue of C), σ0 the σ the
-	// run started with (pycma's es.sigma0: a small BIPOP run's own).
-	if t := e.term; t.TolUpSigma > 0 {
-		if r := e.s.Sigma / e.s.RunSigma0; r > t.TolUpSigma*e.s.D[e.p.N-1] {
+	e.stopTolUpSigma()
+}
+
+// stopTolUpSigma: σ/σ0 > TolUpSigma · √(max eigenvalue of C), σ0 the σ the
+// run started with (pycma's es.sigma0: a small BIPOP run's own). With
+// UpSigmaMoved, σ/σ0 · s² for the scale s the safeguard moved into C in the
+// run (σ s / (max D / s): the ratio had the scale stayed in σ), compared in
+// logarithms, since s² can overflow.
+func (e *ES) stopTolUpSigma() {
+	t := e.term
+	if !(t.TolUpSigma > 0) {
+		return
+	}
+	r := e.s.Sigma / e.s.RunSigma0
+	if !t.UpSigmaMoved {
+		if r > t.TolUpSigma*e.s.D[e.p.N-1] {
 			e.addStop(StopTolUpSigma, r)
 		}
+		return
+	}
+	if lr := math.Log(r) + e.s.RunMovedScale; lr > math.Log(t.TolUpSigma*e.s.D[e.p.N-1]) {
+		e.addStop(StopTolUpSigma, math.Exp(lr))
 	}
 }
 

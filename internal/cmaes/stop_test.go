@@ -138,6 +138,50 @@ func TestDivergingRunKeepsInvariants(t *testing.T) {
 	}
 }
 
+// TolUpSigma at its default, 10^20: the σ safeguard moves the scale into
+// C once σ > 10^10 max(D), so σ/σ0 alone never gets there; with
+// UpSigmaMoved the scale moved counts (σ/σ0 · s², s² the factor of C), and
+// the diverging run ends on it.
+func TestTolUpSigmaCountsTheMovedScale(t *testing.T) {
+	diverge := func(x []float64) float64 { return -sphere(x) }
+	for _, moved := range []bool{false, true} {
+		e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 1, Seed: 2,
+			Termination: Termination{TolFun: -1, TolX: -1, ConditionCov: -1, UpSigmaMoved: moved,
+				NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true}})
+		for g := 0; g < 3000 && e.Stopped() == nil; g++ {
+			step(t, e, diverge)
+			checkInvariants(t, e)
+		}
+		r, fired := hasReason(e.Stopped(), StopTolUpSigma)
+		if !moved {
+			if fired || e.State().RunMovedScale <= 0 {
+				t.Fatalf("without UpSigmaMoved: stopped by %v, moved scale %g; want no tol_up_sigma after the safeguard moved the scale",
+					reasonNames(e.Stopped()), e.State().RunMovedScale)
+			}
+			continue
+		}
+		st := e.State()
+		if !fired || st.RunMovedScale <= 0 {
+			t.Fatalf("with UpSigmaMoved: stopped by %v after %d generations, moved scale %g; want tol_up_sigma after a move",
+				reasonNames(e.Stopped()), e.Generation(), st.RunMovedScale)
+		}
+		want := st.Sigma / st.RunSigma0 * math.Exp(st.RunMovedScale)
+		if math.Abs(r.Value-want) > 1e-9*want || !(r.Value > 1e20*st.D[len(st.D)-1]) {
+			t.Fatalf("tol_up_sigma %g, want σ/σ0·s² = %g above 1e20·max(D) = %g", r.Value, want, 1e20*st.D[len(st.D)-1])
+		}
+	}
+	// A restart starts its run with no scale moved.
+	e := mustNew(t, Config{X0: constVec(3, 1), Sigma0: 1, Seed: 2, Restarts: Restarts{IPOP: true, Max: 1},
+		Termination: Termination{TolFun: -1, TolX: -1, ConditionCov: -1, UpSigmaMoved: true,
+			NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true}})
+	for g := 0; g < 3000 && e.State().Run == 0; g++ {
+		step(t, e, diverge)
+	}
+	if st := e.State(); st.Run != 1 || st.RunMovedScale != 0 || st.RunEnds[0].Reasons[0].Name != StopTolUpSigma {
+		t.Fatalf("run %d after %v: moved scale %g, want 0 in the restart after tol_up_sigma", st.Run, st.RunEnds, st.RunMovedScale)
+	}
+}
+
 // A point beyond the float range cannot enter the state: the update is
 // refused whole and the ES stops with numerical_error.
 func TestNumericalGuard(t *testing.T) {

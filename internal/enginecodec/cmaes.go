@@ -84,9 +84,14 @@ import (
 //     follows from the best point's generation and the run ends, so it is
 //     not written. A state of version 1 to 9 decodes with 0 and 0: σ0 at
 //     every large run and equal budgets, as it ran.
+//   - Version 11 (versionUpSigma): a flag and a float at the end,
+//     Termination.UpSigmaMoved and State.RunMovedScale (TolUpSigma counts
+//     the scale the σ safeguard moved into C in the run). A state of
+//     version 1 to 10 decodes with false and 0: TolUpSigma as it ran,
+//     which reads no moved scale.
 const (
 	cmaesMagic         = "selfcma/cmaes"
-	cmaesVersion       = 10
+	cmaesVersion       = 11
 	versionInject      = 2
 	versionNumerics    = 3
 	versionPacked      = 4
@@ -97,6 +102,7 @@ const (
 	versionLazy        = 8
 	versionFlatFitness = 9
 	versionLoshchilov  = 10
+	versionUpSigma     = 11
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the

@@ -90,6 +90,9 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 	if version >= versionLoshchilov {
 		st.Config.Restarts.SigmaDec, st.Config.Restarts.Budget = r.Float(), r.Float() // cmaes.Restore checks them
 	}
+	if version >= versionUpSigma {
+		st.Config.Termination.UpSigmaMoved, st.RunMovedScale = r.Bool(), r.Float() // cmaes.Restore checks the scale
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

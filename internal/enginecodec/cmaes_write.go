@@ -41,6 +41,8 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	w.Bool(s.Config.Termination.FlatFitness) // version 9
 	w.Float(s.Config.Restarts.SigmaDec)      // version 10: NIPOP, NBIPOP
 	w.Float(s.Config.Restarts.Budget)
+	w.Bool(s.Config.Termination.UpSigmaMoved) // version 11
+	w.Float(s.RunMovedScale)
 }
 
 // writeRuns writes the counters and the runs ended.

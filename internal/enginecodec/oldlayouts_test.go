@@ -64,6 +64,10 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 		w.Float(s.Config.Restarts.SigmaDec)
 		w.Float(s.Config.Restarts.Budget)
 	}
+	if version >= versionUpSigma {
+		w.Bool(s.Config.Termination.UpSigmaMoved)
+		w.Float(s.RunMovedScale)
+	}
 }
 
 // encodeAs returns the blob of e in the layout of the given version.

@@ -30,10 +30,11 @@ import (
 // the constants of then); 12 in 9, with State.Woodbury (numerics
 // selfcma.NumericsWoodbury) after the rule's parameters (older states:
 // false, h_t by Cholesky factors, as they ran); 13 in 10 (the restarts'
-// SigmaDec and Budget: NIPOP, NBIPOP), its own layout as 12's.
+// SigmaDec and Budget: NIPOP, NBIPOP), its own layout as 12's; 14 in 11
+// (Termination.UpSigmaMoved, State.RunMovedScale), its own layout as 13's.
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 13
+	selfcmaVersion = 14
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -51,11 +52,14 @@ const (
 	// versionLoshchilovSelf is the first version that embeds cmaes's
 	// encoding 10 (Restarts.SigmaDec and Budget).
 	versionLoshchilovSelf = 13
+	// versionUpSigmaSelf is the first version that embeds cmaes's
+	// encoding 11 (Termination.UpSigmaMoved, State.RunMovedScale).
+	versionUpSigmaSelf = 14
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run

@@ -117,6 +117,7 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 	// termination.equal_fun_values names the flat-fitness criterion in
 	// force: cmaes.m's, or pycma's tolflatfitness where the defaults say.
 	cfg.Termination.FlatFitness = def.FlatFitness
+	cfg.Termination.UpSigmaMoved = def.UpSigmaMoved
 	if err := l.checkName(p.Name); err != nil {
 		return "", selfParams{}, cfg, err
 	}
