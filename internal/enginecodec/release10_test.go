@@ -67,26 +67,36 @@ func releaseSelfNBIPOPES(t *testing.T) *selfcma.ES {
 	return s
 }
 
-// nbipopHash is runHash on Rastrigin with the stop reasons, hashed with
-// the run ends (their regimes and σ0).
+// nbipopHash is runEndsHash on Rastrigin.
 func nbipopHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
+	return runEndsHash(tb, e, gens, rastrigin)
+}
+
+// selfNBIPOPHash is selfRunEndsHash on Rastrigin.
+func selfNBIPOPHash(tb testing.TB, s *selfcma.ES, gens int) (string, int) {
+	return selfRunEndsHash(tb, s, gens, rastrigin)
+}
+
+// runEndsHash is runHash on f with the stop reasons, hashed with the run
+// ends (their regimes and σ0).
+func runEndsHash(tb testing.TB, e *cmaes.ES, gens int, f func([]float64) float64) (string, int) {
 	tb.Helper()
-	h, restarts := runHash(tb, e, gens, rastrigin, true)
+	h, restarts := runHash(tb, e, gens, f, true)
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s %v", h, e.RunEnds()))
 	return hex.EncodeToString(sum[:]), restarts
 }
 
-// selfNBIPOPHash hashes the points and regimes of gens generations of s
-// on Rastrigin (fewer if it stops) and the run ends (their regimes and
-// σ0).
-func selfNBIPOPHash(tb testing.TB, s *selfcma.ES, gens int) (string, int) {
+// selfRunEndsHash hashes the points, regimes and stop reasons of gens
+// generations of s on f (fewer if it stops) and the run ends (their
+// regimes and σ0).
+func selfRunEndsHash(tb testing.TB, s *selfcma.ES, gens int, f func([]float64) float64) (string, int) {
 	tb.Helper()
 	h := sha256.New()
 	tell := func(v []float64) (cmaes.Record, error) {
 		rec, err := s.Tell(v)
 		return rec.Record, err
 	}
-	restarts := hashSteps(tb, h, s.Ask, tell, func() bool { return s.Primary().Stopped() != nil }, gens, rastrigin, true)
+	restarts := hashSteps(tb, h, s.Ask, tell, func() bool { return s.Primary().Stopped() != nil }, gens, f, true)
 	fmt.Fprintf(h, "%v", s.Primary().RunEnds())
 	return hex.EncodeToString(h.Sum(nil)), restarts
 }

@@ -1,9 +1,6 @@
 package enginecodec
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"os"
 	"testing"
 
@@ -76,25 +73,14 @@ func releaseSelfUpSigmaES(t *testing.T) *selfcma.ES {
 	return s
 }
 
-// upSigmaHash is runHash on −‖x‖² with the stop reasons, hashed with the
-// run ends.
+// upSigmaHash is runEndsHash on −‖x‖².
 func upSigmaHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
-	tb.Helper()
-	h, restarts := runHash(tb, e, gens, diverge, true)
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s %v", h, e.RunEnds()))
-	return hex.EncodeToString(sum[:]), restarts
+	return runEndsHash(tb, e, gens, diverge)
 }
 
+// selfUpSigmaHash is selfRunEndsHash on −‖x‖².
 func selfUpSigmaHash(tb testing.TB, s *selfcma.ES, gens int) (string, int) {
-	tb.Helper()
-	h := sha256.New()
-	tell := func(v []float64) (cmaes.Record, error) {
-		rec, err := s.Tell(v)
-		return rec.Record, err
-	}
-	restarts := hashSteps(tb, h, s.Ask, tell, func() bool { return s.Primary().Stopped() != nil }, gens, diverge, true)
-	fmt.Fprintf(h, "%v", s.Primary().RunEnds())
-	return hex.EncodeToString(h.Sum(nil)), restarts
+	return selfRunEndsHash(tb, s, gens, diverge)
 }
 
 // endedOnUpSigma counts the runs of e that ended on tol_up_sigma.
