@@ -28,6 +28,14 @@ type Config struct {
 	// Algorithm 1 of the paper exactly (docs/algorithm.md §1).
 	Active bool
 
+	// MirroredFirstRun: the first run samples by mirrored sampling
+	// (Brockhoff, Auger, Hansen, Arnold, Hohm, PPSN 2010; pycma's
+	// CMA_mirrors = 0.5 with CMA_mirrormethod = 0): of each batch, the
+	// first ⌈λ/2⌉ z_k are drawn and the other ⌊λ/2⌋ are their mirrors,
+	// z_{⌈λ/2⌉+j} = −z_j. Restarts draw every point independently. false
+	// is Algorithm 1's line 4 in every run (docs/algorithm.md §1).
+	MirroredFirstRun bool
+
 	// Inject, when not empty, holds at most λ points (inside Bounds when
 	// set) that replace candidates 0, 1, ... of the first batch, as if
 	// passed to ES.Inject(Inject, true) before it was sampled: a warm start

@@ -220,13 +220,25 @@ func (e *ES) sample() {
 
 // drawBatch draws x_k = m + σ B D z_k, z_k ~ N(0, I) (Algorithm 1, line 4),
 // point by point, coordinate by coordinate from the ES's own stream, and
-// with bounds their images. It depends on nothing but the stream, m, σ, B,
-// D and the bounds: a decoder that restores those samples the same batch.
+// with bounds their images; in a mirrored run (mirrored) the last ⌊λ/2⌋
+// are the mirrors of the first, z_{h+j} = −z_j. It depends on nothing but
+// the stream, m, σ, B, D, the bounds and the run: a decoder that restores
+// those samples the same batch.
 func (e *ES) drawBatch() {
 	n, l := e.p.N, e.p.Lambda
+	h := l // the points drawn; the rest mirror them
+	if e.mirrored() {
+		h = l - l/2
+	}
 	z := e.scratch.z.RawMatrix()
 	for k := range l {
 		row := z.Data[k*z.Stride : k*z.Stride+n]
+		if k >= h {
+			for i, v := range z.Data[(k-h)*z.Stride : (k-h)*z.Stride+n] {
+				row[i] = -v // D(−z) = −(D z)
+			}
+			continue
+		}
 		for i := range row {
 			row[i] = e.rnd.NormFloat64() * e.s.D[i]
 		}
@@ -254,6 +266,10 @@ func (e *ES) drawBatch() {
 		}
 	}
 }
+
+// mirrored reports whether the current run samples mirrored pairs
+// (Config.MirroredFirstRun: the first run only).
+func (e *ES) mirrored() bool { return e.s.Config.MirroredFirstRun && e.s.Run == 0 }
 
 // Ask returns the points of the pending generation, as fresh slices: the
 // same points until the generation is told.

@@ -89,9 +89,12 @@ import (
 //     the scale the σ safeguard moved into C in the run). A state of
 //     version 1 to 10 decodes with false and 0: TolUpSigma as it ran,
 //     which reads no moved scale.
+//   - Version 12 (versionMirrored): one flag at the end,
+//     Config.MirroredFirstRun (mirrored sampling in the first run). A state
+//     of version 1 to 11 decodes with false: every point drawn, as it ran.
 const (
 	cmaesMagic         = "selfcma/cmaes"
-	cmaesVersion       = 11
+	cmaesVersion       = 12
 	versionInject      = 2
 	versionNumerics    = 3
 	versionPacked      = 4
@@ -103,6 +106,7 @@ const (
 	versionFlatFitness = 9
 	versionLoshchilov  = 10
 	versionUpSigma     = 11
+	versionMirrored    = 12
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the

@@ -93,6 +93,9 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 	if version >= versionUpSigma {
 		st.Config.Termination.UpSigmaMoved, st.RunMovedScale = r.Bool(), r.Float() // cmaes.Restore checks the scale
 	}
+	if version >= versionMirrored {
+		st.Config.MirroredFirstRun = r.Bool()
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

@@ -43,6 +43,7 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	w.Float(s.Config.Restarts.Budget)
 	w.Bool(s.Config.Termination.UpSigmaMoved) // version 11
 	w.Float(s.RunMovedScale)
+	w.Bool(s.Config.MirroredFirstRun) // version 12
 }
 
 // writeRuns writes the counters and the runs ended.

@@ -68,6 +68,9 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 		w.Bool(s.Config.Termination.UpSigmaMoved)
 		w.Float(s.RunMovedScale)
 	}
+	if version >= versionMirrored {
+		w.Bool(s.Config.MirroredFirstRun)
+	}
 }
 
 // encodeAs returns the blob of e in the layout of the given version.

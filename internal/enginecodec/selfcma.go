@@ -31,10 +31,11 @@ import (
 // selfcma.NumericsWoodbury) after the rule's parameters (older states:
 // false, h_t by Cholesky factors, as they ran); 13 in 10 (the restarts'
 // SigmaDec and Budget: NIPOP, NBIPOP), its own layout as 12's; 14 in 11
-// (Termination.UpSigmaMoved, State.RunMovedScale), its own layout as 13's.
+// (Termination.UpSigmaMoved, State.RunMovedScale), its own layout as 13's;
+// 15 in 12 (Config.MirroredFirstRun), its own layout as 14's.
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 14
+	selfcmaVersion = 15
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -55,11 +56,14 @@ const (
 	// versionUpSigmaSelf is the first version that embeds cmaes's
 	// encoding 11 (Termination.UpSigmaMoved, State.RunMovedScale).
 	versionUpSigmaSelf = 14
+	// versionMirroredSelf is the first version that embeds cmaes's
+	// encoding 12 (Config.MirroredFirstRun).
+	versionMirroredSelf = 15
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11, 15: 12}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run
