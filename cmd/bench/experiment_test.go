@@ -234,6 +234,9 @@ func TestConfig(t *testing.T) {
 		{"tolupsigma unmoved", []string{"-up-sigma-moved", strconv.FormatBool(!d.UpSigmaMoved)}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, UpSigmaMoved: !d.UpSigmaMoved},
 			algCMA + map[bool]string{true: "+upsigma-moved", false: "+upsigma-unmoved"}[!d.UpSigmaMoved]},
+		{"mirrored", []string{"-mirrored", strconv.FormatBool(!d.MirroredFirstRun)}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, Mirrored: !d.MirroredFirstRun},
+			algCMA + map[bool]string{true: "+mirrored", false: "+unmirrored"}[!d.MirroredFirstRun]},
 		{"no restarts hides their settings", []string{"-restarts", "none", "-max-restarts", "3"}, algCMA,
 			algConfig{Active: d.Active, Restarts: defaults.RestartsNone, MaxRestarts: 3, IncPopSize: inc, RestartPoint: defaults.PointUniform},
 			algCMA + map[bool]string{true: "", false: "+" + restarts[defaults.RestartsNone]}[d.Restarts == defaults.RestartsNone]},
@@ -255,6 +258,9 @@ func TestConfig(t *testing.T) {
 			}
 			if !want.Paper && !slices.Contains(tc.args, "-up-sigma-moved") {
 				want.UpSigmaMoved = d.UpSigmaMoved // the paper's TolUpSigma never fires
+			}
+			if !want.Paper && !slices.Contains(tc.args, "-mirrored") {
+				want.Mirrored = d.MirroredFirstRun // the paper draws every point
 			}
 			if tc.alg == algSelf && want.Init == "" {
 				want.Init = selfcma.InitDefault

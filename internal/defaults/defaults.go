@@ -105,6 +105,9 @@ type Settings struct {
 	// UpSigmaMoved: TolUpSigma counts the scale the σ safeguard moved into
 	// C (cmaes.Termination.UpSigmaMoved), as pycma's tolupsigma does.
 	UpSigmaMoved bool
+	// MirroredFirstRun: the first run samples by mirrored sampling
+	// (cmaes.Config.MirroredFirstRun).
+	MirroredFirstRun bool
 }
 
 // For returns the defaults of algorithm alg (CMAES, SelfCMAES or
@@ -132,7 +135,8 @@ func For(alg string) Settings {
 		return Settings{Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform}
 	}
 	return Settings{Active: true, Restarts: RestartsNBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform,
-		SNR: alg == SelfCMAES, FlatFitness: flatFitness, UpSigmaMoved: upSigmaMoved}
+		SNR: alg == SelfCMAES, FlatFitness: flatFitness, UpSigmaMoved: upSigmaMoved,
+		MirroredFirstRun: mirroredFirstRun}
 }
 
 // Numerics is the numerics version of a new session of algorithm alg and
@@ -168,3 +172,6 @@ const flatFitness = true
 // solves 988 of 1,000 instead of 985 (pycma 990): the three creeping runs;
 // on 40 instances of all 24 functions no ERT and no success changed.
 const upSigmaMoved = true
+
+// mirroredFirstRun is Settings.MirroredFirstRun of CMA-ES and self-CMA-ES.
+var mirroredFirstRun = false

@@ -32,6 +32,7 @@ type createRequest struct {
 	Metadata        json.RawMessage     `json:"metadata"`
 	WarmStart       *warmStartJSON      `json:"warm_start"`
 	Active          *bool               `json:"active"`
+	Mirrored        *bool               `json:"mirrored"`
 	Constraints     *constraintsRequest `json:"constraints"`
 	Integers        [][]*float64        `json:"integers"`
 	Categories      []int               `json:"categories"`
@@ -212,6 +213,7 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 	p := session.CreateParams{
 		X0: x0, PopulationSize: req.PopulationSize,
 		Algorithm: req.Algorithm, Seed: req.Seed, Name: req.Name, WarmStart: ws, Active: req.Active,
+		Mirrored: req.Mirrored,
 	}
 	if req.Sigma0 != nil {
 		p.Sigma0 = *req.Sigma0

@@ -123,6 +123,8 @@ func checkMixedUnsupported(p CreateParams) error {
 		return errorf(CodeOutOfRange, "hyperparameters %s", na)
 	case p.Active != nil:
 		return errorf(CodeOutOfRange, "active %s (its update is active by its reference)", na)
+	case p.Mirrored != nil:
+		return errorf(CodeOutOfRange, "mirrored %s", na)
 	case p.Restarts.Strategy != "" && p.Restarts.Strategy != RestartsNone || p.Restarts.Max != nil && *p.Restarts.Max != 0 ||
 		p.Restarts.IncPopSize != nil || p.Restarts.Point != "" || p.Restarts.Region != nil:
 		return errorf(CodeOutOfRange, "restarts %s", na)

@@ -30,6 +30,11 @@ type CreateParams struct {
 	// defaults.For(algorithm).Active.
 	Active *bool `json:",omitempty"`
 
+	// Mirrored selects mirrored sampling in the first run
+	// (cmaes.Config.MirroredFirstRun); nil =
+	// defaults.For(algorithm).MirroredFirstRun.
+	Mirrored *bool `json:",omitempty"`
+
 	// WarmStart, when not empty, is the id of a session to start from: X0
 	// becomes its mean and its best point, if any, is injected into the
 	// first batch (see Manager.Create). Fields added to CreateParams and
@@ -179,6 +184,7 @@ type Session struct {
 	Name           string
 	Algorithm      string
 	Active         bool // active CMA-ES
+	Mirrored       bool // mirrored sampling in the first run
 	Dimension      int
 	PopulationSize int // λ of the pending generation
 	Seed           uint64

@@ -118,6 +118,13 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 	// force: cmaes.m's, or pycma's tolflatfitness where the defaults say.
 	cfg.Termination.FlatFitness = def.FlatFitness
 	cfg.Termination.UpSigmaMoved = def.UpSigmaMoved
+	cfg.MirroredFirstRun = def.MirroredFirstRun
+	if p.Mirrored != nil {
+		if *p.Mirrored && alg == AlgorithmSepCMAES {
+			return "", selfParams{}, cfg, errorf(CodeOutOfRange, "mirrored applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+		}
+		cfg.MirroredFirstRun = *p.Mirrored
+	}
 	if err := l.checkName(p.Name); err != nil {
 		return "", selfParams{}, cfg, err
 	}

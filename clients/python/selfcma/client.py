@@ -134,6 +134,7 @@ class Client:
         numpy=None,
         warm_start=None,
         active=None,
+        mirrored=None,
         bipop=False,
         incpopsize=None,
         constraints=None,
@@ -186,7 +187,12 @@ class Client:
                 (None: the server's, 2); needs restarts or bipop.
             active: active CMA-ES (negative weights in C's update), the
                 service's name of pycma's option ``CMA_active``; None: the
-                server's default. The new fields (active, bipop,
+                server's default.
+            mirrored: mirrored sampling in the first run (the last ⌊λ/2⌋
+                candidates of a generation mirror the first about the
+                mean; pycma's CMA_mirrors = 0.5 with CMA_mirrormethod = 0,
+                in the first run only); None: the server's default. The
+                new fields (active, mirrored, bipop,
                 incpopsize, point, region) are sent only when given, so
                 that a server without them sees the same requests as
                 before.
@@ -258,6 +264,10 @@ class Client:
             if not isinstance(active, bool):
                 raise TypeError(f"active is {active!r}: want True or False")
             body["active"] = active
+        if mirrored is not None:
+            if not isinstance(mirrored, bool):
+                raise TypeError(f"mirrored is {mirrored!r}: want True or False")
+            body["mirrored"] = mirrored
         r = restarts_body(restarts, bipop, incpopsize, len(x0))
         if r is not None:
             body["restarts"] = r

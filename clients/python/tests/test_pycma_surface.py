@@ -65,6 +65,14 @@ class BodiesTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "CMA_active"):
             self.create_body([0.0], 1.0, {"CMA_active": "maybe"})
 
+    def test_mirrored(self):
+        self.assertIs(self.create_body([0.0], 1.0, mirrored=True)["mirrored"], True)
+        self.assertIs(self.create_body([0.0], 1.0, mirrored=False)["mirrored"], False)
+        # Not given: not sent (the server's default).
+        self.assertNotIn("mirrored", self.create_body([0.0], 1.0))
+        with self.assertRaisesRegex(TypeError, "mirrored"):
+            self.create_body([0.0], 1.0, mirrored=1)
+
     def test_cma_diagonal(self):
         # pycma's CMA_diagonal=True is the service's sep-CMA-ES.
         self.assertEqual(self.create_body([0.0], 1.0, {"CMA_diagonal": True})["algorithm"], "sep-cma-es")
