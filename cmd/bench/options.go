@@ -166,7 +166,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.rateSNRMax, "rate-snr-max", 3, "with -rate-snr: the largest η")
 	fs.Float64Var(&o.rateSNRMin, "rate-snr-min", 0, "with -rate-snr: the smallest η (0: no bound)")
 	fs.BoolVar(&o.rateSNR, "rate-snr", false, "CMA-ES: in the first run, η times the default c_1 and c_μ, η adapted by LRA-CMA-ES's signal-to-noise rule (docs/algorithm.md §2, table 9). A measuring knob, not a session setting")
-	fs.Float64Var(&o.snrAlpha, "snr-alpha", 0, "self-CMA-ES: α of the signal-to-noise rule, the target of SNR/η; 0 = the default (selfcma.SNRAlphaFor(n): 0.01 for n from 15 to 28, else 0.02). A measuring knob")
+	fs.Float64Var(&o.snrAlpha, "snr-alpha", 0, "self-CMA-ES: α of the signal-to-noise rule, the target of SNR/η; 0 = the default (selfcma.SNRAlphaFor(n): 0.01 for n from 15 to 28, else 0.02; 0.02 at every n with -mirrored). A measuring knob")
 	fs.Float64Var(&o.snrBeta, "snr-beta", 0, "self-CMA-ES: β of the signal-to-noise rule, the smoothing of E and V; 0 = the default (selfcma.SNRBeta). A measuring knob")
 	fs.Float64Var(&o.snrEtaMax, "snr-eta-max", 0, "self-CMA-ES: the largest η of the signal-to-noise rule; 0 = the default (selfcma.SNREtaMax). A measuring knob")
 	fs.Float64Var(&o.snrEta0, "snr-eta0", 0, "self-CMA-ES: η at the start of a run of the signal-to-noise rule; 0 = 1. A measuring knob")

@@ -30,6 +30,7 @@ func solveConstrainedHTTP(base string, p mixedfn.Constrained, seed uint64, maxEv
 		} `json:"next"`
 	}
 	create := map[string]any{"x0": p.X0, "sigma0": 1, "seed": seed, "algorithm": "cma-es", "active": active,
+		"mirrored":    false, // every point drawn, as the in-process run and pycma's reference
 		"restarts":    map[string]any{"strategy": "none"},
 		"constraints": map[string]any{"count": p.M},
 		"termination": map[string]any{"tol_fun": off, "tol_x": off, "condition_cov": off, "tol_up_sigma": off,

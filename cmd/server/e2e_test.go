@@ -239,7 +239,9 @@ func partOf(g int, fitness []float64, from, to int) map[string]any {
 // algBIPOP is the kill tests' session of restarts: CMA-ES with BIPOP
 // restarts, each from a point drawn uniformly in the bounds, stopped on
 // the sphere by tol_fun 1e-4 long before the target, so that it runs the
-// default run, three large runs and the small ones between them.
+// default run, three large runs and the small ones between them. Its first
+// run draws every point: mirrored (the default; "cma-es" and algSNR cover
+// it), it reaches the target before tol_fun ends it.
 const algBIPOP = "cma-es+bipop"
 
 // algNBIPOP is the same with self-CMA-ES and Loshchilov's NBIPOP (σ0/1.6^k
@@ -274,6 +276,9 @@ func createBody(alg string) map[string]any {
 		body["bounds"] = map[string]any{"lower": lo, "upper": up}
 		body["restarts"] = map[string]any{"strategy": strategy, "max": 3, "point": "uniform"}
 		body["termination"] = map[string]any{"target_fitness": 1e-8, "tol_fun": 1e-4}
+		if alg == algBIPOP {
+			body["mirrored"] = false
+		}
 	}
 	if alg == "sep-cma-es" {
 		// With bounds, so that the kills cover its transformation too.

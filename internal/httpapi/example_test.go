@@ -66,7 +66,7 @@ func Example_clientLoop() {
 	fmt.Println("stopped on", s.StopReasons[0].Name, "at generation", s.Generation)
 	fmt.Println("best f below the target:", s.Best.F <= 1e-8)
 	// Output:
-	// stopped on target_fitness at generation 64
+	// stopped on target_fitness at generation 55
 	// best f below the target: true
 }
 

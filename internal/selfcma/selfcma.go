@@ -161,7 +161,7 @@ func New(cfg Config) (*ES, error) {
 	}
 	snrP := cfg.SNRParams
 	if snrP.Alpha == 0 {
-		snrP.Alpha = SNRAlphaFor(p.Dim())
+		snrP.Alpha = snrAlphaOf(p.Dim(), cfg.CMA.MirroredFirstRun)
 	}
 	snrP = snrP.resolved()
 	if err := snrP.check(); err != nil {

@@ -332,7 +332,8 @@ func TestSNRParamsRefused(t *testing.T) {
 }
 
 // TestSNRAlphaForDimension: a new run's default α is SNRAlphaFor(n) (0.01
-// for n from 15 to 28, else 0.02), an α the config gives is kept, and a
+// for n from 15 to 28, else 0.02), SNRAlpha at every n for a mirrored
+// first run, an α the config gives is kept, and a
 // state keeps the α it recorded (a session created before the rule, with
 // 0.02 at n = 20, continues so).
 func TestSNRAlphaForDimension(t *testing.T) {
@@ -353,6 +354,15 @@ func TestSNRAlphaForDimension(t *testing.T) {
 			if s.snrP.Alpha != wantA || s.State().SNRParams.Alpha != wantA {
 				t.Errorf("n = %d, given α %v: the run's α %v, its state's %v; want %v", n, given, s.snrP.Alpha, s.State().SNRParams.Alpha, wantA)
 			}
+		}
+	}
+	for _, n := range []int{10, 20, 40} {
+		s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(uint64(n), n), Sigma0: 2, Seed: 3, MirroredFirstRun: true}, SNR: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.snrP.Alpha != SNRAlpha {
+			t.Errorf("n = %d, mirrored first run: α %v, want %v at every n", n, s.snrP.Alpha, SNRAlpha)
 		}
 	}
 	s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(4, 20), Sigma0: 2, Seed: 4}, SNR: true})

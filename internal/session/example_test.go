@@ -55,6 +55,6 @@ func ExampleManager() {
 	fmt.Println("stopped on", s.StopReasons[0].Name, "at generation", s.Generation)
 	fmt.Println("best f below the target:", s.Best.F <= target)
 	// Output:
-	// stopped on target_fitness at generation 64
+	// stopped on target_fitness at generation 55
 	// best f below the target: true
 }
