@@ -23,12 +23,12 @@ import (
 // (CSA keeps σ); η lies in [SNREtaMin, SNREtaMax] = [1, 3], so the rule only
 // ever speeds CMA-ES up (an η that fell below 1 stalled the bent cigar for
 // thousands of generations: LRA's step γη vanishes with η); the target
-// SNR/η is α = SNRAlphaFor(n), 0.02, or 0.01 for n from 15 to 28 (LRA's
-// 1.4 is for σ²C's update; tables 11 and 12); and only the first
-// run uses it (restarts look for another basin, at the defaults). A
+// SNR/η is α = 0.02, or 0.01 for n from 15 to 28 in an unmirrored run
+// (snrAlphaOf; LRA's 1.4 is for σ²C's update; tables 11 and 12); and only
+// the first run uses it (restarts look for another basin, at the defaults). A
 // session keeps the parameters it was created with (State.SNRParams).
 const (
-	SNRAlpha  = 0.02 // α, the target of SNR/η (but SNRAlphaFor)
+	SNRAlpha  = 0.02 // α, the target of SNR/η (but snrAlphaOf)
 	SNRBeta   = 0.03 // β, the smoothing of E and V (LRA's β_Σ)
 	SNRGamma  = 0.1  // γ, LRA's bound on the step of ln η
 	SNREtaMin = 1.0  // smallest η: never slower than CMA-ES
@@ -72,7 +72,7 @@ var SNRParamsV8 = SNRParams{Alpha: 0.02, Beta: 0.03, EtaMax: 3, Eta0: 1}
 // SNRParams are the rule's parameters; a zero field selects its default
 // (the constants above).
 type SNRParams struct {
-	Alpha  float64 // α; 0 = SNRAlphaFor(n) at New, SNRAlpha at Restore
+	Alpha  float64 // α; 0 = snrAlphaOf(n, mirrored) at New, SNRAlpha at Restore
 	Beta   float64 // β; 0 = SNRBeta
 	EtaMax float64 // largest η; 0 = SNREtaMax
 	Eta0   float64 // η at the start of a run; 0 = 1
