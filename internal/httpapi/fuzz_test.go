@@ -28,6 +28,7 @@ func FuzzDecodeCreate(f *testing.F) {
 		`{"x0": [1], "sigma0": 1, "name": "n", "metadata": {"a": [1, {"b": null}]}}`,
 		`{"x0": [1], "sigma0": 1, "active": true, "restarts": {"strategy": "bipop", "max": 2, "incpopsize": 1.5, "point": "uniform", "region": {"lower": [0], "upper": [2]}}}`,
 		`{"x0": [1], "sigma0": 1, "active": null, "restarts": {"region": {"lower": [null], "upper": []}}}`,
+		`{"x0": [1, 2], "sigma0": 1, "mirrored": true, "algorithm": "self-cma-es"}`, `{"x0": [1], "sigma0": 1, "mirrored": 1}`,
 		`{"x0": [1], "sigma0": 1, "sigma0": 2}`, `{"X0": [1], "sigma0": 1}`, `{"x0": [NaN], "sigma0": 1}`, `{"x0": [-Infinity], "sigma0": 1}`,
 		`{"x0": [1], "sigma0": 1, "termination": {"ftarget": 1}}`, `{"x0": [1], "sigma0": 1, "metadata": {"a": 1, "a": 2}}`, `{"x0": [1], "sigma0": 1, "metadata": [[[[[]]]]]}`,
 		`{"sigma0": 1, "warm_start": {"session": "s"}, "termination": {"max_failed_generations": -1}}`, `{"sigma0": 1, "warm_start": {}}`,
