@@ -44,6 +44,12 @@ func FuzzDecodeCMAES(f *testing.F) {
 	}
 	blob, _ = marshal(bipop)
 	f.Add(blob)
+	// A mirrored first run, its batch pending (version 12).
+	mirrored, _ := cmaes.New(cmaes.Config{X0: []float64{1, 2, 3}, Sigma0: 1, Seed: 4, Lambda: 5, MirroredFirstRun: true})
+	step(f, mirrored, sphere)
+	mirrored.Ask()
+	blob, _ = marshal(mirrored)
+	f.Add(blob)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// As given (the checksum refuses almost all), then resealed so the
