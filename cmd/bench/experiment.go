@@ -264,7 +264,7 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 		cfg.Numerics = defaults.Numerics(defaults.CMAES, j.Dimension)
 	}
 	cfg.Termination.FlatFitness, cfg.Termination.UpSigmaMoved = c.FlatFitness, c.UpSigmaMoved
-	cfg.MirroredFirstRun = c.Mirrored
+	cfg.MirroredFirstRun, cfg.MirroredSmallRuns = c.Mirrored, c.MirroredSm
 	if c.TolFun != 0 {
 		cfg.Termination.TolFun = c.TolFun
 	}

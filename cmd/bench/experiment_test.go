@@ -237,6 +237,9 @@ func TestConfig(t *testing.T) {
 		{"mirrored", []string{"-mirrored", strconv.FormatBool(!d.MirroredFirstRun)}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, Mirrored: !d.MirroredFirstRun},
 			algCMA + map[bool]string{true: "+mirrored", false: "+unmirrored"}[!d.MirroredFirstRun]},
+		{"mirrored small runs", []string{"-mirrored-small", strconv.FormatBool(!d.MirroredSmallRuns)}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, MirroredSm: !d.MirroredSmallRuns},
+			algCMA + map[bool]string{true: "+mirrored-small", false: "+unmirrored-small"}[!d.MirroredSmallRuns]},
 		{"no restarts hides their settings", []string{"-restarts", "none", "-max-restarts", "3"}, algCMA,
 			algConfig{Active: d.Active, Restarts: defaults.RestartsNone, MaxRestarts: 3, IncPopSize: inc, RestartPoint: defaults.PointUniform},
 			algCMA + map[bool]string{true: "", false: "+" + restarts[defaults.RestartsNone]}[d.Restarts == defaults.RestartsNone]},
@@ -261,6 +264,9 @@ func TestConfig(t *testing.T) {
 			}
 			if !want.Paper && !slices.Contains(tc.args, "-mirrored") {
 				want.Mirrored = d.MirroredFirstRun // the paper draws every point
+			}
+			if !want.Paper && !slices.Contains(tc.args, "-mirrored-small") {
+				want.MirroredSm = d.MirroredSmallRuns
 			}
 			if tc.alg == algSelf && want.Init == "" {
 				want.Init = selfcma.InitDefault

@@ -72,6 +72,7 @@ type options struct {
 	flatFitness  string // flagDefault, true or false
 	upSigmaMoved string // flagDefault, true or false
 	mirrored     string // flagDefault, true or false
+	mirroredSm   string // flagDefault, true or false
 	snr          string // flagDefault, true or false
 	maxRestarts  int
 	incPopSize   float64
@@ -149,6 +150,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.flatFitness, "flat-fitness", flagDefault, "end a run on pycma's tolflatfitness (2 generations whose best value equals that of rank 0.75λ) instead of cmaes.m's EqualFunValues: true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.upSigmaMoved, "up-sigma-moved", flagDefault, "TolUpSigma counts the scale the σ safeguard moved into C, as pycma's tolupsigma (false: it never fires): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.mirrored, "mirrored", flagDefault, "mirrored sampling in the first run (cmaes.Config.MirroredFirstRun; pycma's CMA_mirrors = 0.5, CMA_mirrormethod = 0): true, false, or default: internal/defaults' (false with -paper)")
+	fs.StringVar(&o.mirroredSm, "mirrored-small", flagDefault, "mirrored sampling in BIPOP's small runs (cmaes.Config.MirroredSmallRuns): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.active, "active", flagDefault, "active covariance update (pycma's CMA_active): true, false, or default: internal/defaults' (false with -paper)")
 	fs.IntVar(&o.maxRestarts, "max-restarts", 0, "at most this many (large) restarts; 0 = the default (internal/defaults', 9 with -paper)")
 	fs.Float64Var(&o.incPopSize, "incpopsize", 0, "λ factor at an IPOP or large BIPOP restart; 0 = the default (internal/defaults', 2 with -paper)")
@@ -342,6 +344,8 @@ func (o *options) checkNames() error {
 		return fmt.Errorf("-up-sigma-moved %q: want true, false or default", o.upSigmaMoved)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.mirrored):
 		return fmt.Errorf("-mirrored %q: want true, false or default", o.mirrored)
+	case !slices.Contains([]string{flagDefault, "true", "false"}, o.mirroredSm):
+		return fmt.Errorf("-mirrored-small %q: want true, false or default", o.mirroredSm)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.snr):
 		return fmt.Errorf("-snr %q: want true, false or default", o.snr)
 	case !slices.Contains([]string{flagDefault, defaults.PointX0, defaults.PointUniform}, o.restartPoint):
@@ -400,6 +404,7 @@ type algConfig struct {
 	FlatFitness  bool    `json:"flat_fitness,omitempty"`   // cmaes.Termination.FlatFitness
 	UpSigmaMoved bool    `json:"up_sigma_moved,omitempty"` // cmaes.Termination.UpSigmaMoved
 	Mirrored     bool    `json:"mirrored,omitempty"`       // cmaes.Config.MirroredFirstRun
+	MirroredSm   bool    `json:"mirrored_small,omitempty"` // cmaes.Config.MirroredSmallRuns
 	// Measuring knobs (cmd/bench only).
 	MinLambda      int     `json:"min_lambda,omitempty"`
 	AdaptRestarts  bool    `json:"adapt_restarts,omitempty"`
@@ -442,7 +447,7 @@ func (o options) baseConfig(alg string) algConfig {
 	d := defaults.For(alg)
 	c.Active, c.Restarts, c.MaxRestarts, c.IncPopSize = d.Active, d.Restarts, d.MaxRestarts, d.IncPopSize
 	c.SNR = alg == algSelf && d.SNR
-	c.FlatFitness, c.UpSigmaMoved, c.Mirrored = d.FlatFitness, d.UpSigmaMoved, d.MirroredFirstRun
+	c.FlatFitness, c.UpSigmaMoved, c.Mirrored, c.MirroredSm = d.FlatFitness, d.UpSigmaMoved, d.MirroredFirstRun, d.MirroredSmallRuns
 	if c.MaxRestarts == 0 {
 		c.MaxRestarts = cmaes.DefaultMaxRestarts
 	}
@@ -472,6 +477,9 @@ func (o options) config(alg string) algConfig {
 	}
 	if given(o.mirrored) {
 		c.Mirrored = o.mirrored == "true"
+	}
+	if given(o.mirroredSm) {
+		c.MirroredSm = o.mirroredSm == "true"
 	}
 	if given(o.snr) && alg == algSelf {
 		c.SNR = o.snr == "true"
@@ -549,6 +557,9 @@ func (o options) label(c algConfig) string {
 	}
 	if c.Mirrored != base.Mirrored {
 		parts = append(parts, map[bool]string{true: "mirrored", false: "unmirrored"}[c.Mirrored])
+	}
+	if c.MirroredSm != base.MirroredSm {
+		parts = append(parts, map[bool]string{true: "mirrored-small", false: "unmirrored-small"}[c.MirroredSm])
 	}
 	if c.Restarts != defaults.RestartsNone {
 		if c.MaxRestarts != base.MaxRestarts {

@@ -35,6 +35,10 @@ type Config struct {
 	// z_{⌈λ/2⌉+j} = −z_j. Restarts draw every point independently. false
 	// is Algorithm 1's line 4 in every run (docs/algorithm.md §1).
 	MirroredFirstRun bool
+	// MirroredSmallRuns: BIPOP's small runs (Restarts.BIPOP, regime
+	// RegimeSmall) sample as MirroredFirstRun's first run does; large
+	// runs draw every point.
+	MirroredSmallRuns bool
 
 	// Inject, when not empty, holds at most λ points (inside Bounds when
 	// set) that replace candidates 0, 1, ... of the first batch, as if

@@ -268,8 +268,12 @@ func (e *ES) drawBatch() {
 }
 
 // mirrored reports whether the current run samples mirrored pairs
-// (Config.MirroredFirstRun: the first run only).
-func (e *ES) mirrored() bool { return e.s.Config.MirroredFirstRun && e.s.Run == 0 }
+// (Config.MirroredFirstRun: the first run; MirroredSmallRuns: BIPOP's
+// small runs).
+func (e *ES) mirrored() bool {
+	c := &e.s.Config
+	return c.MirroredFirstRun && e.s.Run == 0 || c.MirroredSmallRuns && e.s.Regime == RegimeSmall
+}
 
 // Ask returns the points of the pending generation, as fresh slices: the
 // same points until the generation is told.

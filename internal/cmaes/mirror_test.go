@@ -51,6 +51,29 @@ func TestMirroredFirstRun(t *testing.T) {
 	}
 }
 
+// TestMirroredSmallRuns: with MirroredSmallRuns BIPOP's small runs hand
+// out mirrored batches and its large runs do not; without
+// MirroredFirstRun the first run draws every point.
+func TestMirroredSmallRuns(t *testing.T) {
+	e := mustNew(t, Config{X0: constVec(4, 3), Sigma0: 2, Seed: 12, Active: true, MirroredSmallRuns: true,
+		Restarts: Restarts{BIPOP: true, Max: 4}})
+	seen := map[string]bool{}
+	for g := 0; e.Stopped() == nil && !(seen[RegimeSmall] && seen[RegimeLarge]); g++ {
+		if g > 20000 {
+			t.Fatal("no small and large runs within 20000 generations")
+		}
+		want := e.Regime() == RegimeSmall
+		if got := symmetricPairs(e.Ask(), e.Mean()); got != want {
+			t.Fatalf("generation %d, run %d (%s): batch mirrored %t, want %t", g, e.State().Run, e.Regime(), got, want)
+		}
+		seen[e.Regime()] = true
+		step(t, e, rastrigin)
+	}
+	if !seen[RegimeSmall] || !seen[RegimeLarge] {
+		t.Fatalf("the ES stopped (%v) before a small and a large run", reasonNames(e.Stopped()))
+	}
+}
+
 // TestMirroredRestoresBitForBit: an ES restored in the middle of a
 // mirrored first run hands out the same batches and continues as the
 // original.

@@ -110,6 +110,9 @@ type Settings struct {
 	// MirroredFirstRun: the first run samples by mirrored sampling
 	// (cmaes.Config.MirroredFirstRun).
 	MirroredFirstRun bool
+	// MirroredSmallRuns: so do BIPOP's small runs
+	// (cmaes.Config.MirroredSmallRuns).
+	MirroredSmallRuns bool
 }
 
 // For returns the defaults of algorithm alg (CMAES, SelfCMAES or
@@ -139,7 +142,7 @@ func For(alg string) Settings {
 	}
 	return Settings{Active: true, Restarts: RestartsNBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform,
 		SNR: alg == SelfCMAES, FlatFitness: flatFitness, UpSigmaMoved: upSigmaMoved,
-		MirroredFirstRun: mirroredFirstRun}
+		MirroredFirstRun: mirroredFirstRun, MirroredSmallRuns: mirroredSmallRuns}
 }
 
 // Numerics is the numerics version of a new session of algorithm alg and
@@ -186,3 +189,7 @@ const upSigmaMoved = true
 // at n = 10 and from 3/17/4 to 8/14/2 at n = 20, self-CMA-ES from 6/16/2
 // to 13/10/1 and from 8/14/2 to 11/11/2.
 const mirroredFirstRun = true
+
+// mirroredSmallRuns is Settings.MirroredSmallRuns of CMA-ES and
+// self-CMA-ES.
+const mirroredSmallRuns = false

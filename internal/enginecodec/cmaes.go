@@ -89,9 +89,10 @@ import (
 //     the scale the σ safeguard moved into C in the run). A state of
 //     version 1 to 10 decodes with false and 0: TolUpSigma as it ran,
 //     which reads no moved scale.
-//   - Version 12 (versionMirrored): one flag at the end,
-//     Config.MirroredFirstRun (mirrored sampling in the first run). A state
-//     of version 1 to 11 decodes with false: every point drawn, as it ran.
+//   - Version 12 (versionMirrored): two flags at the end,
+//     Config.MirroredFirstRun and Config.MirroredSmallRuns (mirrored
+//     sampling in the first run, in BIPOP's small runs). A state of version
+//     1 to 11 decodes with both false: every point drawn, as it ran.
 const (
 	cmaesMagic         = "selfcma/cmaes"
 	cmaesVersion       = 12

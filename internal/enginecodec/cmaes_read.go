@@ -94,7 +94,7 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 		st.Config.Termination.UpSigmaMoved, st.RunMovedScale = r.Bool(), r.Float() // cmaes.Restore checks the scale
 	}
 	if version >= versionMirrored {
-		st.Config.MirroredFirstRun = r.Bool()
+		st.Config.MirroredFirstRun, st.Config.MirroredSmallRuns = r.Bool(), r.Bool()
 	}
 	if err := r.Err(); err != nil {
 		return nil, err

@@ -44,6 +44,7 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	w.Bool(s.Config.Termination.UpSigmaMoved) // version 11
 	w.Float(s.RunMovedScale)
 	w.Bool(s.Config.MirroredFirstRun) // version 12
+	w.Bool(s.Config.MirroredSmallRuns)
 }
 
 // writeRuns writes the counters and the runs ended.

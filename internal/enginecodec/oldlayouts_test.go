@@ -70,6 +70,7 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 	}
 	if version >= versionMirrored {
 		w.Bool(s.Config.MirroredFirstRun)
+		w.Bool(s.Config.MirroredSmallRuns)
 	}
 }
 

@@ -11,24 +11,24 @@ import (
 // testdata/cmaes/encoding12-mirrored-n4.state and
 // testdata/selfcma/encoding15-mirrored-n4.state were written by the code
 // that introduced cmaes encoding 12 and selfcma encoding 15
-// (Config.MirroredFirstRun): NBIPOP, active, with mirrored sampling in the
-// first run, on Rastrigin from X0 = (3, 3, 3, 3), σ0 = 2, seed 53, told 25
+// (Config.MirroredFirstRun, MirroredSmallRuns): NBIPOP, active, with
+// mirrored sampling in the first run and in the small runs, on Rastrigin from X0 = (3, 3, 3, 3), σ0 = 2, seed 53, told 25
 // generations of the first run, a mirrored batch pending (the self-CMA-ES
 // below its gate, by the signal-to-noise rule, as a new session's). The
 // continuations are mirroredHash and selfMirroredHash over 1500
 // generations by that code, through the first run's end and the restarts,
-// which sample every point. SELFCMA_WRITE_FIXTURES=mirrored writes both
+// small (mirrored) and large (every point drawn). SELFCMA_WRITE_FIXTURES=mirrored writes both
 // again and prints the hashes: only for these versions' fixtures, never to
 // make a changed continuation pass.
 const (
 	releaseMirroredFixture          = "testdata/cmaes/encoding12-mirrored-n4.state"
-	releaseMirroredContinuation     = "b30f8dcef251e6c6ba2bda6359fe8c3463ae65b15e8d922badf8b1e9cf266cde"
+	releaseMirroredContinuation     = "126702037e633d628fde385fab7200477d15316d00fad25da8471195cc4803e6"
 	selfReleaseMirroredFixture      = "testdata/selfcma/encoding15-mirrored-n4.state"
-	selfReleaseMirroredContinuation = "24c383010185ef0b3f05c3caa08df00b761523171addcff4b00a5e5c66215d1d"
+	selfReleaseMirroredContinuation = "012ef3a89c3aca3064449f450c90c89a36a50450f50a306530f41d6edf29caef"
 )
 
 func mirroredConfig() cmaes.Config {
-	return cmaes.Config{X0: constVec(4, 3), Sigma0: 2, Seed: 53, Active: true, MirroredFirstRun: true,
+	return cmaes.Config{X0: constVec(4, 3), Sigma0: 2, Seed: 53, Active: true, MirroredFirstRun: true, MirroredSmallRuns: true,
 		Termination: cmaes.Termination{FlatFitness: true, UpSigmaMoved: true},
 		Restarts:    cmaes.Restarts{BIPOP: true, Max: 3, SigmaDec: 1.6, Budget: 2}}
 }
@@ -76,6 +76,16 @@ func mirroredPending(e *cmaes.ES) bool {
 	return l >= 2
 }
 
+// smallAndLarge reports whether e has ended a small run and a large one.
+func smallAndLarge(e *cmaes.ES) bool {
+	var small, large bool
+	for _, r := range e.RunEnds() {
+		small = small || r.Regime == cmaes.RegimeSmall
+		large = large || r.Regime == cmaes.RegimeLarge
+	}
+	return small && large
+}
+
 func abs(v float64) float64 {
 	if v < 0 {
 		return -v
@@ -96,9 +106,9 @@ func TestReleaseMirroredContinues(t *testing.T) {
 	blob, e := stateFixture(t, releaseMirroredFixture, versionMirrored)
 	sblob, s := selfStateFixture(t, selfReleaseMirroredFixture, versionMirroredSelf)
 	for _, d := range []*cmaes.ES{e, s.Primary()} {
-		if !d.Config().MirroredFirstRun || d.State().Run != 0 || !mirroredPending(d) {
-			t.Fatalf("the fixture: MirroredFirstRun %t in run %d, batch mirrored %t; want true, 0, true",
-				d.Config().MirroredFirstRun, d.State().Run, mirroredPending(d))
+		if c := d.Config(); !c.MirroredFirstRun || !c.MirroredSmallRuns || d.State().Run != 0 || !mirroredPending(d) {
+			t.Fatalf("the fixture: mirrored first run %t, small runs %t, in run %d, batch mirrored %t; want true, true, 0, true",
+				c.MirroredFirstRun, c.MirroredSmallRuns, d.State().Run, mirroredPending(d))
 		}
 	}
 	if again, _ := marshal(e); cmaesVersion == versionMirrored && string(again) != string(blob) {
@@ -118,13 +128,13 @@ func TestReleaseMirroredContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []*cmaes.ES{e, e2} {
-		if got, restarts := runEndsHash(t, d, 1500, rastrigin); got != releaseMirroredContinuation || restarts < 1 {
-			t.Fatalf("cmaes: continuation %s through %d restarts, the writing code's %s", got, restarts, releaseMirroredContinuation)
+		if got, restarts := runEndsHash(t, d, 1500, rastrigin); got != releaseMirroredContinuation || !smallAndLarge(d) {
+			t.Fatalf("cmaes: continuation %s through %d restarts (small and large: %t), the writing code's %s", got, restarts, smallAndLarge(d), releaseMirroredContinuation)
 		}
 	}
 	for _, d := range []*selfcma.ES{s, s2} {
-		if got, restarts := selfRunEndsHash(t, d, 1500, rastrigin); got != selfReleaseMirroredContinuation || restarts < 1 {
-			t.Fatalf("selfcma: continuation %s through %d restarts, the writing code's %s", got, restarts, selfReleaseMirroredContinuation)
+		if got, restarts := selfRunEndsHash(t, d, 1500, rastrigin); got != selfReleaseMirroredContinuation || !smallAndLarge(d.Primary()) {
+			t.Fatalf("selfcma: continuation %s through %d restarts (small and large: %t), the writing code's %s", got, restarts, smallAndLarge(d.Primary()), selfReleaseMirroredContinuation)
 		}
 	}
 }
@@ -148,15 +158,15 @@ func writeMirroredFixtures(t *testing.T) {
 	t.Logf("wrote %s (%d bytes): continuation %q through %d restarts", selfReleaseMirroredFixture, len(sblob), sh, sr)
 }
 
-// A state of version 11 (selfcma 14) decodes with MirroredFirstRun false,
-// whatever the ES had: it is version 12's. (Written after the first run:
-// with a mirrored batch pending, version 11's decoder samples another
-// batch and refuses the state as foreign.)
+// A state of version 11 (selfcma 14) decodes with MirroredFirstRun and
+// MirroredSmallRuns false, whatever the ES had: they are version 12's.
+// (Written in a large run: with a mirrored batch pending, version 11's
+// decoder samples another batch and refuses the state as foreign.)
 func TestVersion11DecodesUnmirrored(t *testing.T) {
 	e := mustNew(t, mirroredConfig())
-	for g := 0; e.State().Run == 0; g++ {
+	for g := 0; e.Regime() != cmaes.RegimeLarge; g++ {
 		if g > 5000 {
-			t.Fatal("the first run did not end")
+			t.Fatal("no large run within 5000 generations")
 		}
 		step(t, e, rastrigin)
 	}
@@ -167,11 +177,11 @@ func TestVersion11DecodesUnmirrored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Config().MirroredFirstRun {
-		t.Fatal("a version-11 state decoded with MirroredFirstRun")
+	if c := d.Config(); c.MirroredFirstRun || c.MirroredSmallRuns {
+		t.Fatal("a version-11 state decoded mirrored")
 	}
 	cur, _ := marshal(e)
-	if d, err = DecodeCMAES(cur); err != nil || !d.Config().MirroredFirstRun {
-		t.Fatalf("the current version: MirroredFirstRun %t (%v); want true", d != nil && d.Config().MirroredFirstRun, err)
+	if d, err = DecodeCMAES(cur); err != nil || !d.Config().MirroredFirstRun || !d.Config().MirroredSmallRuns {
+		t.Fatalf("the current version: decoded %v, %v; want both flags", d != nil && d.Config().MirroredFirstRun, err)
 	}
 }

@@ -32,7 +32,8 @@ import (
 // false, h_t by Cholesky factors, as they ran); 13 in 10 (the restarts'
 // SigmaDec and Budget: NIPOP, NBIPOP), its own layout as 12's; 14 in 11
 // (Termination.UpSigmaMoved, State.RunMovedScale), its own layout as 13's;
-// 15 in 12 (Config.MirroredFirstRun), its own layout as 14's.
+// 15 in 12 (Config.MirroredFirstRun, MirroredSmallRuns), its own layout as
+// 14's.
 const (
 	selfcmaMagic   = "selfcma/selfcma"
 	selfcmaVersion = 15
@@ -57,7 +58,7 @@ const (
 	// encoding 11 (Termination.UpSigmaMoved, State.RunMovedScale).
 	versionUpSigmaSelf = 14
 	// versionMirroredSelf is the first version that embeds cmaes's
-	// encoding 12 (Config.MirroredFirstRun).
+	// encoding 12 (Config.MirroredFirstRun, MirroredSmallRuns).
 	versionMirroredSelf = 15
 )
 

@@ -115,7 +115,7 @@ func view(l *loaded) Session {
 	st := o.Status()
 	p, h, cfg := st.Params, st.Hyper, st.Config
 	s := Session{
-		ID: md.ID, Name: md.Name, Algorithm: md.Algorithm, Active: cfg.Active, Mirrored: cfg.MirroredFirstRun,
+		ID: md.ID, Name: md.Name, Algorithm: md.Algorithm, Active: cfg.Active, Mirrored: cfg.MirroredFirstRun || cfg.MirroredSmallRuns,
 		Dimension: p.N, PopulationSize: p.Lambda, Seed: cfg.Seed,
 		Status: StatusRunning, StopReasons: stopReasons(st.Stop),
 		Generation: st.Generation, Evaluations: st.Evaluations,

@@ -30,9 +30,9 @@ type CreateParams struct {
 	// defaults.For(algorithm).Active.
 	Active *bool `json:",omitempty"`
 
-	// Mirrored selects mirrored sampling in the first run
-	// (cmaes.Config.MirroredFirstRun); nil =
-	// defaults.For(algorithm).MirroredFirstRun.
+	// Mirrored selects mirrored sampling in the local runs: the first and
+	// BIPOP's small ones (cmaes.Config.MirroredFirstRun and
+	// MirroredSmallRuns); nil = defaults.For(algorithm)'s.
 	Mirrored *bool `json:",omitempty"`
 
 	// WarmStart, when not empty, is the id of a session to start from: X0
@@ -184,7 +184,7 @@ type Session struct {
 	Name           string
 	Algorithm      string
 	Active         bool // active CMA-ES
-	Mirrored       bool // mirrored sampling in the first run
+	Mirrored       bool // mirrored sampling in the first run (and BIPOP's small runs)
 	Dimension      int
 	PopulationSize int // λ of the pending generation
 	Seed           uint64

@@ -118,12 +118,13 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 	// force: cmaes.m's, or pycma's tolflatfitness where the defaults say.
 	cfg.Termination.FlatFitness = def.FlatFitness
 	cfg.Termination.UpSigmaMoved = def.UpSigmaMoved
-	cfg.MirroredFirstRun = def.MirroredFirstRun
+	cfg.MirroredFirstRun, cfg.MirroredSmallRuns = def.MirroredFirstRun, def.MirroredSmallRuns
 	if p.Mirrored != nil {
 		if *p.Mirrored && alg == AlgorithmSepCMAES {
 			return "", selfParams{}, cfg, errorf(CodeOutOfRange, "mirrored applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
 		}
-		cfg.MirroredFirstRun = *p.Mirrored
+		// The local runs: the first, and BIPOP's small ones.
+		cfg.MirroredFirstRun, cfg.MirroredSmallRuns = *p.Mirrored, *p.Mirrored
 	}
 	if err := l.checkName(p.Name); err != nil {
 		return "", selfParams{}, cfg, err
