@@ -188,10 +188,11 @@ class Client:
             active: active CMA-ES (negative weights in C's update), the
                 service's name of pycma's option ``CMA_active``; None: the
                 server's default.
-            mirrored: mirrored sampling in the first run (the last ⌊λ/2⌋
-                candidates of a generation mirror the first about the
-                mean; pycma's CMA_mirrors = 0.5 with CMA_mirrormethod = 0,
-                in the first run only); None: the server's default. The
+            mirrored: mirrored sampling in the first run and BIPOP's small
+                runs (the last ⌊λ/2⌋ candidates of a generation mirror the
+                first about the mean; pycma's CMA_mirrors = 0.5 with
+                CMA_mirrormethod = 0, there in every run); None: the
+                server's default. The
                 new fields (active, mirrored, bipop,
                 incpopsize, point, region) are sent only when given, so
                 that a server without them sees the same requests as
