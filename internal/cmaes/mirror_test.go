@@ -1,24 +1,12 @@
 package cmaes
 
 import (
-	"math"
 	"testing"
+
+	"github.com/selfcma/selfcma/internal/testfn"
 )
 
-// symmetricPairs reports whether X's last ⌊λ/2⌋ points mirror its first
-// about m: x_j + x_{h+j} = 2m to rounding, h = ⌈λ/2⌉.
-func symmetricPairs(X [][]float64, m []float64) bool {
-	l := len(X)
-	h := l - l/2
-	for j := range l / 2 {
-		for i := range m {
-			if math.Abs(X[j][i]+X[h+j][i]-2*m[i]) > 1e-12*(1+math.Abs(m[i])) {
-				return false
-			}
-		}
-	}
-	return true
-}
+var symmetricPairs = testfn.MirroredPairs
 
 // TestMirroredFirstRun: with MirroredFirstRun the first run's batches are
 // ⌈λ/2⌉ points drawn as Algorithm 1's line 4 draws them (the same stream:

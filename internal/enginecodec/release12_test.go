@@ -6,6 +6,7 @@ import (
 
 	"github.com/selfcma/selfcma/internal/cmaes"
 	"github.com/selfcma/selfcma/internal/selfcma"
+	"github.com/selfcma/selfcma/internal/testfn"
 )
 
 // testdata/cmaes/encoding12-mirrored-n4.state and
@@ -60,20 +61,10 @@ func releaseSelfMirroredES(t *testing.T) *selfcma.ES {
 }
 
 // mirroredPending reports whether e's pending batch is mirrored about the
-// mean: x_j + x_{h+j} = 2m (to rounding), h = ⌈λ/2⌉.
+// mean (testfn.MirroredPairs).
 func mirroredPending(e *cmaes.ES) bool {
-	X, m := e.Ask(), e.Mean()
-	l := len(X)
-	h := l - l/2
-	for j := range l / 2 {
-		for i := range m {
-			d := X[j][i] + X[h+j][i] - 2*m[i]
-			if d > 1e-12*(1+abs(m[i])) || -d > 1e-12*(1+abs(m[i])) {
-				return false
-			}
-		}
-	}
-	return l >= 2
+	X := e.Ask()
+	return len(X) >= 2 && testfn.MirroredPairs(X, e.Mean())
 }
 
 // smallAndLarge reports whether e has ended a small run and a large one.
@@ -84,13 +75,6 @@ func smallAndLarge(e *cmaes.ES) bool {
 		large = large || r.Regime == cmaes.RegimeLarge
 	}
 	return small && large
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // TestReleaseMirroredContinues checks that the fixtures of cmaes encoding

@@ -2,11 +2,11 @@ package httpapi
 
 import (
 	"bytes"
-	"math"
 	"net/http"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/defaults"
+	"github.com/selfcma/selfcma/internal/testfn"
 )
 
 // The create option mirrored: the session reports it, its first run hands
@@ -23,19 +23,7 @@ func TestCreateMirrored(t *testing.T) {
 	get := func(id string) view {
 		return decode[view](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + id}))
 	}
-	pairs := func(id string) bool {
-		b, m := ts.ask(t, id), get(id).Mean
-		l := len(b.Candidates)
-		h := l - l/2
-		for j := range l / 2 {
-			for i := range m {
-				if math.Abs(b.Candidates[j][i]+b.Candidates[h+j][i]-2*m[i]) > 1e-12*(1+math.Abs(m[i])) {
-					return false
-				}
-			}
-		}
-		return true
-	}
+	pairs := func(id string) bool { return testfn.MirroredPairs(ts.ask(t, id).Candidates, get(id).Mean) }
 	for _, alg := range []string{"cma-es", "self-cma-es"} {
 		for _, on := range []bool{true, false} {
 			s := ts.create(t, map[string]any{"x0": []float64{1, 2, 3}, "sigma0": 0.5, "seed": 7, "population_size": 7,

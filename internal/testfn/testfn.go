@@ -46,3 +46,19 @@ func UniformX0(seed uint64, n int) []float64 {
 	}
 	return x
 }
+
+// MirroredPairs reports whether the last ⌊λ/2⌋ of the λ points X mirror
+// the first ⌈λ/2⌉ about m: x_j + x_{h+j} = 2m to rounding, h = ⌈λ/2⌉
+// (cmaes.Config.MirroredFirstRun's batches).
+func MirroredPairs(X [][]float64, m []float64) bool {
+	l := len(X)
+	h := l - l/2
+	for j := range l / 2 {
+		for i := range m {
+			if math.Abs(X[j][i]+X[h+j][i]-2*m[i]) > 1e-12*(1+math.Abs(m[i])) {
+				return false
+			}
+		}
+	}
+	return true
+}
