@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
@@ -18,11 +17,9 @@ import (
 // 2) on Rastrigin from X0 = (3, 3, 3, 3), σ0 = 2, seed 31 (the
 // self-CMA-ES self-adapting in every run), told until
 // the first small run has started (so after a large run of σ0/1.6). The
-// continuations are nbipopHash and selfNBIPOPHash over 1500 generations
-// by that code, through the restarts that follow.
-// SELFCMA_WRITE_FIXTURES=nbipop writes both again and prints the hashes:
-// only for these versions' fixtures, never to make a changed
-// continuation pass.
+// continuations are runEndsHash and selfRunEndsHash on Rastrigin over
+// 1500 generations by that code, through the restarts that follow
+// (releasePair; SELFCMA_WRITE_FIXTURES=nbipop writes both again).
 const (
 	releaseNBIPOPFixture          = "testdata/cmaes/encoding10-nbipop-n4.state"
 	releaseNBIPOPContinuation     = "6269401dc4c8ba95577f3cdb117bc57fbe5fef5395b2c02ac0947e59dbe350dd"
@@ -67,16 +64,6 @@ func releaseSelfNBIPOPES(t *testing.T) *selfcma.ES {
 	return s
 }
 
-// nbipopHash is runEndsHash on Rastrigin.
-func nbipopHash(tb testing.TB, e *cmaes.ES, gens int) (string, int) {
-	return runEndsHash(tb, e, gens, rastrigin)
-}
-
-// selfNBIPOPHash is selfRunEndsHash on Rastrigin.
-func selfNBIPOPHash(tb testing.TB, s *selfcma.ES, gens int) (string, int) {
-	return selfRunEndsHash(tb, s, gens, rastrigin)
-}
-
 // runEndsHash is runHash on f with the stop reasons, hashed with the run
 // ends (their regimes and σ0).
 func runEndsHash(tb testing.TB, e *cmaes.ES, gens int, f func([]float64) float64) (string, int) {
@@ -101,69 +88,32 @@ func selfRunEndsHash(tb testing.TB, s *selfcma.ES, gens int, f func([]float64) f
 	return hex.EncodeToString(h.Sum(nil)), restarts
 }
 
-// TestReleaseNBIPOPContinues checks that the NBIPOP fixtures (cmaes
-// encoding 10, selfcma encoding 13) decode with SigmaDec and Budget,
-// encode back to their bytes while those are the current versions, and
-// continue through their restarts as the code that wrote them did, also
-// encoded again and decoded.
-func TestReleaseNBIPOPContinues(t *testing.T) {
-	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "nbipop" {
-		writeNBIPOPFixtures(t)
-		return
-	}
-	blob, e := stateFixture(t, releaseNBIPOPFixture, versionLoshchilov)
-	sblob, s := selfStateFixture(t, selfReleaseNBIPOPFixture, versionLoshchilovSelf)
-	for _, d := range []*cmaes.ES{e, s.Primary()} {
+// releaseNBIPOP: the fixtures decode with SigmaDec and Budget, in a small
+// run, and continue through at least two restarts.
+var releaseNBIPOP = releasePair{
+	name:    "nbipop",
+	fixture: releaseNBIPOPFixture, selfFixture: selfReleaseNBIPOPFixture,
+	version: versionLoshchilov, selfVersion: versionLoshchilovSelf,
+	continuation: releaseNBIPOPContinuation, selfContinuation: selfReleaseNBIPOPContinuation,
+	f: rastrigin, gens: 1500,
+	fixtureWrong: func(d *cmaes.ES) string {
 		if rs := d.Config().Restarts; rs.SigmaDec != 1.6 || rs.Budget != 2 || !rs.BIPOP || d.Regime() != cmaes.RegimeSmall {
-			t.Fatalf("the fixture: restarts %+v, regime %s; want NBIPOP in a small run", rs, d.Regime())
+			return fmt.Sprintf("restarts %+v, regime %s; want NBIPOP in a small run", rs, d.Regime())
 		}
-	}
-	if again, _ := marshal(e); cmaesVersion == versionLoshchilov && string(again) != string(blob) {
-		t.Fatal("the cmaes fixture does not encode back to its bytes")
-	}
-	if again, _ := marshalSelf(s); selfcmaVersion == versionLoshchilovSelf && string(again) != string(sblob) {
-		t.Fatal("the selfcma fixture does not encode back to its bytes")
-	}
-	again, _ := marshal(e)
-	e2, err := DecodeCMAES(again)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sagain, _ := marshalSelf(s)
-	s2, err := DecodeSelfCMA(sagain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []*cmaes.ES{e, e2} {
-		if got, restarts := nbipopHash(t, d, 1500); got != releaseNBIPOPContinuation || restarts < 2 {
-			t.Fatalf("cmaes: continuation %s through %d restarts, the writing code's %s", got, restarts, releaseNBIPOPContinuation)
+		return ""
+	},
+	continuedWrong: func(_ *cmaes.ES, restarts int) string {
+		if restarts < 2 {
+			return fmt.Sprintf("%d restarts, want at least 2", restarts)
 		}
-	}
-	for _, d := range []*selfcma.ES{s, s2} {
-		if got, restarts := selfNBIPOPHash(t, d, 1500); got != selfReleaseNBIPOPContinuation || restarts < 2 {
-			t.Fatalf("selfcma: continuation %s through %d restarts, the writing code's %s", got, restarts, selfReleaseNBIPOPContinuation)
-		}
-	}
+		return ""
+	},
+	states: func(t *testing.T) (*cmaes.ES, *selfcma.ES) { return releaseNBIPOPES(t), releaseSelfNBIPOPES(t) },
 }
 
-func writeNBIPOPFixtures(t *testing.T) {
-	if cmaesVersion != versionLoshchilov || selfcmaVersion != versionLoshchilovSelf {
-		t.Fatalf("the fixtures of versions %d and %d are written by the code of those versions", versionLoshchilov, versionLoshchilovSelf)
-	}
-	blob, _ := marshal(releaseNBIPOPES(t))
-	sblob, _ := marshalSelf(releaseSelfNBIPOPES(t))
-	for path, b := range map[string][]byte{releaseNBIPOPFixture: blob, selfReleaseNBIPOPFixture: sblob} {
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, _ := DecodeCMAES(blob)
-	s, _ := DecodeSelfCMA(sblob)
-	h, r := nbipopHash(t, e, 1500)
-	sh, sr := selfNBIPOPHash(t, s, 1500)
-	t.Logf("wrote %s (%d bytes): continuation %q through %d restarts", releaseNBIPOPFixture, len(blob), h, r)
-	t.Logf("wrote %s (%d bytes): continuation %q through %d restarts", selfReleaseNBIPOPFixture, len(sblob), sh, sr)
-}
+// TestReleaseNBIPOPContinues checks the NBIPOP fixtures (cmaes encoding
+// 10, selfcma encoding 13) by releasePair.check.
+func TestReleaseNBIPOPContinues(t *testing.T) { releaseNBIPOP.check(t) }
 
 // A state of version 9 (selfcma 12) decodes with SigmaDec and Budget 0,
 // whatever the ES had: they are version 10's.

@@ -1,7 +1,7 @@
 package enginecodec
 
 import (
-	"os"
+	"fmt"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
@@ -16,11 +16,10 @@ import (
 // mirrored sampling in the first run and in the small runs, on Rastrigin from X0 = (3, 3, 3, 3), σ0 = 2, seed 53, told 25
 // generations of the first run, a mirrored batch pending (the self-CMA-ES
 // below its gate, by the signal-to-noise rule, as a new session's). The
-// continuations are mirroredHash and selfMirroredHash over 1500
-// generations by that code, through the first run's end and the restarts,
-// small (mirrored) and large (every point drawn). SELFCMA_WRITE_FIXTURES=mirrored writes both
-// again and prints the hashes: only for these versions' fixtures, never to
-// make a changed continuation pass.
+// continuations are runEndsHash and selfRunEndsHash on Rastrigin over
+// 1500 generations by that code, through the first run's end and the
+// restarts, small (mirrored) and large (every point drawn) (releasePair;
+// SELFCMA_WRITE_FIXTURES=mirrored writes both again).
 const (
 	releaseMirroredFixture          = "testdata/cmaes/encoding12-mirrored-n4.state"
 	releaseMirroredContinuation     = "126702037e633d628fde385fab7200477d15316d00fad25da8471195cc4803e6"
@@ -77,70 +76,34 @@ func smallAndLarge(e *cmaes.ES) bool {
 	return small && large
 }
 
-// TestReleaseMirroredContinues checks that the fixtures of cmaes encoding
-// 12 and selfcma encoding 15 decode with MirroredFirstRun and a mirrored
-// batch pending, encode back to their bytes while those are the current
-// versions, and continue as the code that wrote them did (the first run's
-// end, then restarts), also encoded again and decoded.
-func TestReleaseMirroredContinues(t *testing.T) {
-	if os.Getenv("SELFCMA_WRITE_FIXTURES") == "mirrored" {
-		writeMirroredFixtures(t)
-		return
-	}
-	blob, e := stateFixture(t, releaseMirroredFixture, versionMirrored)
-	sblob, s := selfStateFixture(t, selfReleaseMirroredFixture, versionMirroredSelf)
-	for _, d := range []*cmaes.ES{e, s.Primary()} {
+// releaseMirrored: the fixtures decode with both mirror flags, in the
+// first run with a mirrored batch pending, and continue through the first
+// run's end and restarts, small and large.
+var releaseMirrored = releasePair{
+	name:    "mirrored",
+	fixture: releaseMirroredFixture, selfFixture: selfReleaseMirroredFixture,
+	version: versionMirrored, selfVersion: versionMirroredSelf,
+	continuation: releaseMirroredContinuation, selfContinuation: selfReleaseMirroredContinuation,
+	f: rastrigin, gens: 1500,
+	fixtureWrong: func(d *cmaes.ES) string {
 		if c := d.Config(); !c.MirroredFirstRun || !c.MirroredSmallRuns || d.State().Run != 0 || !mirroredPending(d) {
-			t.Fatalf("the fixture: mirrored first run %t, small runs %t, in run %d, batch mirrored %t; want true, true, 0, true",
+			return fmt.Sprintf("mirrored first run %t, small runs %t, in run %d, batch mirrored %t; want true, true, 0, true",
 				c.MirroredFirstRun, c.MirroredSmallRuns, d.State().Run, mirroredPending(d))
 		}
-	}
-	if again, _ := marshal(e); cmaesVersion == versionMirrored && string(again) != string(blob) {
-		t.Fatal("the cmaes fixture does not encode back to its bytes")
-	}
-	if again, _ := marshalSelf(s); selfcmaVersion == versionMirroredSelf && string(again) != string(sblob) {
-		t.Fatal("the selfcma fixture does not encode back to its bytes")
-	}
-	again, _ := marshal(e)
-	e2, err := DecodeCMAES(again)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sagain, _ := marshalSelf(s)
-	s2, err := DecodeSelfCMA(sagain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []*cmaes.ES{e, e2} {
-		if got, restarts := runEndsHash(t, d, 1500, rastrigin); got != releaseMirroredContinuation || !smallAndLarge(d) {
-			t.Fatalf("cmaes: continuation %s through %d restarts (small and large: %t), the writing code's %s", got, restarts, smallAndLarge(d), releaseMirroredContinuation)
+		return ""
+	},
+	continuedWrong: func(d *cmaes.ES, _ int) string {
+		if !smallAndLarge(d) {
+			return "no small run and large run ended"
 		}
-	}
-	for _, d := range []*selfcma.ES{s, s2} {
-		if got, restarts := selfRunEndsHash(t, d, 1500, rastrigin); got != selfReleaseMirroredContinuation || !smallAndLarge(d.Primary()) {
-			t.Fatalf("selfcma: continuation %s through %d restarts (small and large: %t), the writing code's %s", got, restarts, smallAndLarge(d.Primary()), selfReleaseMirroredContinuation)
-		}
-	}
+		return ""
+	},
+	states: func(t *testing.T) (*cmaes.ES, *selfcma.ES) { return releaseMirroredES(t), releaseSelfMirroredES(t) },
 }
 
-func writeMirroredFixtures(t *testing.T) {
-	if cmaesVersion != versionMirrored || selfcmaVersion != versionMirroredSelf {
-		t.Fatalf("the fixtures of versions %d and %d are written by the code of those versions", versionMirrored, versionMirroredSelf)
-	}
-	blob, _ := marshal(releaseMirroredES(t))
-	sblob, _ := marshalSelf(releaseSelfMirroredES(t))
-	for path, b := range map[string][]byte{releaseMirroredFixture: blob, selfReleaseMirroredFixture: sblob} {
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e, _ := DecodeCMAES(blob)
-	s, _ := DecodeSelfCMA(sblob)
-	h, r := runEndsHash(t, e, 1500, rastrigin)
-	sh, sr := selfRunEndsHash(t, s, 1500, rastrigin)
-	t.Logf("wrote %s (%d bytes): continuation %q through %d restarts", releaseMirroredFixture, len(blob), h, r)
-	t.Logf("wrote %s (%d bytes): continuation %q through %d restarts", selfReleaseMirroredFixture, len(sblob), sh, sr)
-}
+// TestReleaseMirroredContinues checks the fixtures of cmaes encoding 12
+// and selfcma encoding 15 by releasePair.check.
+func TestReleaseMirroredContinues(t *testing.T) { releaseMirrored.check(t) }
 
 // A state of version 11 (selfcma 14) decodes with MirroredFirstRun and
 // MirroredSmallRuns false, whatever the ES had: they are version 12's.
