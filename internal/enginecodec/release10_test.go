@@ -1,8 +1,6 @@
 package enginecodec
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"testing"
 
@@ -62,30 +60,6 @@ func releaseSelfNBIPOPES(t *testing.T) *selfcma.ES {
 		selfStep(t, s, rastrigin)
 	}
 	return s
-}
-
-// runEndsHash is runHash on f with the stop reasons, hashed with the run
-// ends (their regimes and σ0).
-func runEndsHash(tb testing.TB, e *cmaes.ES, gens int, f func([]float64) float64) (string, int) {
-	tb.Helper()
-	h, restarts := runHash(tb, e, gens, f, true)
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s %v", h, e.RunEnds()))
-	return hex.EncodeToString(sum[:]), restarts
-}
-
-// selfRunEndsHash hashes the points, regimes and stop reasons of gens
-// generations of s on f (fewer if it stops) and the run ends (their
-// regimes and σ0).
-func selfRunEndsHash(tb testing.TB, s *selfcma.ES, gens int, f func([]float64) float64) (string, int) {
-	tb.Helper()
-	h := sha256.New()
-	tell := func(v []float64) (cmaes.Record, error) {
-		rec, err := s.Tell(v)
-		return rec.Record, err
-	}
-	restarts := hashSteps(tb, h, s.Ask, tell, func() bool { return s.Primary().Stopped() != nil }, gens, f, true)
-	fmt.Fprintf(h, "%v", s.Primary().RunEnds())
-	return hex.EncodeToString(h.Sum(nil)), restarts
 }
 
 // releaseNBIPOP: the fixtures decode with SigmaDec and Budget, in a small

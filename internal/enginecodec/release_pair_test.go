@@ -1,6 +1,9 @@
 package enginecodec
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"testing"
 
@@ -104,4 +107,28 @@ func (p releasePair) write(t *testing.T) {
 	sh, sr := selfRunEndsHash(t, s, p.gens, p.f)
 	t.Logf("wrote %s (%d bytes): continuation %q through %d restarts", p.fixture, len(blob), h, r)
 	t.Logf("wrote %s (%d bytes): continuation %q through %d restarts", p.selfFixture, len(sblob), sh, sr)
+}
+
+// runEndsHash is runHash on f with the stop reasons, hashed with the run
+// ends (their regimes and σ0).
+func runEndsHash(tb testing.TB, e *cmaes.ES, gens int, f func([]float64) float64) (string, int) {
+	tb.Helper()
+	h, restarts := runHash(tb, e, gens, f, true)
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s %v", h, e.RunEnds()))
+	return hex.EncodeToString(sum[:]), restarts
+}
+
+// selfRunEndsHash hashes the points, regimes and stop reasons of gens
+// generations of s on f (fewer if it stops) and the run ends (their
+// regimes and σ0).
+func selfRunEndsHash(tb testing.TB, s *selfcma.ES, gens int, f func([]float64) float64) (string, int) {
+	tb.Helper()
+	h := sha256.New()
+	tell := func(v []float64) (cmaes.Record, error) {
+		rec, err := s.Tell(v)
+		return rec.Record, err
+	}
+	restarts := hashSteps(tb, h, s.Ask, tell, func() bool { return s.Primary().Stopped() != nil }, gens, f, true)
+	fmt.Fprintf(h, "%v", s.Primary().RunEnds())
+	return hex.EncodeToString(h.Sum(nil)), restarts
 }
