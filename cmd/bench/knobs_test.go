@@ -57,23 +57,37 @@ func TestRateScale(t *testing.T) {
 }
 
 // TestSNRFlag: the default self-CMA-ES runs the signal-to-noise rule at
-// its default λ (c_1, c_μ at η ≥ 1 times the defaults, above them at some
-// generation); -snr false and -paper keep the defaults.
+// its default λ (c_μ at η ∈ [1, 3] times its default, c_1 and c_c at
+// theirs, η moving from its start 2); -snr-rates both scales c_1 too;
+// -snr false and -paper keep the defaults.
 func TestSNRFlag(t *testing.T) {
 	r := knobJob(t, algSelf, "-algorithms", "self-cma-es")
 	if r.Label != "self-cma-es" || !r.Config.SNR {
 		t.Fatalf("label %q, snr %v; want self-cma-es, true", r.Label, r.Config.SNR)
 	}
-	above := false
+	moved := false
 	for g, tp := range r.Trace {
-		eta := tp.Hyper.C1 / r.Defaults.C1
-		if eta < 1 || eta > 3.0001 || math.Abs(tp.Hyper.CMu/r.Defaults.CMu-eta) > 1e-9 || tp.Hyper.Cc != r.Defaults.Cc {
-			t.Fatalf("generation %d: θ %+v, want η ∈ [1, 3] times c_1, c_μ of %+v", g, tp.Hyper, r.Defaults)
+		eta := tp.Hyper.CMu / r.Defaults.CMu
+		if eta < 1 || eta > 3.0001 || tp.Hyper.C1 != r.Defaults.C1 || tp.Hyper.Cc != r.Defaults.Cc {
+			t.Fatalf("generation %d: θ %+v, want η ∈ [1, 3] times c_μ of %+v, c_1 and c_c kept", g, tp.Hyper, r.Defaults)
 		}
-		above = above || eta > 1
+		moved = moved || math.Abs(eta-2) > 1e-9
 	}
-	if !above {
-		t.Error("η never left 1")
+	if !moved {
+		t.Error("η never left its start 2")
+	}
+	both := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr-rates", "both")
+	if both.Label != "self-cma-es+snr-rates=both" || both.Config.SNRRates != "both" {
+		t.Fatalf("-snr-rates both: label %q, config %q", both.Label, both.Config.SNRRates)
+	}
+	for g, tp := range both.Trace {
+		eta := tp.Hyper.C1 / both.Defaults.C1
+		if eta < 1 || eta > 3.0001 || math.Abs(tp.Hyper.CMu/both.Defaults.CMu-eta) > 1e-9 || tp.Hyper.Cc != both.Defaults.Cc {
+			t.Fatalf("-snr-rates both, generation %d: θ %+v, want η ∈ [1, 3] times c_1, c_μ of %+v", g, tp.Hyper, both.Defaults)
+		}
+	}
+	if _, err := parseOptions([]string{"-snr-rates", "c1"}, io.Discard); err == nil {
+		t.Error("-snr-rates c1 accepted")
 	}
 	off := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr", "false")
 	if off.Label != "self-cma-es+no-snr" {
@@ -185,12 +199,13 @@ func TestSNRRuleNoise(t *testing.T) {
 // TestSNRParamsKnobs: -snr-alpha, -snr-beta, -snr-eta-max, -snr-eta0,
 // -snr-restarts and -snr-small-restarts reach self-CMA-ES (its label and
 // config), change its run where they differ from the defaults, and bad
-// values are refused; -snr-alpha at the default is the default's run.
+// values are refused; the default's parameters given as flags are the
+// default's run.
 func TestSNRParamsKnobs(t *testing.T) {
 	base := knobJob(t, algSelf, "-algorithms", "self-cma-es")
-	same := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr-alpha", "0.02")
+	same := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr-alpha", "0.01", "-snr-eta0", "2", "-snr-rates", "cmu")
 	if same.EvalsToTarget != base.EvalsToTarget || same.FinalDeltaF != base.FinalDeltaF {
-		t.Errorf("-snr-alpha 0.02 (the default): %d evaluations, f − f_opt %g; the default's %d, %g", same.EvalsToTarget, same.FinalDeltaF, base.EvalsToTarget, base.FinalDeltaF)
+		t.Errorf("-snr-alpha 0.01 -snr-eta0 2 -snr-rates cmu (the default): %d evaluations, f − f_opt %g; the default's %d, %g", same.EvalsToTarget, same.FinalDeltaF, base.EvalsToTarget, base.FinalDeltaF)
 	}
 	r := knobJob(t, algSelf, "-algorithms", "self-cma-es", "-snr-alpha", "0.02", "-snr-beta", "0.05", "-snr-eta-max", "2",
 		"-snr-eta0", "1.5", "-snr-restarts", "2", "-snr-small-restarts")
@@ -200,8 +215,8 @@ func TestSNRParamsKnobs(t *testing.T) {
 	if c := r.Config; c.SNRAlpha != 0.02 || c.SNRBeta != 0.05 || c.SNREtaMax != 2 || c.SNREta0 != 1.5 || c.SNRRestarts != 2 || !c.SNRSmall {
 		t.Errorf("config %+v", c)
 	}
-	if g := r.Trace[0].Hyper.C1 / r.Defaults.C1; math.Abs(g-1.5) > 1e-12 {
-		t.Errorf("first generation: c_1 %v times the default, want η0 = 1.5", g)
+	if g := r.Trace[0].Hyper.CMu / r.Defaults.CMu; math.Abs(g-1.5) > 1e-12 {
+		t.Errorf("first generation: c_μ %v times the default, want η0 = 1.5", g)
 	}
 	for _, bad := range [][]string{{"-snr-alpha", "-1"}, {"-snr-beta", "1"}, {"-snr-eta-max", "0.5"}, {"-snr-restarts", "-1"}, {"-snr-eta0", "0.5"}} {
 		if _, err := parseOptions(bad, io.Discard); err == nil {

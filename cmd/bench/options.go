@@ -100,6 +100,7 @@ type options struct {
 	snrRestarts    float64 // SNRParams.RestartMaxLambda = this × n
 	snrEta0        float64 // SNRParams.Eta0
 	snrSmall       bool    // SNRParams.SmallRestarts
+	snrRates       string  // SNRParams.Rates: "both", "cmu" or "" (the default)
 	init           string  // selfcma.InitDefault or selfcma.InitUniform
 	numerics       int     // cmaes.Config.Numerics: 0 = the latest
 	seed           uint64
@@ -172,6 +173,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.Float64Var(&o.snrBeta, "snr-beta", 0, "self-CMA-ES: β of the signal-to-noise rule, the smoothing of E and V; 0 = the default (selfcma.SNRBeta). A measuring knob")
 	fs.Float64Var(&o.snrEtaMax, "snr-eta-max", 0, "self-CMA-ES: the largest η of the signal-to-noise rule; 0 = the default (selfcma.SNREtaMax). A measuring knob")
 	fs.Float64Var(&o.snrEta0, "snr-eta0", 0, "self-CMA-ES: η at the start of a run of the signal-to-noise rule; 0 = 1. A measuring knob")
+	fs.StringVar(&o.snrRates, "snr-rates", flagDefault, "self-CMA-ES: the rates the signal-to-noise rule's η multiplies: cmu (c_μ alone), both (c_1 and c_μ, the rule of sessions before state encoding 16), or default: selfcma's (cmu). A measuring knob")
 	fs.BoolVar(&o.snrSmall, "snr-small-restarts", false, "self-CMA-ES: BIPOP's small runs use the signal-to-noise rule too, each from a fresh state. A measuring knob")
 	fs.Float64Var(&o.snrRestarts, "snr-restarts", 0, "self-CMA-ES: restarts with λ ≤ this × n use the signal-to-noise rule too, each from a fresh state; 0 = the first run only. A measuring knob")
 	fs.StringVar(&o.init, "init", selfcma.InitDefault, "initial mean of self-CMA-ES's auxiliary CMA-ES: default or uniform")
@@ -319,6 +321,8 @@ func (o *options) checkRateKnobs() error {
 			o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrEta0, o.snrRestarts)
 	case o.rateSNR && o.rateScale != 0:
 		return fmt.Errorf("-rate-snr and -rate-scale: give one of them")
+	case o.snrRates != flagDefault && o.snrRates != "both" && o.snrRates != "cmu":
+		return fmt.Errorf("-snr-rates %q: want cmu, both or default", o.snrRates)
 	}
 	return nil
 }
@@ -419,6 +423,7 @@ type algConfig struct {
 	SNRRestarts    float64 `json:"snr_restarts,omitempty"` // × n
 	SNREta0        float64 `json:"snr_eta0,omitempty"`
 	SNRSmall       bool    `json:"snr_small_restarts,omitempty"`
+	SNRRates       string  `json:"snr_rates,omitempty"` // "both", "cmu"; "" = the default
 	TolFun         float64 `json:"tolfun,omitempty"`
 	TolX           float64 `json:"tolx,omitempty"`
 	LocalStops     bool    `json:"local_stops"`
@@ -501,6 +506,9 @@ func (o options) config(alg string) algConfig {
 		c.MinLambda, c.AdaptRestarts = o.minLambda, o.adaptRestarts
 		c.SNRAlpha, c.SNRBeta, c.SNREtaMax, c.SNRRestarts, c.SNREta0 = o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrRestarts, o.snrEta0
 		c.SNRSmall = o.snrSmall
+		if o.snrRates != flagDefault {
+			c.SNRRates = o.snrRates
+		}
 	}
 	if alg == algCMA {
 		c.RateSNR = o.rateSNR
@@ -594,6 +602,9 @@ func (o options) label(c algConfig) string {
 	}
 	if c.SNRSmall {
 		parts = append(parts, "snr-small-restarts")
+	}
+	if c.SNRRates != "" {
+		parts = append(parts, "snr-rates="+c.SNRRates)
 	}
 	if c.RateScale != 0 {
 		k := "rate-scale="

@@ -101,7 +101,8 @@ type Settings struct {
 	IncPopSize   float64 // λ factor at a (large) restart
 	RestartPoint string  // PointX0, or PointUniform where a region or bounds exist
 	// SNR: self-CMA-ES's first run below its MinLambda adapts a factor of
-	// c_1 and c_μ by the signal-to-noise rule (selfcma.Config.SNR).
+	// c_μ by the signal-to-noise rule (selfcma.Config.SNR; its parameters
+	// selfcma's defaults).
 	SNR bool
 	// FlatFitness: a run ends on pycma's tolflatfitness instead of
 	// cmaes.m's EqualFunValues (cmaes.Termination.FlatFitness).

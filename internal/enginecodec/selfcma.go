@@ -33,10 +33,11 @@ import (
 // SigmaDec and Budget: NIPOP, NBIPOP), its own layout as 12's; 14 in 11
 // (Termination.UpSigmaMoved, State.RunMovedScale), its own layout as 13's;
 // 15 in 12 (Config.MirroredFirstRun, MirroredSmallRuns), its own layout as
-// 14's.
+// 14's; 16 in 12, with SNRParams.Rates after SmallRestarts (older states:
+// selfcma.SNRRatesBoth, η on c_1 and c_μ, as they ran).
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 15
+	selfcmaVersion = 16
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -60,11 +61,13 @@ const (
 	// versionMirroredSelf is the first version that embeds cmaes's
 	// encoding 12 (Config.MirroredFirstRun, MirroredSmallRuns).
 	versionMirroredSelf = 15
+	// versionSNRRates is the first version that writes SNRParams.Rates.
+	versionSNRRates = 16
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11, 15: 12}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11, 15: 12, 16: 12}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run
@@ -102,7 +105,8 @@ func encodeSelfCMA(w *binenc.Writer, s *selfcma.State) {
 	w.Float(p.Eta0)
 	w.Int(p.RestartMaxLambda)
 	w.Bool(p.SmallRestarts)
-	w.Bool(s.Woodbury) // version 12
+	w.Int(int(p.Rates)) // version 16
+	w.Bool(s.Woodbury)  // version 12
 	w.Bool(s.Prev != nil)
 	if s.Prev != nil {
 		encodeStep(w, s.Prev)
@@ -162,6 +166,15 @@ func decodeSelfCMA(r *binenc.Reader, version uint32) (*selfcma.State, *decodedCM
 		p := &st.SNRParams
 		p.Alpha, p.Beta, p.EtaMax, p.Eta0 = r.Float(), r.Float(), r.Float(), r.Float()
 		p.RestartMaxLambda, p.SmallRestarts = r.Int(), r.Bool()
+		p.Rates = selfcma.SNRRatesBoth // older: η on c_1 and c_μ, as they ran
+		if version >= versionSNRRates {
+			switch v := r.Int(); v {
+			case int(selfcma.SNRRatesBoth), int(selfcma.SNRRatesCMu):
+				p.Rates = selfcma.SNRRates(v)
+			default:
+				return nil, nil, nil, fmt.Errorf("selfcma: decode state: SNR rates %d: %w", v, binenc.ErrCorrupt)
+			}
+		}
 		// The encoder writes them resolved (selfcma.New): a zero, which
 		// Restore would read as "the default", is not a written state.
 		if p.Alpha == 0 || p.Beta == 0 || p.EtaMax == 0 || p.Eta0 == 0 {

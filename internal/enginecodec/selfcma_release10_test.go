@@ -57,10 +57,16 @@ func TestSelfCMARelease10Continues(t *testing.T) {
 }
 
 // TestSelfCMASNRParamsEncoded: the rule's parameters, whatever they are,
-// survive the encoding (version 11 on), and the decoded ES continues as
-// the original.
+// survive the encoding (version 11 on; the rates version 16 on), and the
+// decoded ES continues as the original.
 func TestSelfCMASNRParamsEncoded(t *testing.T) {
-	p := selfcma.SNRParams{Alpha: 0.013, Beta: 0.05, EtaMax: 2.5, Eta0: 1.25, RestartMaxLambda: 9, SmallRestarts: true}
+	for _, rates := range []selfcma.SNRRates{selfcma.SNRRatesBoth, selfcma.SNRRatesCMu} {
+		snrParamsEncoded(t, selfcma.SNRParams{Alpha: 0.013, Beta: 0.05, EtaMax: 2.5, Eta0: 1.25, Rates: rates, RestartMaxLambda: 9, SmallRestarts: true})
+	}
+}
+
+func snrParamsEncoded(t *testing.T, p selfcma.SNRParams) {
+	t.Helper()
 	s, err := selfcma.New(selfcma.Config{CMA: cmaes.Config{X0: []float64{1, 1, 1, 1, 1, 1}, Sigma0: 0.5, Seed: 3,
 		Restarts: cmaes.Restarts{BIPOP: true}}, SNR: true, SNRParams: p})
 	if err != nil {

@@ -109,7 +109,7 @@ func (s *ES) setTheta() bool {
 	}
 	h := s.primary.Params().Hyper()
 	if s.snr != nil {
-		h = s.snr.hyper(h)
+		h = s.snr.hyper(h, s.snrP.Rates)
 	}
 	if err := s.primary.SetHyper(h); err != nil {
 		panic(fmt.Sprintf("selfcma: default θ rejected: %v", err))

@@ -18,17 +18,21 @@ import (
 // _cma.py _lr_adaptation) measures progress instead: E, a moving average of
 // C's update in the coordinates of C^t, and V, of its squared norm, give a
 // signal-to-noise ratio; where the update keeps its direction the SNR is
-// high and a larger factor η of c_1 and c_μ pays. We differ from LRA in four
-// places, each measured (tables 9, 10): the update measured is C's alone
-// (CSA keeps σ); η lies in [SNREtaMin, SNREtaMax] = [1, 3], so the rule only
-// ever speeds CMA-ES up (an η that fell below 1 stalled the bent cigar for
+// high and a larger factor η of the rates pays. We differ from LRA in five
+// places, each measured (tables 9, 10, 14): the update measured is C's alone
+// (CSA keeps σ); η multiplies c_μ alone (SNRRatesCMu; c_1 at its default,
+// whose larger values cost the attractive sector and Rosenbrock), where
+// sessions before multiplied c_1 too (SNRRatesBoth); η lies in
+// [SNREtaMin, SNREtaMax] = [1, 3] and starts at 2, so the rule only ever
+// speeds CMA-ES up (an η that fell below 1 stalled the bent cigar for
 // thousands of generations: LRA's step γη vanishes with η); the target
-// SNR/η is α = 0.02, or 0.01 for n from 15 to 28 in an unmirrored run
-// (snrAlphaOf; LRA's 1.4 is for σ²C's update; tables 11 and 12); and only
-// the first run uses it (restarts look for another basin, at the defaults). A
-// session keeps the parameters it was created with (State.SNRParams).
+// SNR/η is α = 0.01 (SNRRatesBoth: 0.02, or 0.01 for n from 15 to 28 in an
+// unmirrored run; snrAlphaOf; LRA's 1.4 is for σ²C's update; tables 11, 12
+// and 14); and only the first run uses it (restarts look for another basin,
+// at the defaults). A session keeps the parameters it was created with
+// (State.SNRParams).
 const (
-	SNRAlpha  = 0.02 // α, the target of SNR/η (but snrAlphaOf)
+	SNRAlpha  = 0.02 // α of SNRRatesBoth, the target of SNR/η (but snrAlphaOf)
 	SNRBeta   = 0.03 // β, the smoothing of E and V (LRA's β_Σ)
 	SNRGamma  = 0.1  // γ, LRA's bound on the step of ln η
 	SNREtaMin = 1.0  // smallest η: never slower than CMA-ES
@@ -64,20 +68,55 @@ func snrAlphaOf(n int, mirrored bool) float64 {
 	return SNRAlphaFor(n)
 }
 
+// The defaults of the rule on c_μ alone (SNRRatesCMu; table 14): the
+// target α and the η a run starts from.
+const (
+	SNRAlphaCMu = 0.01
+	SNREta0CMu  = 2.0
+)
+
+// SNRRates names the default rates that the rule's factor η multiplies.
+type SNRRates uint8
+
+const (
+	// SNRRatesDefault selects the default: SNRRatesCMu.
+	SNRRatesDefault SNRRates = iota
+	// SNRRatesBoth: η multiplies c_1 and c_μ (tables 9–13), as in every
+	// state written before SNRRates (encodings 8 to 15).
+	SNRRatesBoth
+	// SNRRatesCMu: η multiplies c_μ alone, c_1 stays its default (table
+	// 14): the default since state encoding 16.
+	SNRRatesCMu
+)
+
+// String returns the name cmd/bench uses: "both" or "cmu".
+func (r SNRRates) String() string {
+	switch r {
+	case SNRRatesBoth:
+		return "both"
+	case SNRRatesCMu:
+		return "cmu"
+	case SNRRatesDefault:
+		return "default"
+	}
+	return fmt.Sprintf("SNRRates(%d)", uint8(r))
+}
+
 // SNRParamsV8 are the rule's parameters in the states written before they
 // were persisted (state encodings 8 to 10): α = 0.02, β = 0.03, η ∈ [1, 3]
-// from 1, the first run only.
-var SNRParamsV8 = SNRParams{Alpha: 0.02, Beta: 0.03, EtaMax: 3, Eta0: 1}
+// from 1, on c_1 and c_μ, the first run only.
+var SNRParamsV8 = SNRParams{Alpha: 0.02, Beta: 0.03, EtaMax: 3, Eta0: 1, Rates: SNRRatesBoth}
 
 // SNRParams are the rule's parameters; a zero field selects its default
 // (the constants above).
 type SNRParams struct {
-	Alpha  float64 // α; 0 = snrAlphaOf(n, mirrored) at New, SNRAlpha at Restore
-	Beta   float64 // β; 0 = SNRBeta
-	EtaMax float64 // largest η; 0 = SNREtaMax
-	Eta0   float64 // η at the start of a run; 0 = 1
+	Alpha  float64  // α; 0 = SNRAlphaCMu for SNRRatesCMu, else snrAlphaOf(n, mirrored) at New, SNRAlpha at Restore
+	Beta   float64  // β; 0 = SNRBeta
+	EtaMax float64  // largest η; 0 = SNREtaMax
+	Eta0   float64  // η at the start of a run; 0 = SNREta0CMu for SNRRatesCMu, else 1
+	Rates  SNRRates // the rates η multiplies; 0 = SNRRatesCMu
 	// RestartMaxLambda: a restart whose λ is at most this uses the rule
-	// too, from a fresh state (η = 1, E = 0, V = 0); 0 = the first run only.
+	// too, from a fresh state (η = Eta0, E = 0, V = 0); 0 = the first run only.
 	RestartMaxLambda int
 	// SmallRestarts: BIPOP's small runs use the rule too, each from a fresh
 	// state.
@@ -86,8 +125,14 @@ type SNRParams struct {
 
 // resolved returns p with its zero fields set to the defaults.
 func (p SNRParams) resolved() SNRParams {
+	if p.Rates == SNRRatesDefault {
+		p.Rates = SNRRatesCMu
+	}
 	if p.Alpha == 0 {
 		p.Alpha = SNRAlpha
+		if p.Rates == SNRRatesCMu {
+			p.Alpha = SNRAlphaCMu
+		}
 	}
 	if p.Beta == 0 {
 		p.Beta = SNRBeta
@@ -97,6 +142,9 @@ func (p SNRParams) resolved() SNRParams {
 	}
 	if p.Eta0 == 0 {
 		p.Eta0 = 1
+		if p.Rates == SNRRatesCMu {
+			p.Eta0 = min(SNREta0CMu, p.EtaMax)
+		}
 	}
 	return p
 }
@@ -112,6 +160,8 @@ func (p SNRParams) check() error {
 		return fmt.Errorf("snr: largest η %v, want ≥ %v", p.EtaMax, SNREtaMin)
 	case !(p.Eta0 >= SNREtaMin && p.Eta0 <= p.EtaMax):
 		return fmt.Errorf("snr: initial η %v outside [%v, %v]", p.Eta0, SNREtaMin, p.EtaMax)
+	case p.Rates != SNRRatesBoth && p.Rates != SNRRatesCMu:
+		return fmt.Errorf("snr: rates %v, want both or cmu", p.Rates)
 	case p.RestartMaxLambda < 0:
 		return fmt.Errorf("snr: restart max λ %d, want ≥ 0", p.RestartMaxLambda)
 	}
@@ -148,9 +198,14 @@ func (r *SNRState) check(n int, etaMax float64) error {
 	return nil
 }
 
-// hyper returns η times the default rates h (c_c unchanged), c_1 + c_μ
-// capped at Scale = 0.9 as the auxiliary's θ is.
-func (r *SNRState) hyper(h cmaes.Hyper) cmaes.Hyper {
+// hyper returns the default rates h with η times the rates named by
+// rates (c_c unchanged), c_1 + c_μ capped at Scale = 0.9 as the
+// auxiliary's θ is: SNRRatesBoth keeps their ratio, SNRRatesCMu keeps c_1.
+func (r *SNRState) hyper(h cmaes.Hyper, rates SNRRates) cmaes.Hyper {
+	if rates == SNRRatesCMu {
+		h.CMu = min(r.Eta*h.CMu, Scale-h.C1)
+		return h
+	}
 	h.C1, h.CMu = r.Eta*h.C1, r.Eta*h.CMu
 	if s := h.C1 + h.CMu; s > Scale {
 		h.C1, h.CMu = h.C1*Scale/s, h.CMu*Scale/s

@@ -54,7 +54,8 @@ func TestSNRObserveFormula(t *testing.T) {
 	w.before(&cmaes.State{C: sym(&c0d), B: b, D: d})
 	r := newSNR(n, 1)
 	r.Eta = 1.5
-	r.observe(w, sym(&c1d), SNRParams{}.resolved())
+	params := SNRParams{}.resolved()
+	r.observe(w, sym(&c1d), params)
 
 	k := 1 / (1.5 * math.Sqrt2)
 	var sq, e2 float64
@@ -78,29 +79,72 @@ func TestSNRObserveFormula(t *testing.T) {
 		t.Fatalf("V = %v, want %v", r.V, SNRBeta*sq)
 	}
 	snr := (e2 - SNRBeta/(2-SNRBeta)*SNRBeta*sq) / (SNRBeta*sq - e2)
-	rel := max(-1, min(1, snr/(SNRAlpha*1.5)-1))
+	rel := max(-1, min(1, snr/(params.Alpha*1.5)-1))
 	want := max(SNREtaMin, min(SNREtaMax, 1.5*math.Exp(min(SNRGamma*1.5, SNRBeta)*rel)))
 	if math.Abs(r.Eta-want) > 1e-12 {
 		t.Fatalf("η = %v, want %v", r.Eta, want)
 	}
 }
 
-// TestSNRHyper: η scales c_1 and c_μ (c_c kept), c_1 + c_μ capped at 0.9,
-// and η = 1 is the defaults bit for bit.
+// TestSNRHyper: η scales c_1 and c_μ (SNRRatesBoth) or c_μ alone
+// (SNRRatesCMu), c_c kept, c_1 + c_μ capped at 0.9 (keeping their ratio,
+// or c_1), and η = 1 is the defaults bit for bit.
 func TestSNRHyper(t *testing.T) {
 	h := cmaes.Hyper{C1: 0.1, CMu: 0.2, Cc: 0.3}
 	r := &SNRState{Eta: 1}
-	if got := r.hyper(h); got != h {
-		t.Fatalf("η = 1: %+v, want %+v", got, h)
+	for _, rates := range []SNRRates{SNRRatesBoth, SNRRatesCMu} {
+		if got := r.hyper(h, rates); got != h {
+			t.Fatalf("%v, η = 1: %+v, want %+v", rates, got, h)
+		}
 	}
 	r.Eta = 2
-	if got := r.hyper(h); got != (cmaes.Hyper{C1: 0.2, CMu: 0.4, Cc: 0.3}) {
-		t.Fatalf("η = 2: %+v", got)
+	if got := r.hyper(h, SNRRatesBoth); got != (cmaes.Hyper{C1: 0.2, CMu: 0.4, Cc: 0.3}) {
+		t.Fatalf("both, η = 2: %+v", got)
+	}
+	if got := r.hyper(h, SNRRatesCMu); got != (cmaes.Hyper{C1: 0.1, CMu: 0.4, Cc: 0.3}) {
+		t.Fatalf("cmu, η = 2: %+v", got)
 	}
 	r.Eta = 3
-	got := r.hyper(h)
+	got := r.hyper(h, SNRRatesBoth)
 	if math.Abs(got.C1+got.CMu-Scale) > 1e-15 || math.Abs(got.CMu/got.C1-2) > 1e-12 || got.Cc != 0.3 {
-		t.Fatalf("η = 3: %+v, want c_1 + c_μ = 0.9 in the ratio 1:2", got)
+		t.Fatalf("both, η = 3: %+v, want c_1 + c_μ = 0.9 in the ratio 1:2", got)
+	}
+	r.Eta = 5
+	if got := r.hyper(h, SNRRatesCMu); got.C1 != 0.1 || math.Abs(got.CMu-0.8) > 1e-15 || got.Cc != 0.3 {
+		t.Fatalf("cmu, η = 5: %+v, want c_1 = 0.1 kept and c_μ capped at 0.8", got)
+	}
+}
+
+// TestSNRDefaults: a new session's rule multiplies c_μ alone, with α =
+// SNRAlphaCMu and η from SNREta0CMu (table 14); SNRRatesBoth keeps the
+// rule of before (α by snrAlphaOf, η from 1).
+func TestSNRDefaults(t *testing.T) {
+	cfg := cmaes.Config{X0: uniformX0(5, 10), Sigma0: 1, Seed: 5, MirroredFirstRun: true}
+	s, err := New(Config{CMA: cfg, SNR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SNRParams{Alpha: SNRAlphaCMu, Beta: SNRBeta, EtaMax: SNREtaMax, Eta0: SNREta0CMu, Rates: SNRRatesCMu}
+	if got := s.State().SNRParams; got != want {
+		t.Fatalf("default parameters %+v, want %+v", got, want)
+	}
+	if _, eta := s.SNR(); eta != SNREta0CMu {
+		t.Fatalf("η at the start %v, want %v", eta, SNREta0CMu)
+	}
+	d := s.Primary().Params().Hyper()
+	if got := s.Primary().Hyper(); got.C1 != d.C1 || got.CMu != SNREta0CMu*d.CMu || got.Cc != d.Cc {
+		t.Fatalf("first rates %+v, want c_μ = %v × the default's, %+v", got, SNREta0CMu, d)
+	}
+	s, err = New(Config{CMA: cfg, SNR: true, SNRParams: SNRParams{Rates: SNRRatesBoth}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = SNRParams{Alpha: snrAlphaOf(10, true), Beta: SNRBeta, EtaMax: SNREtaMax, Eta0: 1, Rates: SNRRatesBoth}
+	if got := s.State().SNRParams; got != want {
+		t.Fatalf("both: parameters %+v, want %+v", got, want)
+	}
+	if _, err := New(Config{CMA: cfg, SNR: true, SNRParams: SNRParams{Rates: 3}}); err == nil {
+		t.Fatal("rates 3 accepted")
 	}
 }
 
@@ -117,7 +161,7 @@ func TestSNRRun(t *testing.T) {
 			t.Fatal("no restart in 20000 generations")
 		}
 		_, eta := s.SNR()
-		if want := (&SNRState{Eta: eta}).hyper(defaults); s.Primary().Hyper() != want {
+		if want := (&SNRState{Eta: eta}).hyper(defaults, s.snrP.Rates); s.Primary().Hyper() != want {
 			t.Fatalf("generation %d: rates %+v, want η = %v times the defaults, %+v", g, s.Primary().Hyper(), eta, want)
 		}
 		if eta < SNREtaMin || eta > SNREtaMax {
@@ -331,9 +375,10 @@ func TestSNRParamsRefused(t *testing.T) {
 	}
 }
 
-// TestSNRAlphaForDimension: a new run's default α is SNRAlphaFor(n) (0.01
-// for n from 15 to 28, else 0.02), SNRAlpha at every n for a mirrored
-// first run, an α the config gives is kept, and a
+// TestSNRAlphaForDimension: with SNRRatesBoth a new run's default α is
+// SNRAlphaFor(n) (0.01 for n from 15 to 28, else 0.02), SNRAlpha at every
+// n for a mirrored first run; with the default rates (c_μ alone) it is
+// SNRAlphaCMu at every n; an α the config gives is kept, and a
 // state keeps the α it recorded (a session created before the rule, with
 // 0.02 at n = 20, continues so).
 func TestSNRAlphaForDimension(t *testing.T) {
@@ -343,7 +388,7 @@ func TestSNRAlphaForDimension(t *testing.T) {
 			t.Errorf("SNRAlphaFor(%d) = %v, want %v", n, got, a)
 		}
 		for _, given := range []float64{0, 0.05} {
-			s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(uint64(n), n), Sigma0: 2, Seed: 3}, SNR: true, SNRParams: SNRParams{Alpha: given}})
+			s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(uint64(n), n), Sigma0: 2, Seed: 3}, SNR: true, SNRParams: SNRParams{Alpha: given, Rates: SNRRatesBoth}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -357,12 +402,19 @@ func TestSNRAlphaForDimension(t *testing.T) {
 		}
 	}
 	for _, n := range []int{10, 20, 40} {
-		s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(uint64(n), n), Sigma0: 2, Seed: 3, MirroredFirstRun: true}, SNR: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.snrP.Alpha != SNRAlpha {
-			t.Errorf("n = %d, mirrored first run: α %v, want %v at every n", n, s.snrP.Alpha, SNRAlpha)
+		for _, rates := range []SNRRates{SNRRatesBoth, SNRRatesDefault} {
+			s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(uint64(n), n), Sigma0: 2, Seed: 3, MirroredFirstRun: true}, SNR: true,
+				SNRParams: SNRParams{Rates: rates}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := SNRAlpha
+			if rates == SNRRatesDefault {
+				want = SNRAlphaCMu
+			}
+			if s.snrP.Alpha != want {
+				t.Errorf("n = %d, mirrored first run, rates %v: α %v, want %v at every n", n, rates, s.snrP.Alpha, want)
+			}
 		}
 	}
 	s, err := New(Config{CMA: cmaes.Config{X0: uniformX0(4, 20), Sigma0: 2, Seed: 4}, SNR: true})

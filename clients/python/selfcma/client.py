@@ -203,8 +203,8 @@ class Client:
             hyperparameters: self-cma-es only, ``"default"`` or
                 ``"uniform"`` (the auxiliary CMA-ES's initial mean), or
                 ``{"init": ..., "snr": False}`` (``snr``: whether a first
-                run below the gate adapts c1 and cmu by the
-                signal-to-noise rule; the server's default is True).
+                run below the gate adapts cmu by the signal-to-noise
+                rule; the server's default is True).
             idempotency_key: the create's Idempotency-Key (1 to 255
                 visible ASCII characters); None draws a random UUID. The
                 create is retried with it after a timeout or a lost answer,
