@@ -431,3 +431,34 @@ func TestSNRAlphaForDimension(t *testing.T) {
 		t.Fatalf("restored α %v, want the recorded %v", d.snrP.Alpha, SNRAlpha)
 	}
 }
+
+// TestSNRRosenbrockLambda12: the issue's case of TestRosenbrockLambda12
+// with the signal-to-noise rule at its defaults (c_μ alone, η from 2),
+// active and mirrored as a new session's first run: every seed reaches
+// 10^-10 within the 2·10^4 evaluations the issue gave.
+func TestSNRRosenbrockLambda12(t *testing.T) {
+	n := 6
+	lo, hi := make([]float64, n), make([]float64, n)
+	for i := range lo {
+		lo[i], hi[i] = -5, 5
+	}
+	for seed := uint64(1); seed <= 12; seed++ {
+		cfg := cmaes.Config{X0: make([]float64, n), Sigma0: 0.5, Lambda: 12, Seed: seed, Active: true, MirroredFirstRun: true,
+			Bounds:      &cmaes.Bounds{Lower: lo, Upper: hi},
+			Termination: cmaes.Termination{HasTarget: true, TargetFitness: 1e-10, MaxEvaluations: 20000}}
+		s, err := New(Config{CMA: cfg, SNR: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxEta := 0.0
+		for s.Primary().Stopped() == nil {
+			step(t, s, rosenbrock)
+			_, eta := s.SNR()
+			maxEta = max(maxEta, eta)
+		}
+		if b, _ := s.Primary().Best(); b.F > 1e-10 {
+			t.Errorf("seed %d: stopped by %v at f = %g after %d evaluations (largest η %v)",
+				seed, s.Primary().Stopped(), b.F, s.Primary().Evaluations(), maxEta)
+		}
+	}
+}
