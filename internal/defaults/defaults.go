@@ -15,17 +15,16 @@ const (
 )
 
 // Algorithm is what a create that names no algorithm gets: self-CMA-ES.
-// At its default λ its first run adapts c_1 and c_μ by the signal-to-noise
-// rule (Settings.SNR; its parameters selfcma's defaults, recorded in each
+// At its default λ its first run adapts c_μ by the signal-to-noise rule
+// (Settings.SNR; its parameters selfcma's defaults, recorded in each
 // session's state), where λ ≥ 10n by the paper's h_t; both sample their
 // first run and BIPOP's small runs mirrored. On 60 fresh BBOB instances
 // (5001–5030 and 9001–9030, none used for a choice) it needs fewer
-// evaluations than pycma's BIPOP on 13 (n = 10) and 9 (n = 20) of 24
-// functions and more on 2 and 1, than CMA-ES on 4 and 5 and more on 2 and
-// 3 (its gain on the ellipsoids, 12–14 % at n = 10, sits inside the ±15 %
-// of a tie), and after 100·n evaluations it is ahead on the
-// ill-conditioned functions (docs/algorithm.md §5, "Both fresh sets
-// together").
+// evaluations than pycma's BIPOP on 9 (n = 10) and 12 (n = 20) of 24
+// functions and more on 1 and 2, than CMA-ES on 5 and 6 and more on 3 and
+// 2 (multimodal ones, the draw of the restarts), and after 100·n
+// evaluations it is ahead on the ill-conditioned functions
+// (docs/algorithm.md §5, "The rule on c_μ alone, on both fresh sets").
 const Algorithm = SelfCMAES
 
 // Restart strategies, by the names the API and cmd/bench use: NIPOP and
