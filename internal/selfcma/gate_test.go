@@ -225,6 +225,20 @@ func TestMinLambdaConfig(t *testing.T) {
 	}
 }
 
+// rosenbrockLambda12 is the issue's pycma-style create: λ = 12 on the 6-D
+// Rosenbrock function from x0 = 0, σ0 = 0.5, in [−5, 5]^6, target 10^-10,
+// at most maxEvals evaluations.
+func rosenbrockLambda12(seed uint64, maxEvals int) cmaes.Config {
+	n := 6
+	lo, hi := make([]float64, n), make([]float64, n)
+	for i := range lo {
+		lo[i], hi[i] = -5, 5
+	}
+	return cmaes.Config{X0: make([]float64, n), Sigma0: 0.5, Lambda: 12, Seed: seed,
+		Bounds:      &cmaes.Bounds{Lower: lo, Upper: hi},
+		Termination: cmaes.Termination{HasTarget: true, TargetFitness: 1e-10, MaxEvaluations: maxEvals}}
+}
+
 // TestRosenbrockLambda12 is the case of the issue that brought the gate: a
 // pycma user's λ = 12 on the 6-D Rosenbrock function from x0 = 0, σ0 = 0.5,
 // in [−5, 5]^6. Self-adapted at that λ (the paper's Algorithm 2) the run
@@ -232,15 +246,8 @@ func TestMinLambdaConfig(t *testing.T) {
 // default gate it is CMA-ES and reaches 10^-10 on every seed, in CMA-ES's
 // evaluations.
 func TestRosenbrockLambda12(t *testing.T) {
-	n := 6
-	lo, hi := make([]float64, n), make([]float64, n)
-	for i := range lo {
-		lo[i], hi[i] = -5, 5
-	}
 	for seed := uint64(1); seed <= 12; seed++ {
-		cfg := cmaes.Config{X0: make([]float64, n), Sigma0: 0.5, Lambda: 12, Seed: seed,
-			Bounds:      &cmaes.Bounds{Lower: lo, Upper: hi},
-			Termination: cmaes.Termination{HasTarget: true, TargetFitness: 1e-10, MaxEvaluations: 100000}}
+		cfg := rosenbrockLambda12(seed, 100000)
 		s, err := New(Config{CMA: cfg})
 		if err != nil {
 			t.Fatal(err)

@@ -437,15 +437,9 @@ func TestSNRAlphaForDimension(t *testing.T) {
 // active and mirrored as a new session's first run: every seed reaches
 // 10^-10 within the 2·10^4 evaluations the issue gave.
 func TestSNRRosenbrockLambda12(t *testing.T) {
-	n := 6
-	lo, hi := make([]float64, n), make([]float64, n)
-	for i := range lo {
-		lo[i], hi[i] = -5, 5
-	}
 	for seed := uint64(1); seed <= 12; seed++ {
-		cfg := cmaes.Config{X0: make([]float64, n), Sigma0: 0.5, Lambda: 12, Seed: seed, Active: true, MirroredFirstRun: true,
-			Bounds:      &cmaes.Bounds{Lower: lo, Upper: hi},
-			Termination: cmaes.Termination{HasTarget: true, TargetFitness: 1e-10, MaxEvaluations: 20000}}
+		cfg := rosenbrockLambda12(seed, 20000)
+		cfg.Active, cfg.MirroredFirstRun = true, true
 		s, err := New(Config{CMA: cfg, SNR: true})
 		if err != nil {
 			t.Fatal(err)
