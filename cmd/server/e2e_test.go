@@ -245,7 +245,11 @@ func partOf(g int, fitness []float64, from, to int) map[string]any {
 const algBIPOP = "cma-es+bipop"
 
 // algNBIPOP is the same with self-CMA-ES and Loshchilov's NBIPOP (σ0/1.6^k
-// at the k-th large run, budgets weighed by the best point's regime).
+// at the k-th large run, budgets weighed by the best point's regime),
+// mirrored in its first and small runs (the default); tol_x 1e-3 ends
+// every run long before the target too (the target needs σ near 1e-5),
+// which tol_fun alone no longer did once the signal-to-noise rule sped
+// the first run up.
 const algNBIPOP = "self-cma-es+nbipop"
 
 // algSNR is the kill tests' self-CMA-ES at its default λ: its first run
@@ -278,6 +282,8 @@ func createBody(alg string) map[string]any {
 		body["termination"] = map[string]any{"target_fitness": 1e-8, "tol_fun": 1e-4}
 		if alg == algBIPOP {
 			body["mirrored"] = false
+		} else {
+			body["termination"] = map[string]any{"target_fitness": 1e-8, "tol_fun": 1e-4, "tol_x": 1e-3}
 		}
 	}
 	if alg == "sep-cma-es" {
