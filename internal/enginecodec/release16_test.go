@@ -60,13 +60,13 @@ func TestSelfCMARelease16Continues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []*selfcma.ES{s, s2} {
-		got, restarts := selfRunEndsHash(t, d, 600, rastrigin)
+	for _, e := range []*selfcma.ES{s, s2} {
+		got, restarts := selfRunEndsHash(t, e, 600, rastrigin)
 		if got != selfRelease16Continuation {
 			t.Fatalf("continuation %s through %d restarts, the writing code's %s", got, restarts, selfRelease16Continuation)
 		}
-		if restarts == 0 || d.Primary().Hyper() != d.Primary().Params().Hyper() {
-			t.Fatalf("%d restarts, rates after them %+v; want restarts at the defaults", restarts, d.Primary().Hyper())
+		if restarts == 0 || e.Primary().Hyper() != e.Primary().Params().Hyper() {
+			t.Fatalf("%d restarts, rates after them %+v; want restarts at the defaults", restarts, e.Primary().Hyper())
 		}
 	}
 }
