@@ -325,9 +325,13 @@ func runJob(o options, j job) (runResult, error) {
 			tell = snrTell(e, c.RateSNRMin, cmp.Or(c.RateSNRMax, snrEtaMax))
 		}
 	case algSelf:
+		rates, err := selfcma.ParseSNRRates(cmp.Or(c.SNRRates, flagDefault))
+		if err != nil {
+			return runResult{}, fmt.Errorf("%s: %w", p, err)
+		}
 		sc := selfcma.Config{CMA: cfg, Init: c.Init, MinLambda: c.MinLambda, AdaptRestarts: c.AdaptRestarts, SNR: c.SNR,
 			SNRParams: selfcma.SNRParams{Alpha: c.SNRAlpha, Beta: c.SNRBeta, EtaMax: c.SNREtaMax, Eta0: c.SNREta0,
-				Rates: snrRates(c.SNRRates), RestartMaxLambda: int(c.SNRRestarts * float64(j.Dimension)), SmallRestarts: c.SNRSmall}}
+				Rates: rates, RestartMaxLambda: int(c.SNRRestarts * float64(j.Dimension)), SmallRestarts: c.SNRSmall}}
 		if c.Paper {
 			// Algorithm 2 in every run, at every λ (the paper's).
 			sc.AdaptRestarts = true
@@ -410,18 +414,6 @@ func scaledTell(e *cmaes.ES, k float64, firstOnly bool) func([]float64) (cmaes.R
 		}
 		return e.Tell(f)
 	}
-}
-
-// snrRates returns the selfcma.SNRRates of -snr-rates' value ("" is the
-// default).
-func snrRates(v string) selfcma.SNRRates {
-	switch v {
-	case "both":
-		return selfcma.SNRRatesBoth
-	case "cmu":
-		return selfcma.SNRRatesCMu
-	}
-	return selfcma.SNRRatesDefault
 }
 
 // scaleRates returns h with k times its c_1 and c_μ, c_1 + c_μ capped at

@@ -321,7 +321,8 @@ func (o *options) checkRateKnobs() error {
 			o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrEta0, o.snrRestarts)
 	case o.rateSNR && o.rateScale != 0:
 		return fmt.Errorf("-rate-snr and -rate-scale: give one of them")
-	case o.snrRates != flagDefault && o.snrRates != "both" && o.snrRates != "cmu":
+	}
+	if _, err := selfcma.ParseSNRRates(o.snrRates); err != nil {
 		return fmt.Errorf("-snr-rates %q: want cmu, both or default", o.snrRates)
 	}
 	return nil

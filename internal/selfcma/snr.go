@@ -102,6 +102,17 @@ func (r SNRRates) String() string {
 	return fmt.Sprintf("SNRRates(%d)", uint8(r))
 }
 
+// ParseSNRRates returns the SNRRates that String names: "both", "cmu" or
+// "default".
+func ParseSNRRates(name string) (SNRRates, error) {
+	for _, r := range []SNRRates{SNRRatesDefault, SNRRatesBoth, SNRRatesCMu} {
+		if r.String() == name {
+			return r, nil
+		}
+	}
+	return 0, fmt.Errorf("snr: rates %q, want cmu, both or default", name)
+}
+
 // SNRParamsV8 are the rule's parameters in the states written before they
 // were persisted (state encodings 8 to 10): α = 0.02, β = 0.03, η ∈ [1, 3]
 // from 1, on c_1 and c_μ, the first run only.

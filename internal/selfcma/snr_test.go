@@ -456,3 +456,17 @@ func TestSNRRosenbrockLambda12(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSNRRates: every name String gives parses back, and nothing else.
+func TestParseSNRRates(t *testing.T) {
+	for _, r := range []SNRRates{SNRRatesDefault, SNRRatesBoth, SNRRatesCMu} {
+		if got, err := ParseSNRRates(r.String()); err != nil || got != r {
+			t.Errorf("ParseSNRRates(%q) = %v, %v, want %v", r.String(), got, err, r)
+		}
+	}
+	for _, bad := range []string{"", "c1", "CMU", "SNRRates(3)"} {
+		if _, err := ParseSNRRates(bad); err == nil {
+			t.Errorf("ParseSNRRates(%q): no error", bad)
+		}
+	}
+}
