@@ -332,6 +332,13 @@ func runJob(o options, j job) (runResult, error) {
 		sc := selfcma.Config{CMA: cfg, Init: c.Init, MinLambda: c.MinLambda, AdaptRestarts: c.AdaptRestarts, SNR: c.SNR,
 			SNRParams: selfcma.SNRParams{Alpha: c.SNRAlpha, Beta: c.SNRBeta, EtaMax: c.SNREtaMax, Eta0: c.SNREta0,
 				Rates: rates, RestartMaxLambda: int(c.SNRRestarts * float64(j.Dimension)), SmallRestarts: c.SNRSmall}}
+		if c.SNRCMuMax > 0 {
+			pp, err := cmaes.NewParamsActive(j.Dimension, cmp.Or(cfg.Lambda, cmaes.DefaultLambda(j.Dimension)), true)
+			if err != nil {
+				return runResult{}, fmt.Errorf("%s: %w", p, err)
+			}
+			sc.SNRParams.EtaMax = min(max(c.SNRCMuMax/pp.CMu, selfcma.SNREtaMin), cmp.Or(c.SNREtaMax, selfcma.SNREtaMax))
+		}
 		if c.Paper {
 			// Algorithm 2 in every run, at every λ (the paper's).
 			sc.AdaptRestarts = true

@@ -251,3 +251,29 @@ func TestTolKnobs(t *testing.T) {
 		}
 	}
 }
+
+// TestSNRCMuMaxKnob: at n = 5, λ = 40 (c_μ 0.32) -snr-cmu-max 0.5 is the
+// default's bound, run for run; -snr-eta-max 3 lifts it (the rule before
+// table 15) and -snr-cmu-max 0.4 lowers it, each another run; a negative
+// bound is refused.
+func TestSNRCMuMaxKnob(t *testing.T) {
+	run := func(args ...string) runResult {
+		return knobJob(t, algSelf, append([]string{"-algorithms", "self-cma-es", "-functions", "12", "-lambda", "40"}, args...)...)
+	}
+	base := run()
+	same := run("-snr-cmu-max", "0.5")
+	if same.Label != "self-cma-es+lambda=40+snr-cmu-max=0.5" || same.Config.SNRCMuMax != 0.5 {
+		t.Errorf("label %q, config %v", same.Label, same.Config.SNRCMuMax)
+	}
+	if same.Evaluations != base.Evaluations || same.FinalDeltaF != base.FinalDeltaF {
+		t.Errorf("-snr-cmu-max 0.5 (the default): %d evaluations, f − f_opt %g; the default's %d, %g", same.Evaluations, same.FinalDeltaF, base.Evaluations, base.FinalDeltaF)
+	}
+	for _, args := range [][]string{{"-snr-eta-max", "3"}, {"-snr-cmu-max", "0.4"}} {
+		if r := run(args...); r.Evaluations == base.Evaluations && r.FinalDeltaF == base.FinalDeltaF {
+			t.Errorf("%v: the default's run (%d evaluations, f − f_opt %g)", args, r.Evaluations, r.FinalDeltaF)
+		}
+	}
+	if _, err := parseOptions([]string{"-snr-cmu-max", "-1"}, io.Discard); err == nil {
+		t.Error("-snr-cmu-max -1 accepted")
+	}
+}

@@ -97,6 +97,7 @@ type options struct {
 	snrAlpha       float64 // self-CMA-ES: selfcma.SNRParams.Alpha (0: the default)
 	snrBeta        float64 // SNRParams.Beta
 	snrEtaMax      float64 // SNRParams.EtaMax
+	snrCMuMax      float64 // SNRParams.EtaMax = this / the first run's default c_μ, in [1, η max]
 	snrRestarts    float64 // SNRParams.RestartMaxLambda = this × n
 	snrEta0        float64 // SNRParams.Eta0
 	snrSmall       bool    // SNRParams.SmallRestarts
@@ -171,7 +172,8 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.BoolVar(&o.rateSNR, "rate-snr", false, "CMA-ES: in the first run, η times the default c_1 and c_μ, η adapted by LRA-CMA-ES's signal-to-noise rule (docs/algorithm.md §2, table 9). A measuring knob, not a session setting")
 	fs.Float64Var(&o.snrAlpha, "snr-alpha", 0, "self-CMA-ES: α of the signal-to-noise rule, the target of SNR/η; 0 = the default (selfcma.SNRAlphaCMu, 0.01; with -snr-rates both selfcma.SNRAlphaFor(n): 0.01 for n from 15 to 28, else 0.02; 0.02 at every n with -mirrored). A measuring knob")
 	fs.Float64Var(&o.snrBeta, "snr-beta", 0, "self-CMA-ES: β of the signal-to-noise rule, the smoothing of E and V; 0 = the default (selfcma.SNRBeta). A measuring knob")
-	fs.Float64Var(&o.snrEtaMax, "snr-eta-max", 0, "self-CMA-ES: the largest η of the signal-to-noise rule; 0 = the default (selfcma.SNREtaMax). A measuring knob")
+	fs.Float64Var(&o.snrCMuMax, "snr-cmu-max", 0, "self-CMA-ES: the largest c_μ the signal-to-noise rule may reach: η ≤ this / the first run's default c_μ, within [1, -snr-eta-max or 3]; 0 = the default (selfcma.SNRCMuMax, 0.5; -snr-eta-max alone: no such bound). A measuring knob")
+	fs.Float64Var(&o.snrEtaMax, "snr-eta-max", 0, "self-CMA-ES: the largest η of the signal-to-noise rule; 0 = the default (selfcma.SNREtaMax; with the rule on c_μ alone at most selfcma.SNRCMuMax / the first run's c_μ). A measuring knob")
 	fs.Float64Var(&o.snrEta0, "snr-eta0", 0, "self-CMA-ES: η at the start of a run of the signal-to-noise rule; 0 = the default (selfcma.SNREta0CMu, 2; 1 with -snr-rates both). A measuring knob")
 	fs.StringVar(&o.snrRates, "snr-rates", flagDefault, "self-CMA-ES: the rates the signal-to-noise rule's η multiplies: cmu (c_μ alone), both (c_1 and c_μ, the rule of sessions before state encoding 16), or default: selfcma's (cmu). A measuring knob")
 	fs.BoolVar(&o.snrSmall, "snr-small-restarts", false, "self-CMA-ES: BIPOP's small runs use the signal-to-noise rule too, each from a fresh state. A measuring knob")
@@ -315,6 +317,8 @@ func (o *options) checkRateKnobs() error {
 	switch {
 	case o.rateScale < 0 || math.IsNaN(o.rateScale) || math.IsInf(o.rateScale, 0):
 		return fmt.Errorf("-rate-scale %v: want a finite value > 0, or 0 for the defaults", o.rateScale)
+	case o.snrCMuMax < 0:
+		return fmt.Errorf("-snr-cmu-max %v: want ≥ 0", o.snrCMuMax)
 	case o.snrAlpha < 0 || o.snrBeta < 0 || o.snrBeta >= 1 || o.snrEtaMax != 0 && o.snrEtaMax < 1 || o.snrRestarts < 0 ||
 		o.snrEta0 != 0 && (o.snrEta0 < 1 || o.snrEta0 > cmp.Or(o.snrEtaMax, selfcma.SNREtaMax)):
 		return fmt.Errorf("-snr-alpha %v, -snr-beta %v, -snr-eta-max %v, -snr-eta0 %v, -snr-restarts %v: want α ≥ 0, β in [0, 1), η max 0 or ≥ 1, η0 0 or in [1, η max], restarts ≥ 0",
@@ -421,6 +425,7 @@ type algConfig struct {
 	SNRAlpha       float64 `json:"snr_alpha,omitempty"`
 	SNRBeta        float64 `json:"snr_beta,omitempty"`
 	SNREtaMax      float64 `json:"snr_eta_max,omitempty"`
+	SNRCMuMax      float64 `json:"snr_cmu_max,omitempty"`
 	SNRRestarts    float64 `json:"snr_restarts,omitempty"` // × n
 	SNREta0        float64 `json:"snr_eta0,omitempty"`
 	SNRSmall       bool    `json:"snr_small_restarts,omitempty"`
@@ -506,7 +511,7 @@ func (o options) config(alg string) algConfig {
 	if alg == algSelf {
 		c.MinLambda, c.AdaptRestarts = o.minLambda, o.adaptRestarts
 		c.SNRAlpha, c.SNRBeta, c.SNREtaMax, c.SNRRestarts, c.SNREta0 = o.snrAlpha, o.snrBeta, o.snrEtaMax, o.snrRestarts, o.snrEta0
-		c.SNRSmall = o.snrSmall
+		c.SNRSmall, c.SNRCMuMax = o.snrSmall, o.snrCMuMax
 		if o.snrRates != flagDefault {
 			c.SNRRates = o.snrRates
 		}
@@ -596,7 +601,7 @@ func (o options) label(c algConfig) string {
 	for _, k := range []struct {
 		name string
 		v    float64
-	}{{"snr-alpha", c.SNRAlpha}, {"snr-beta", c.SNRBeta}, {"snr-eta-max", c.SNREtaMax}, {"snr-restarts", c.SNRRestarts}, {"snr-eta0", c.SNREta0}, {"tolfun", c.TolFun}, {"tolx", c.TolX}} {
+	}{{"snr-alpha", c.SNRAlpha}, {"snr-beta", c.SNRBeta}, {"snr-eta-max", c.SNREtaMax}, {"snr-cmu-max", c.SNRCMuMax}, {"snr-restarts", c.SNRRestarts}, {"snr-eta0", c.SNREta0}, {"tolfun", c.TolFun}, {"tolx", c.TolX}} {
 		if k.v != 0 {
 			parts = append(parts, k.name+"="+strconv.FormatFloat(k.v, 'g', -1, 64))
 		}
