@@ -80,9 +80,10 @@ type Config struct {
 	// Algorithm 2 in every run.
 	AdaptRestarts bool
 	// SNR lets a first run below MinLambda adapt a factor η ∈ [1, 3] of its
-	// c_μ (SNRParams.Rates: or of c_1 and c_μ) by the signal-to-noise rule
-	// (snr.go) for n ≤ SNRMaxDim; false (the zero value, and every state
-	// written before the rule) runs it at the defaults, as plain CMA-ES.
+	// c_μ, with η·c_μ ≤ SNRCMuMax (SNRParams.Rates: or of c_1 and c_μ), by
+	// the signal-to-noise rule (snr.go) for n ≤ SNRMaxDim; false (the zero
+	// value, and every state written before the rule) runs it at the
+	// defaults, as plain CMA-ES.
 	SNR bool
 	// SNRParams are the rule's parameters (α, β, the largest and the
 	// initial η, the rates η multiplies, the restarts that use it); a zero
@@ -162,6 +163,9 @@ func New(cfg Config) (*ES, error) {
 	snrP := cfg.SNRParams
 	if snrP.Alpha == 0 && snrP.Rates == SNRRatesBoth {
 		snrP.Alpha = snrAlphaOf(p.Dim(), cfg.CMA.MirroredFirstRun)
+	}
+	if snrP.EtaMax == 0 && snrP.Rates != SNRRatesBoth {
+		snrP.EtaMax = snrEtaMaxOf(p.Params().CMu)
 	}
 	snrP = snrP.resolved()
 	if err := snrP.check(); err != nil {

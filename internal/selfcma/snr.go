@@ -23,7 +23,8 @@ import (
 // (CSA keeps σ); η multiplies c_μ alone (SNRRatesCMu; c_1 at its default,
 // whose larger values cost the attractive sector and Rosenbrock), where
 // sessions before multiplied c_1 too (SNRRatesBoth); η lies in
-// [SNREtaMin, SNREtaMax] = [1, 3] and starts at 2, so the rule only ever
+// [SNREtaMin, SNREtaMax] = [1, 3] (and η·c_μ ≤ SNRCMuMax, which binds only
+// at a λ above the default: table 15) and starts at 2, so the rule only ever
 // speeds CMA-ES up (an η that fell below 1 stalled the bent cigar for
 // thousands of generations: LRA's step γη vanishes with η); the target
 // SNR/η is α = 0.01 (SNRRatesBoth: 0.02, or 0.01 for n from 15 to 28 in an
@@ -75,6 +76,23 @@ const (
 	SNREta0CMu  = 2.0
 )
 
+// SNRCMuMax bounds the c_μ the rule on c_μ alone may reach: η ≤
+// SNRCMuMax/c_μ (table 15). c_μ's default grows with λ (0.024 at n = 10,
+// λ = 10; 0.24 at λ = 80; 0.32 at n = 5, λ = 40), and at η·c_μ above about
+// 0.5 the bent cigar's runs stopped on tol_up_sigma short of the optimum:
+// C's scale drifted down as σ's drifted up (pycma's CMA-ES at c_μ 0.57
+// does so too); a bound of 0.4 cost the ellipsoids at n = 2 and 3. At
+// every n the default λ's c_μ is below SNRCMuMax/SNREtaMax, so the bound
+// binds only where a client asks for a larger λ.
+const SNRCMuMax = 0.5
+
+// snrEtaMaxOf is the default largest η of the rule on c_μ alone for a first
+// run whose default c_μ is cmu: SNRCMuMax/cmu within [SNREtaMin, SNREtaMax]
+// (at SNREtaMin the rule keeps c_μ's default).
+func snrEtaMaxOf(cmu float64) float64 {
+	return max(SNREtaMin, min(SNREtaMax, SNRCMuMax/cmu))
+}
+
 // SNRRates names the default rates that the rule's factor η multiplies.
 type SNRRates uint8
 
@@ -123,7 +141,7 @@ var SNRParamsV8 = SNRParams{Alpha: 0.02, Beta: 0.03, EtaMax: 3, Eta0: 1, Rates: 
 type SNRParams struct {
 	Alpha  float64  // α; 0 = SNRAlphaCMu for SNRRatesCMu, else snrAlphaOf(n, mirrored) at New, SNRAlpha at Restore
 	Beta   float64  // β; 0 = SNRBeta
-	EtaMax float64  // largest η; 0 = SNREtaMax
+	EtaMax float64  // largest η; 0 = SNREtaMax (SNRRatesCMu: snrEtaMaxOf at New)
 	Eta0   float64  // η at the start of a run; 0 = SNREta0CMu for SNRRatesCMu, else 1
 	Rates  SNRRates // the rates η multiplies; 0 = SNRRatesCMu
 	// RestartMaxLambda: a restart whose λ is at most this uses the rule
