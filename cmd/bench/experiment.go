@@ -333,7 +333,7 @@ func runJob(o options, j job) (runResult, error) {
 			SNRParams: selfcma.SNRParams{Alpha: c.SNRAlpha, Beta: c.SNRBeta, EtaMax: c.SNREtaMax, Eta0: c.SNREta0,
 				Rates: rates, RestartMaxLambda: int(c.SNRRestarts * float64(j.Dimension)), SmallRestarts: c.SNRSmall}}
 		if c.SNRCMuMax > 0 {
-			pp, err := cmaes.NewParamsActive(j.Dimension, cmp.Or(cfg.Lambda, cmaes.DefaultLambda(j.Dimension)), true)
+			pp, err := cmaes.NewParamsActive(j.Dimension, cmp.Or(cfg.Lambda, cmaes.DefaultLambda(j.Dimension)), cfg.Active)
 			if err != nil {
 				return runResult{}, fmt.Errorf("%s: %w", p, err)
 			}

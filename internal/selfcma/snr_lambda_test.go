@@ -54,8 +54,8 @@ func TestSNREtaMaxByLambda(t *testing.T) {
 // cigar (BBOB f12), as a new session's first run (active, mirrored,
 // tol_up_sigma as pycma's). With η up to 3 the rule drove c_μ to the cap
 // 0.9 − c_1, C's scale drifted down and σ's up until tol_up_sigma stopped
-// runs short of the optimum (table 15; 2 of these 12); with the bound above the
-// default λ every run reaches the target without a restart.
+// runs short of the optimum (table 15; 2 of these 12); with η·c_μ ≤
+// SNRCMuMax (η ≤ 1.56 here) every run reaches the target.
 func TestSNRBentCigarLambda40(t *testing.T) {
 	const n, lambda = 5, 40
 	stopped := map[float64]int{}
@@ -84,8 +84,8 @@ func TestSNRBentCigarLambda40(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("runs stopped on tol_up_sigma: %d of 12 with the bound by λ, %d with η ≤ %v", stopped[0], stopped[SNREtaMax], SNREtaMax)
+	t.Logf("runs stopped on tol_up_sigma: %d of 12 with η·c_μ ≤ %v, %d with η ≤ %v", stopped[0], SNRCMuMax, stopped[SNREtaMax], SNREtaMax)
 	if stopped[0] > 0 || stopped[SNREtaMax] == 0 {
-		t.Errorf("runs stopped on tol_up_sigma: %d with the bound by λ, %d with η ≤ %v (want none, and some)", stopped[0], stopped[SNREtaMax], SNREtaMax)
+		t.Errorf("runs stopped on tol_up_sigma: %d with η·c_μ ≤ %v, %d with η ≤ %v (want none, and some)", stopped[0], SNRCMuMax, stopped[SNREtaMax], SNREtaMax)
 	}
 }
