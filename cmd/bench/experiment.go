@@ -337,7 +337,7 @@ func runJob(o options, j job) (runResult, error) {
 			if err != nil {
 				return runResult{}, fmt.Errorf("%s: %w", p, err)
 			}
-			sc.SNRParams.EtaMax = min(max(c.SNRCMuMax/pp.CMu, selfcma.SNREtaMin), cmp.Or(c.SNREtaMax, selfcma.SNREtaMax))
+			sc.SNRParams.EtaMax = selfcma.SNREtaMaxOf(pp.CMu, c.SNRCMuMax, cmp.Or(c.SNREtaMax, selfcma.SNREtaMax))
 		}
 		if c.Paper {
 			// Algorithm 2 in every run, at every λ (the paper's).

@@ -279,12 +279,13 @@ func createBody(alg string) map[string]any {
 		body["algorithm"] = algorithm
 		body["bounds"] = map[string]any{"lower": lo, "upper": up}
 		body["restarts"] = map[string]any{"strategy": strategy, "max": 3, "point": "uniform"}
-		body["termination"] = map[string]any{"target_fitness": 1e-8, "tol_fun": 1e-4}
+		term := map[string]any{"target_fitness": 1e-8, "tol_fun": 1e-4}
 		if alg == algBIPOP {
 			body["mirrored"] = false
 		} else {
-			body["termination"] = map[string]any{"target_fitness": 1e-8, "tol_fun": 1e-4, "tol_x": 1e-3}
+			term["tol_x"] = 1e-3
 		}
+		body["termination"] = term
 	}
 	if alg == "sep-cma-es" {
 		// With bounds, so that the kills cover its transformation too.

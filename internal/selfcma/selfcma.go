@@ -165,7 +165,7 @@ func New(cfg Config) (*ES, error) {
 		snrP.Alpha = snrAlphaOf(p.Dim(), cfg.CMA.MirroredFirstRun)
 	}
 	if snrP.EtaMax == 0 && snrP.Rates != SNRRatesBoth {
-		snrP.EtaMax = snrEtaMaxOf(p.Params().CMu)
+		snrP.EtaMax = SNREtaMaxOf(p.Params().CMu, SNRCMuMax, SNREtaMax)
 	}
 	snrP = snrP.resolved()
 	if err := snrP.check(); err != nil {

@@ -86,11 +86,12 @@ const (
 // binds only where a client asks for a larger λ.
 const SNRCMuMax = 0.5
 
-// snrEtaMaxOf is the default largest η of the rule on c_μ alone for a first
-// run whose default c_μ is cmu: SNRCMuMax/cmu within [SNREtaMin, SNREtaMax]
-// (at SNREtaMin the rule keeps c_μ's default).
-func snrEtaMaxOf(cmu float64) float64 {
-	return max(SNREtaMin, min(SNREtaMax, SNRCMuMax/cmu))
+// SNREtaMaxOf is the largest η that keeps η·c_μ ≤ cmuMax for a first run
+// whose default c_μ is cmu, within [SNREtaMin, etaMax] (at SNREtaMin the
+// rule keeps c_μ's default). New sessions' rule on c_μ alone gets
+// SNREtaMaxOf(c_μ, SNRCMuMax, SNREtaMax).
+func SNREtaMaxOf(cmu, cmuMax, etaMax float64) float64 {
+	return max(SNREtaMin, min(etaMax, cmuMax/cmu))
 }
 
 // SNRRates names the default rates that the rule's factor η multiplies.
@@ -141,7 +142,7 @@ var SNRParamsV8 = SNRParams{Alpha: 0.02, Beta: 0.03, EtaMax: 3, Eta0: 1, Rates: 
 type SNRParams struct {
 	Alpha  float64  // α; 0 = SNRAlphaCMu for SNRRatesCMu, else snrAlphaOf(n, mirrored) at New, SNRAlpha at Restore
 	Beta   float64  // β; 0 = SNRBeta
-	EtaMax float64  // largest η; 0 = SNREtaMax (SNRRatesCMu: snrEtaMaxOf at New)
+	EtaMax float64  // largest η; 0 = SNREtaMax (SNRRatesCMu: SNREtaMaxOf at New)
 	Eta0   float64  // η at the start of a run; 0 = SNREta0CMu for SNRRatesCMu, else 1
 	Rates  SNRRates // the rates η multiplies; 0 = SNRRatesCMu
 	// RestartMaxLambda: a restart whose λ is at most this uses the rule
