@@ -297,8 +297,10 @@ func createBody(alg string) map[string]any {
 	}
 	if alg == "self-cma-es" {
 		// The paper's setting for the sphere (and internal/selfcma's test of
-		// it): λ ≥ 10n, so the first run self-adapts by h_t.
+		// it): λ ≥ 10n and no signal-to-noise rule, so the first run
+		// self-adapts by h_t.
 		body["population_size"] = 100
+		body["hyperparameters"] = map[string]any{"snr": false}
 	}
 	if alg == algSNR {
 		body["algorithm"] = "self-cma-es" // the default λ: the rule

@@ -2,6 +2,7 @@ package selfcma
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
 )
@@ -27,9 +28,12 @@ import (
 //     restart that self-adapts costs more than it saves.
 //
 // So by default a run self-adapts only when its λ ≥ MinLambda, 10n, and it
-// is the first run; every other run uses its λ's default rates and
-// runs no auxiliary generation: it is Algorithm 1, bit for bit the cmaes.ES
-// of the same configuration. λ and the run change only at a restart, where
+// is the first run; every other run uses its λ's default rates and runs no
+// auxiliary generation: it is Algorithm 1, bit for bit the cmaes.ES of the
+// same configuration. With Config.SNR and no MinLambda named no run
+// self-adapts by h_t: against active CMA-ES at the same λ the
+// signal-to-noise rule measured better than h_t at λ ≥ 10n too
+// (docs/algorithm.md §2, table 16). λ and the run change only at a restart, where
 // the auxiliary CMA-ES starts afresh anyway.
 
 // EveryLambda as Config.MinLambda, with Config.AdaptRestarts, self-adapts
@@ -38,16 +42,28 @@ import (
 const EveryLambda = 1
 
 // DefaultMinLambda is the smallest λ at which a run self-adapts its rates
-// when Config.MinLambda is 0: 10n (measured at n = 2 to 40; the paper's
+// when Config.MinLambda is 0 and the signal-to-noise rule is off: 10n (measured at n = 2 to 40; the paper's
 // λ = 100 at n = 10). It is above the default λ, 4 + ⌊3 ln n⌋, at every n.
 func DefaultMinLambda(n int) int { return 10 * n }
 
-// minLambdaOf resolves Config.MinLambda for dimension n.
-func minLambdaOf(minLambda, n int) (int, error) {
+// NoLikelihood as the resolved MinLambda: no run self-adapts by h_t. A
+// new session's self-CMA-ES with Config.SNR (n ≤ SNRMaxDim) gets it when
+// it names no MinLambda: above 10n too its first run adapts c_μ by the
+// signal-to-noise rule, which measured better than h_t against CMA-ES at
+// the same λ there (docs/algorithm.md §2, table 16). It exceeds every λ a
+// session allows.
+const NoLikelihood = math.MaxInt32
+
+// minLambdaOf resolves Config.MinLambda for dimension n: 0 is
+// DefaultMinLambda(n), or NoLikelihood when the signal-to-noise rule runs
+// (snr, n ≤ SNRMaxDim).
+func minLambdaOf(minLambda, n int, snr bool) (int, error) {
 	switch {
 	case minLambda < 0:
 		return 0, fmt.Errorf("selfcma: min lambda %d, want 0 (the default, %d at n = %d) or at least %d (%d = every λ, the paper)",
 			minLambda, DefaultMinLambda(n), n, EveryLambda, EveryLambda)
+	case minLambda == 0 && snr && n <= SNRMaxDim:
+		return NoLikelihood, nil
 	case minLambda == 0:
 		return DefaultMinLambda(n), nil
 	}

@@ -71,7 +71,7 @@ func (cfg Config) HeldBytes() int64 {
 	if lambda == 0 {
 		lambda = DefaultLambda(n)
 	}
-	minLambda, err := minLambdaOf(cfg.MinLambda, n)
+	minLambda, err := minLambdaOf(cfg.MinLambda, n, cfg.SNR)
 	adapting := err == nil && lambda >= minLambda
 	c := cfg.CMA
 	woodbury := resolveNumerics(&c) // the primary's numerics

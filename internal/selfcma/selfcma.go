@@ -30,10 +30,11 @@
 // self-adapts only from λ = MinLambda, 10n, up, and by default only the
 // first run (gate.go); other runs are plain CMA-ES. The default λ is
 // CMA-ES's, 4 + ⌊3 ln n⌋: a self-CMA-ES with neither λ nor MinLambda set
-// runs no h_t until a client asks for a large population; with Config.SNR
-// its first run below the gate adapts c_1 and c_μ by LRA-CMA-ES's
-// signal-to-noise rule instead (snr.go; docs/algorithm.md §2, "Population
-// size", tables 9 and 10, has the measurements).
+// runs no h_t until a client asks for a large population. With Config.SNR
+// its first run adapts c_μ by LRA-CMA-ES's signal-to-noise rule instead,
+// below the gate and, unless MinLambda is named, above it too (snr.go;
+// docs/algorithm.md §2, "Population size", tables 9, 10 and 16, has the
+// measurements).
 package selfcma
 
 import (
@@ -70,20 +71,23 @@ type Config struct {
 	CMA  cmaes.Config
 	Init string // InitDefault (also for "") or InitUniform
 	// MinLambda is the smallest λ at which a run self-adapts its rates
-	// (gate.go); a run with a smaller λ is plain CMA-ES. 0 selects
-	// DefaultMinLambda(n) = 10n; EveryLambda (or 2) self-adapts at every
-	// λ; negative is an error.
+	// by h_t (gate.go); a run with a smaller λ is plain CMA-ES, or runs
+	// the signal-to-noise rule (SNR). 0 selects DefaultMinLambda(n) = 10n,
+	// or NoLikelihood with SNR at n ≤ SNRMaxDim (the rule at every λ;
+	// table 16); EveryLambda (or 2) self-adapts at every λ; negative is
+	// an error.
 	MinLambda int
 	// AdaptRestarts lets the runs after the first (IPOP, BIPOP) self-adapt
 	// too when their λ ≥ MinLambda; false (the default) runs them as plain
 	// CMA-ES. MinLambda: EveryLambda with AdaptRestarts is the paper's
 	// Algorithm 2 in every run.
 	AdaptRestarts bool
-	// SNR lets a first run below MinLambda adapt a factor η ∈ [1, 3] of its
-	// c_μ, with η·c_μ ≤ SNRCMuMax (SNRParams.Rates: or of c_1 and c_μ), by
-	// the signal-to-noise rule (snr.go) for n ≤ SNRMaxDim; false (the zero
-	// value, and every state written before the rule) runs it at the
-	// defaults, as plain CMA-ES.
+	// SNR lets a first run below MinLambda (with MinLambda 0: of any λ)
+	// adapt a factor η ∈ [1, 3] of its c_μ, with η·c_μ ≤ SNRCMuMax
+	// (SNRParams.Rates: or of c_1 and c_μ), by the signal-to-noise rule
+	// (snr.go) for n ≤ SNRMaxDim; false (the zero value, and every state
+	// written before the rule) runs it at the defaults, as plain CMA-ES,
+	// and self-adapts by h_t from λ = 10n (the paper's self-CMA-ES).
 	SNR bool
 	// SNRParams are the rule's parameters (α, β, the largest and the
 	// initial η, the rates η multiplies, the restarts that use it); a zero
@@ -146,7 +150,7 @@ func New(cfg Config) (*ES, error) {
 	default:
 		return nil, fmt.Errorf("selfcma: init %q, want %q or %q", cfg.Init, InitDefault, InitUniform)
 	}
-	minLambda, err := minLambdaOf(cfg.MinLambda, len(cfg.CMA.X0))
+	minLambda, err := minLambdaOf(cfg.MinLambda, len(cfg.CMA.X0), cfg.SNR)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // The signal-to-noise rule: how a first run below MinLambda adapts its
-// rates when Config.SNR is set (docs/algorithm.md §2, tables 9 and 10).
+// rates when Config.SNR is set (docs/algorithm.md §2, tables 9 and 10);
+// with no MinLambda named, every first run (NoLikelihood, table 16).
 //
 // Below MinLambda the likelihood h_t is too noisy to choose rates (gate.go,
 // table 8). The rule of LRA-CMA-ES (Nomura, Akimoto, Ono, "CMA-ES with

@@ -270,23 +270,33 @@ func TestSNRFewerEvaluations(t *testing.T) {
 	t.Logf("median evaluations to 1e-8: ellipsoid %d → %d, sphere %d → %d", ell, ellSNR, sph, sphSNR)
 }
 
-// TestSNROnlyBelowTheGateAndMaxDim: the rule runs in a first run below
-// MinLambda at n ≤ SNRMaxDim only; a run that self-adapts by h_t, or a
-// larger n, keeps no rule state.
-func TestSNROnlyBelowTheGateAndMaxDim(t *testing.T) {
+// TestSNRWhereItRuns: the rule runs in a first run at n ≤ SNRMaxDim, at
+// every λ when no MinLambda is named (MinLambda resolves to NoLikelihood),
+// below MinLambda when one is; a run that self-adapts by h_t, or a larger
+// n (where the gate stays at 10n), keeps no rule state.
+func TestSNRWhereItRuns(t *testing.T) {
 	cases := []struct {
-		name   string
-		n, lam int
-		want   bool
+		name          string
+		n, lam, minL  int
+		want          bool
+		wantMinLambda int
 	}{
-		{"default λ", 5, 0, true},
-		{"λ ≥ MinLambda", 5, 50, false},
-		{"n > SNRMaxDim", SNRMaxDim + 1, 0, false},
+		{"default λ", 5, 0, 0, true, NoLikelihood},
+		{"λ = 10n, no MinLambda named", 5, 50, 0, true, NoLikelihood},
+		{"λ ≥ MinLambda named", 5, 50, DefaultMinLambda(5), false, DefaultMinLambda(5)},
+		{"λ < MinLambda named", 5, 49, DefaultMinLambda(5), true, DefaultMinLambda(5)},
+		{"n > SNRMaxDim", SNRMaxDim + 1, 0, 0, false, DefaultMinLambda(SNRMaxDim + 1)},
 	}
 	for _, c := range cases {
-		s := newSNRES(t, cmaes.Config{X0: make([]float64, c.n), Sigma0: 1, Seed: 1, Lambda: c.lam})
-		if got := s.snr != nil; got != c.want {
-			t.Errorf("%s: rule state %v, want %v", c.name, got, c.want)
+		s, err := New(Config{CMA: cmaes.Config{X0: make([]float64, c.n), Sigma0: 1, Seed: 1, Lambda: c.lam}, SNR: true, MinLambda: c.minL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.snr != nil; got != c.want || s.Adapting() == c.want && c.n <= SNRMaxDim {
+			t.Errorf("%s: rule state %v, adapting by h_t %v; want the rule %v", c.name, got, s.Adapting(), c.want)
+		}
+		if s.MinLambda() != c.wantMinLambda {
+			t.Errorf("%s: MinLambda %d, want %d", c.name, s.MinLambda(), c.wantMinLambda)
 		}
 		if on, _ := s.SNR(); !on {
 			t.Errorf("%s: Config.SNR lost", c.name)

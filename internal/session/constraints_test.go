@@ -38,12 +38,12 @@ func conTell(b session.Batch) session.TellParams {
 }
 
 // conParams is the create of a constrained session; self-CMA-ES with λ =
-// 10n, where its rates adapt.
+// 10n and no signal-to-noise rule, where its rates adapt by h_t.
 func conParams(alg string) session.CreateParams {
 	p := session.CreateParams{X0: []float64{1, 1, 1, 1}, Sigma0: 1, Algorithm: alg, Seed: seed(41),
 		Constraints: &session.Constraints{Count: 2}}
 	if alg == session.AlgorithmSelfCMAES {
-		p.PopulationSize = 40
+		p.PopulationSize, p.SNR = 40, new(false)
 	}
 	return p
 }

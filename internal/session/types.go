@@ -17,9 +17,9 @@ type CreateParams struct {
 	Seed           *uint64   // nil = drawn from crypto/rand
 	Bounds         *Bounds
 	Init           string // self-CMA-ES: "default" (also "") or "uniform"
-	// SNR: self-CMA-ES's first run below its MinLambda adapts a factor of
-	// c_μ by the signal-to-noise rule (selfcma.Config.SNR); nil =
-	// defaults.For(algorithm).SNR.
+	// SNR: self-CMA-ES's first run adapts a factor of c_μ by the
+	// signal-to-noise rule (selfcma.Config.SNR), false: by h_t from
+	// λ = 10n; nil = defaults.For(algorithm).SNR.
 	SNR         *bool `json:",omitempty"`
 	Restarts    Restarts
 	Termination Termination

@@ -50,6 +50,7 @@ func TestBrowserPanels(t *testing.T) {
 	seed := uint64(17)
 	s, err := m.Create(ctx, session.CreateParams{Name: "rosenbrock 10-D", X0: make([]float64, dim), Sigma0: 0.5,
 		Algorithm: session.AlgorithmSelfCMAES, Seed: &seed, Active: new(false), PopulationSize: 100, // the self-adapted λ the panels were made for
+		SNR:         new(false),                                       // h_t, not the signal-to-noise rule
 		Restarts:    session.Restarts{Strategy: session.RestartsNone}, // one run, as the panels were made for (not the defaults)
 		Termination: session.Termination{MaxEvaluations: 200_000}})
 	if err != nil {
