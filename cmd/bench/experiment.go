@@ -333,11 +333,12 @@ func runJob(o options, j job) (runResult, error) {
 			SNRParams: selfcma.SNRParams{Alpha: c.SNRAlpha, Beta: c.SNRBeta, EtaMax: c.SNREtaMax, Eta0: c.SNREta0,
 				Rates: rates, RestartMaxLambda: int(c.SNRRestarts * float64(j.Dimension)), SmallRestarts: c.SNRSmall}}
 		if c.SNRCMuMax > 0 {
-			pp, err := cmaes.NewParamsActive(j.Dimension, cmp.Or(cfg.Lambda, cmaes.DefaultLambda(j.Dimension)), cfg.Active)
+			lambda := cmp.Or(cfg.Lambda, cmaes.DefaultLambda(j.Dimension))
+			pp, err := cmaes.NewParamsActive(j.Dimension, lambda, cfg.Active)
 			if err != nil {
 				return runResult{}, fmt.Errorf("%s: %w", p, err)
 			}
-			sc.SNRParams.EtaMax = selfcma.SNREtaMaxOf(pp.CMu, c.SNRCMuMax, cmp.Or(c.SNREtaMax, selfcma.SNREtaMax))
+			sc.SNRParams.EtaMax = selfcma.SNREtaMaxOf(pp.CMu, c.SNRCMuMax, cmp.Or(c.SNREtaMax, selfcma.SNREtaMaxFor(lambda, j.Dimension)))
 		}
 		if c.Paper {
 			// Algorithm 2 in every run, at every λ (the paper's).

@@ -17,8 +17,9 @@ const (
 // Algorithm is what a create that names no algorithm gets: self-CMA-ES.
 // At its default λ its first run adapts c_μ by the signal-to-noise rule
 // (Settings.SNR; its parameters selfcma's defaults, recorded in each
-// session's state), where λ ≥ 10n by the paper's h_t; both sample their
-// first run and BIPOP's small runs mirrored. On 60 fresh BBOB instances
+// session's state), and so at λ ≥ 10n (the paper's h_t there measured
+// worse against active CMA-ES; docs/algorithm.md §2, table 16); both
+// sample their first run and BIPOP's small runs mirrored. On 60 fresh BBOB instances
 // (5001–5030 and 9001–9030, none used for a choice) it needs fewer
 // evaluations than pycma's BIPOP on 9 (n = 10) and 12 (n = 20) of 24
 // functions and more on 1 and 2, than CMA-ES on 5 and 6 and more on 3 and
@@ -99,9 +100,10 @@ type Settings struct {
 	MaxRestarts  int     // (large) restarts; cmaes.DefaultMaxRestarts
 	IncPopSize   float64 // λ factor at a (large) restart
 	RestartPoint string  // PointX0, or PointUniform where a region or bounds exist
-	// SNR: self-CMA-ES's first run below its MinLambda adapts a factor of
-	// c_μ by the signal-to-noise rule (selfcma.Config.SNR; its parameters
-	// selfcma's defaults).
+	// SNR: self-CMA-ES's first run adapts a factor of c_μ by the
+	// signal-to-noise rule at every λ (selfcma.Config.SNR with no
+	// MinLambda; its parameters selfcma's defaults); false: h_t from
+	// λ = 10n, the paper's.
 	SNR bool
 	// FlatFitness: a run ends on pycma's tolflatfitness instead of
 	// cmaes.m's EqualFunValues (cmaes.Termination.FlatFitness).

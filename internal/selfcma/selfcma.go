@@ -83,8 +83,9 @@ type Config struct {
 	// Algorithm 2 in every run.
 	AdaptRestarts bool
 	// SNR lets a first run below MinLambda (with MinLambda 0: of any λ)
-	// adapt a factor η ∈ [1, 3] of its c_μ, with η·c_μ ≤ SNRCMuMax
-	// (SNRParams.Rates: or of c_1 and c_μ), by the signal-to-noise rule
+	// adapt a factor η ∈ [1, 3] of its c_μ (above the default λ η ≤
+	// SNREtaMaxAbove and η·c_μ ≤ SNRCMuMax; SNRParams.Rates: or of c_1
+	// and c_μ), by the signal-to-noise rule
 	// (snr.go) for n ≤ SNRMaxDim; false (the zero value, and every state
 	// written before the rule) runs it at the defaults, as plain CMA-ES,
 	// and self-adapts by h_t from λ = 10n (the paper's self-CMA-ES).
@@ -169,7 +170,7 @@ func New(cfg Config) (*ES, error) {
 		snrP.Alpha = snrAlphaOf(p.Dim(), cfg.CMA.MirroredFirstRun)
 	}
 	if snrP.EtaMax == 0 && snrP.Rates != SNRRatesBoth {
-		snrP.EtaMax = SNREtaMaxOf(p.Params().CMu, SNRCMuMax, SNREtaMax)
+		snrP.EtaMax = SNREtaMaxOf(p.Params().CMu, SNRCMuMax, SNREtaMaxFor(p.Params().Lambda, p.Dim()))
 	}
 	snrP = snrP.resolved()
 	if err := snrP.check(); err != nil {

@@ -202,9 +202,10 @@ class Client:
             name: a label; metadata: any JSON object, echoed back.
             hyperparameters: self-cma-es only, ``"default"`` or
                 ``"uniform"`` (the auxiliary CMA-ES's initial mean), or
-                ``{"init": ..., "snr": False}`` (``snr``: whether a first
-                run below the gate adapts cmu by the signal-to-noise
-                rule; the server's default is True).
+                ``{"init": ..., "snr": False}`` (``snr``: whether the first
+                run adapts cmu by the signal-to-noise rule; False gives
+                the paper's h_t from λ = 10n; the server's default is
+                True).
             idempotency_key: the create's Idempotency-Key (1 to 255
                 visible ASCII characters); None draws a random UUID. The
                 create is retried with it after a timeout or a lost answer,
