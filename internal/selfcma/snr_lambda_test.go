@@ -66,21 +66,7 @@ func TestSNRBentCigarLambda40(t *testing.T) {
 	stopped := map[float64]int{}
 	for _, etaMax := range []float64{0, SNREtaMax} {
 		for inst := 1; inst <= 12; inst++ {
-			f12, err := bbob.New(12, n, inst)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := cmaes.Config{X0: uniformX0(uint64(inst), n), Sigma0: 2, Lambda: lambda, Seed: uint64(inst),
-				Active: true, MirroredFirstRun: true,
-				Termination: cmaes.Termination{HasTarget: true, TargetFitness: f12.FOpt() + 1e-8,
-					MaxEvaluations: 10000 * n, UpSigmaMoved: true}}
-			s, err := New(Config{CMA: cfg, SNR: true, SNRParams: SNRParams{EtaMax: etaMax}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for s.Primary().Stopped() == nil {
-				step(t, s, f12.Eval)
-			}
+			f12, s := bbobFirstRun(t, 12, n, lambda, inst, false, SNRParams{EtaMax: etaMax})
 			b, _ := s.Primary().Best()
 			if slices.ContainsFunc(s.Primary().Stopped(), func(r cmaes.StopReason) bool { return r.Name == cmaes.StopTolUpSigma }) {
 				stopped[etaMax]++
@@ -106,14 +92,6 @@ func TestSNRSchaffersLambda60(t *testing.T) {
 	reached := map[float64]int{}
 	for _, etaMax := range []float64{0, 3} {
 		for inst := 1; inst <= 12; inst++ {
-			f17, err := bbob.New(17, n, inst)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := cmaes.Config{X0: uniformX0(uint64(inst), n), Sigma0: 2, Lambda: lambda, Seed: uint64(inst),
-				Active: true, MirroredFirstRun: true,
-				Termination: cmaes.Termination{HasTarget: true, TargetFitness: f17.FOpt() + 1e-8,
-					MaxEvaluations: 10000 * n, UpSigmaMoved: true, FlatFitness: true}}
 			p := SNRParams{}
 			if etaMax != 0 {
 				pp, err := cmaes.NewParamsActive(n, lambda, true)
@@ -122,13 +100,7 @@ func TestSNRSchaffersLambda60(t *testing.T) {
 				}
 				p.EtaMax = SNREtaMaxOf(pp.CMu, SNRCMuMax, etaMax)
 			}
-			s, err := New(Config{CMA: cfg, SNR: true, SNRParams: p})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for s.Primary().Stopped() == nil {
-				step(t, s, f17.Eval)
-			}
+			f17, s := bbobFirstRun(t, 17, n, lambda, inst, true, p)
 			if b, _ := s.Primary().Best(); b.F-f17.FOpt() <= 1e-8 {
 				reached[etaMax]++
 			}
@@ -138,4 +110,28 @@ func TestSNRSchaffersLambda60(t *testing.T) {
 	if reached[0] < 8 || reached[0] < reached[3]+3 {
 		t.Errorf("first runs reaching 1e-8: %d of 12 with η ≤ %v, %d before (want at least 8, and 3 more)", reached[0], SNREtaMaxAbove, reached[3])
 	}
+}
+
+// bbobFirstRun runs a new session's first run of self-CMA-ES (active,
+// mirrored, tol_up_sigma as pycma's; tolflatfitness if flat) with the
+// rule's parameters p on BBOB function f, instance inst, until it stops:
+// x0 uniform in [−4, 4]^n and σ0 = 2, the protocol of cmd/bench.
+func bbobFirstRun(t *testing.T, f, n, lambda, inst int, flat bool, p SNRParams) (*bbob.Problem, *ES) {
+	t.Helper()
+	prob, err := bbob.New(f, n, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cmaes.Config{X0: uniformX0(uint64(inst), n), Sigma0: 2, Lambda: lambda, Seed: uint64(inst),
+		Active: true, MirroredFirstRun: true,
+		Termination: cmaes.Termination{HasTarget: true, TargetFitness: prob.FOpt() + 1e-8,
+			MaxEvaluations: 10000 * n, UpSigmaMoved: true, FlatFitness: flat}}
+	s, err := New(Config{CMA: cfg, SNR: true, SNRParams: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s.Primary().Stopped() == nil {
+		step(t, s, prob.Eval)
+	}
+	return prob, s
 }
