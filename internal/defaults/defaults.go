@@ -19,8 +19,8 @@ const (
 // (Settings.SNR; its parameters selfcma's defaults, recorded in each
 // session's state), and so at λ ≥ 10n (the paper's h_t there measured
 // worse against active CMA-ES; docs/algorithm.md §2, table 16); both
-// sample their first run and BIPOP's small runs mirrored. On 60 fresh BBOB instances
-// (5001–5030 and 9001–9030, none used for a choice) it needs fewer
+// sample their first run and BIPOP's small runs mirrored. On 60 fresh
+// BBOB instances (5001–5030 and 9001–9030, none used for a choice) it needs fewer
 // evaluations than pycma's BIPOP on 9 (n = 10) and 12 (n = 20) of 24
 // functions and more on 1 and 2, than CMA-ES on 5 and 6 and more on 3 and
 // 2 (multimodal ones, the draw of the restarts), and after 100·n

@@ -33,8 +33,8 @@ import (
 // same configuration. With Config.SNR and no MinLambda named no run
 // self-adapts by h_t: against active CMA-ES at the same λ the
 // signal-to-noise rule measured better than h_t at λ ≥ 10n too
-// (docs/algorithm.md §2, table 16). λ and the run change only at a restart, where
-// the auxiliary CMA-ES starts afresh anyway.
+// (docs/algorithm.md §2, table 16). λ and the run change only at a
+// restart, where the auxiliary CMA-ES starts afresh anyway.
 
 // EveryLambda as Config.MinLambda, with Config.AdaptRestarts, self-adapts
 // every run whatever its λ: the paper's Algorithm 2 as it stands (and
@@ -42,8 +42,9 @@ import (
 const EveryLambda = 1
 
 // DefaultMinLambda is the smallest λ at which a run self-adapts its rates
-// when Config.MinLambda is 0 and the signal-to-noise rule is off: 10n (measured at n = 2 to 40; the paper's
-// λ = 100 at n = 10). It is above the default λ, 4 + ⌊3 ln n⌋, at every n.
+// when Config.MinLambda is 0 and the signal-to-noise rule is off: 10n
+// (measured at n = 2 to 40; the paper's λ = 100 at n = 10). It is above
+// the default λ, 4 + ⌊3 ln n⌋, at every n.
 func DefaultMinLambda(n int) int { return 10 * n }
 
 // NoLikelihood as the resolved MinLambda: no run self-adapts by h_t. A

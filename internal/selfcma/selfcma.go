@@ -85,10 +85,10 @@ type Config struct {
 	// SNR lets a first run below MinLambda (with MinLambda 0: of any λ)
 	// adapt a factor η ∈ [1, 3] of its c_μ (above the default λ η ≤
 	// SNREtaMaxAbove and η·c_μ ≤ SNRCMuMax; SNRParams.Rates: or of c_1
-	// and c_μ), by the signal-to-noise rule
-	// (snr.go) for n ≤ SNRMaxDim; false (the zero value, and every state
-	// written before the rule) runs it at the defaults, as plain CMA-ES,
-	// and self-adapts by h_t from λ = 10n (the paper's self-CMA-ES).
+	// and c_μ), by the signal-to-noise rule (snr.go) for n ≤ SNRMaxDim;
+	// false (the zero value, and every state written before the rule)
+	// runs it at the defaults, as plain CMA-ES, and self-adapts by h_t
+	// from λ = 10n (the paper's self-CMA-ES).
 	SNR bool
 	// SNRParams are the rule's parameters (α, β, the largest and the
 	// initial η, the rates η multiplies, the restarts that use it); a zero

@@ -28,12 +28,11 @@ import (
 // = [1, 1.5] and η·c_μ ≤ SNRCMuMax: tables 15 and 17) and starts at 2 (or
 // at that bound), so the rule only ever speeds CMA-ES up (an η that fell
 // below 1 stalled the bent cigar for thousands of generations: LRA's step
-// γη vanishes with η); the target
-// SNR/η is α = 0.01 (SNRRatesBoth: 0.02, or 0.01 for n from 15 to 28 in an
-// unmirrored run; snrAlphaOf; LRA's 1.4 is for σ²C's update; tables 11, 12
-// and 14); and only the first run uses it (restarts look for another basin,
-// at the defaults). A session keeps the parameters it was created with
-// (State.SNRParams).
+// γη vanishes with η); the target SNR/η is α = 0.01 (SNRRatesBoth: 0.02,
+// or 0.01 for n from 15 to 28 in an unmirrored run; snrAlphaOf; LRA's 1.4
+// is for σ²C's update; tables 11, 12 and 14); and only the first run uses
+// it (restarts look for another basin, at the defaults). A session keeps
+// the parameters it was created with (State.SNRParams).
 const (
 	SNRAlpha  = 0.02 // α of SNRRatesBoth, the target of SNR/η (but snrAlphaOf)
 	SNRBeta   = 0.03 // β, the smoothing of E and V (LRA's β_Σ)
