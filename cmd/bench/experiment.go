@@ -331,15 +331,8 @@ func runJob(o options, j job) (runResult, error) {
 		}
 		sc := selfcma.Config{CMA: cfg, Init: c.Init, MinLambda: c.MinLambda, AdaptRestarts: c.AdaptRestarts, SNR: c.SNR,
 			SNRParams: selfcma.SNRParams{Alpha: c.SNRAlpha, Beta: c.SNRBeta, EtaMax: c.SNREtaMax, Eta0: c.SNREta0,
-				Rates: rates, RestartMaxLambda: int(c.SNRRestarts * float64(j.Dimension)), SmallRestarts: c.SNRSmall}}
-		if c.SNRCMuMax > 0 {
-			lambda := cmp.Or(cfg.Lambda, cmaes.DefaultLambda(j.Dimension))
-			pp, err := cmaes.NewParamsActive(j.Dimension, lambda, cfg.Active)
-			if err != nil {
-				return runResult{}, fmt.Errorf("%s: %w", p, err)
-			}
-			sc.SNRParams.EtaMax = selfcma.SNREtaMaxOf(pp.CMu, c.SNRCMuMax, cmp.Or(c.SNREtaMax, selfcma.SNREtaMaxFor(lambda, j.Dimension)))
-		}
+				Rates: rates, RestartMaxLambda: int(c.SNRRestarts * float64(j.Dimension)), SmallRestarts: c.SNRSmall},
+			SNRCMuMax: c.SNRCMuMax}
 		if c.Paper {
 			// Algorithm 2 in every run, at every λ (the paper's).
 			sc.AdaptRestarts = true

@@ -38,6 +38,7 @@
 package selfcma
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -94,6 +95,11 @@ type Config struct {
 	// initial η, the rates η multiplies, the restarts that use it); a zero
 	// field is its default (snr.go). The state records them resolved.
 	SNRParams SNRParams
+	// SNRCMuMax, if > 0, bounds η·c_μ of the first run in place of the
+	// constant SNRCMuMax, and bounds SNRParams.EtaMax when that is given:
+	// a measuring knob (cmd/bench -snr-cmu-max), resolved into
+	// SNRParams.EtaMax at New, so not state.
+	SNRCMuMax float64
 }
 
 // Record is a told generation: the primary's record and the auxiliary's
@@ -169,8 +175,9 @@ func New(cfg Config) (*ES, error) {
 	if snrP.Alpha == 0 && snrP.Rates == SNRRatesBoth {
 		snrP.Alpha = snrAlphaOf(p.Dim(), cfg.CMA.MirroredFirstRun)
 	}
-	if snrP.EtaMax == 0 && snrP.Rates != SNRRatesBoth {
-		snrP.EtaMax = SNREtaMaxOf(p.Params().CMu, SNRCMuMax, SNREtaMaxFor(p.Params().Lambda, p.Dim()))
+	if snrP.EtaMax == 0 && snrP.Rates != SNRRatesBoth || cfg.SNRCMuMax > 0 {
+		etaMax := cmp.Or(snrP.EtaMax, SNREtaMaxFor(p.Params().Lambda, p.Dim()))
+		snrP.EtaMax = SNREtaMaxOf(p.Params().CMu, cmp.Or(cfg.SNRCMuMax, SNRCMuMax), etaMax)
 	}
 	snrP = snrP.resolved()
 	if err := snrP.check(); err != nil {

@@ -54,6 +54,32 @@ func TestSNREtaMaxByLambda(t *testing.T) {
 	}
 }
 
+// TestSNRCMuMaxConfig: Config.SNRCMuMax replaces the bound SNRCMuMax on
+// η·c_μ, and bounds an SNRParams.EtaMax given with it (n = 5, λ = 40,
+// c_μ 0.32: 0.4/c_μ = 1.25; 0.5/c_μ = 1.56 under η max 3); 0 keeps the
+// default, η ≤ SNREtaMaxAbove.
+func TestSNRCMuMaxConfig(t *testing.T) {
+	cfg := cmaes.Config{X0: uniformX0(3, 5), Sigma0: 1, Lambda: 40, Seed: 3, Active: true}
+	for _, c := range []struct {
+		cmuMax, etaMax float64
+		want           func(cmu float64) float64
+	}{
+		{0, 0, func(float64) float64 { return SNREtaMaxAbove }},
+		{0.4, 0, func(cmu float64) float64 { return 0.4 / cmu }},
+		{0.5, 3, func(cmu float64) float64 { return 0.5 / cmu }},
+		{0.5, 1.2, func(float64) float64 { return 1.2 }},
+	} {
+		s, err := New(Config{CMA: cfg, SNR: true, SNRParams: SNRParams{EtaMax: c.etaMax}, SNRCMuMax: c.cmuMax})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmu := s.Primary().Params().CMu
+		if got, want := s.State().SNRParams.EtaMax, c.want(cmu); got != want || want == SNREtaMaxAbove && c.cmuMax > 0 {
+			t.Errorf("c_μ max %v, η max %v (c_μ %.3f): η max %v, want %v", c.cmuMax, c.etaMax, cmu, got, want)
+		}
+	}
+}
+
 // TestSNRBentCigarLambda40: a pycma user's popsize 40 at n = 5 on the bent
 // cigar (BBOB f12), as a new session's first run (active, mirrored,
 // tol_up_sigma as pycma's). With η up to 3 the rule drove c_μ to the cap
