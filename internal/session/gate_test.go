@@ -22,14 +22,7 @@ func TestSelfCMAESAtTenN(t *testing.T) {
 		}
 		var c1 []float64
 		for range 6 {
-			b, err := m.Ask(ctx, s.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s, err = m.Tell(ctx, s.ID, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
-				t.Fatal(err)
-			}
-			c1 = append(c1, s.Hyper.C1)
+			c1 = append(c1, runGenerations(t, m, s.ID, 1).Hyper.C1)
 		}
 		return c1
 	}

@@ -13,23 +13,6 @@ import (
 	"github.com/selfcma/selfcma/internal/session"
 )
 
-// runSep asks and tells gens generations of session id on the sphere.
-func runSep(t *testing.T, m *session.Manager, id string, gens int) session.Session {
-	t.Helper()
-	ctx := context.Background()
-	var s session.Session
-	for range gens {
-		b, err := m.Ask(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s, err = m.Tell(ctx, id, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return s
-}
-
 // TestSepCovariance: a sep-cma-es session's C is diagonal: /covariance
 // serves the diagonal (σ·√C_ii = stds) and, up to MaxCovarianceDimension,
 // the diagonal matrix; above it the diagonal alone, where the other
@@ -42,7 +25,7 @@ func TestSepCovariance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = runSep(t, m, s.ID, 15)
+	s = runGenerations(t, m, s.ID, 15)
 	c, err := m.Covariance(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +122,7 @@ func TestSepHeldBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runSep(t, m, s.ID, 2)
+	runGenerations(t, m, s.ID, 2)
 	_, got := session.CacheUse(m)
 	lambda := sepcma.DefaultLambda(n)
 	if want := sepcma.HeldBytes(n, lambda, false); got != want {
@@ -170,7 +153,7 @@ func TestSepClaimsWarmStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s = runSep(t, m, s.ID, 5)
+	s = runGenerations(t, m, s.ID, 5)
 	w, err := m.Create(ctx, session.CreateParams{WarmStart: s.ID, Sigma0: 0.1, Algorithm: session.AlgorithmSepCMAES, Seed: seed(2)})
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,24 @@ func fitness(b session.Batch) []float64 {
 	return f
 }
 
+// runGenerations asks and tells gens generations of session id on the
+// sphere and returns the session after the last tell.
+func runGenerations(t *testing.T, m *session.Manager, id string, gens int) session.Session {
+	t.Helper()
+	ctx := context.Background()
+	var s session.Session
+	for range gens {
+		b, err := m.Ask(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err = m.Tell(ctx, id, session.TellParams{Generation: b.Generation, Fitness: fitness(b)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
 func wantCode(t *testing.T, err error, code session.Code) {
 	t.Helper()
 	if got := session.ErrorCode(err); err == nil || got != code {
