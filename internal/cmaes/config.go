@@ -40,6 +40,18 @@ type Config struct {
 	// runs draw every point.
 	MirroredSmallRuns bool
 
+	// MeanRateSmallRuns: BIPOP's small runs (regime RegimeSmall) adapt
+	// the mean's learning rate by LRA-CMA-ES's signal-to-noise rule
+	// (meanrate.go), each from η_m = 1; MeanRateLargeRuns: so do the large
+	// runs (IPOP's and BIPOP's restarts, RegimeLarge). The first run never
+	// does. false: the mean moves by its whole update, Algorithm 1's line 8.
+	MeanRateSmallRuns bool
+	MeanRateLargeRuns bool
+	// MeanRateAlpha is the rule's α, the target of SNR/η_m; 0 =
+	// DefaultMeanRateAlpha, which New resolves (Config() reports it) where
+	// either flag is set. A measuring knob.
+	MeanRateAlpha float64
+
 	// Inject, when not empty, holds at most λ points (inside Bounds when
 	// set) that replace candidates 0, 1, ... of the first batch, as if
 	// passed to ES.Inject(Inject, true) before it was sampled: a warm start
@@ -224,6 +236,9 @@ func (c *Config) validate() error {
 	}
 	if err := c.validateRestarts(); err != nil {
 		return err
+	}
+	if a := c.MeanRateAlpha; math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+		return fmt.Errorf("cmaes: mean rate α %v, want 0 or a finite value > 0", a)
 	}
 	if c.Termination.MaxEvaluations < 0 {
 		return fmt.Errorf("cmaes: max evaluations %d, want at least 0", c.Termination.MaxEvaluations)

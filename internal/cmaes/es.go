@@ -112,6 +112,8 @@ type scratch struct {
 	prod    symeig.Product // the sampling product from NumericsDC on
 	vec     []float64
 	vec2    []float64
+	loc     []float64 // meanrate.go: C^{−1/2} y_w
+	rate    MeanRate  // meanrate.go: the rule's next state
 	sorted  []float64
 }
 
@@ -133,6 +135,9 @@ func New(cfg Config) (*ES, error) {
 	}
 	if cfg.Numerics == 0 {
 		cfg.Numerics = NumericsLatest
+	}
+	if (cfg.MeanRateSmallRuns || cfg.MeanRateLargeRuns) && cfg.MeanRateAlpha == 0 {
+		cfg.MeanRateAlpha = DefaultMeanRateAlpha // the state keeps the α it ran with
 	}
 	e := &ES{s: State{Config: cfg}, term: cfg.Termination.resolved(cfg.Sigma0)}
 	e.s.Queued = appendInjections(nil, cfg.Inject, true) // the first batch takes them
@@ -176,6 +181,7 @@ func (e *ES) startRun(lambda int) error {
 	e.s.PC = make([]float64, n)
 	e.s.T, e.s.EigenT = 0, 0
 	e.s.RunMovedScale = 0
+	e.s.MeanRate = nil // restart sets it for a run that uses it
 	e.s.FunHist = make([]float64, 10+int(math.Ceil(30*float64(n)/float64(p.Lambda))))
 	e.s.FunPos, e.s.FunN = 0, 0
 	e.s.StagBest, e.s.StagMed = e.s.StagBest[:0], e.s.StagMed[:0]
@@ -488,6 +494,13 @@ func (e *ES) update(order []int) bool {
 	}
 	psNorm := math.Sqrt(psNorm2)
 
+	// The mean's rate (meanrate.go), in a run that adapts it: m' ← m +
+	// η_m'(m' − m), and σ' ← σ' η_m/η_m' (LRA, Algorithm 1, lines 14–16).
+	rateSigma := 1.0
+	if r := e.s.MeanRate; r != nil {
+		rateSigma = e.meanRateStep(r, mNew, bty)
+	}
+
 	// Line 10: h_σ.
 	st.HSigma = 0
 	if psNorm < math.Sqrt(1-math.Pow(1-p.CSigma, 2*float64(e.s.T+1)))*(1.4+2/float64(n+1))*p.ChiN {
@@ -507,7 +520,7 @@ func (e *ES) update(order []int) bool {
 	st.Replay(e.s.Hyper, pcNew, e.scratch.cNew)
 
 	// Line 14: σ ← σ exp((c_σ/d_σ)(‖p_σ‖/E‖N(0, I)‖ − 1)).
-	sigmaNew := e.s.Sigma * math.Exp(p.CSigma/p.DSigma*(psNorm/p.ChiN-1))
+	sigmaNew := e.s.Sigma * math.Exp(p.CSigma/p.DSigma*(psNorm/p.ChiN-1)) * rateSigma
 
 	if !finite(mNew) || !finite(psNew) || !finite(pcNew) || !finiteSym(e.scratch.cNew) || math.IsInf(sigmaNew, 0) || math.IsNaN(sigmaNew) || sigmaNew <= 0 {
 		st.C = keepC(spare, e.s.C)
@@ -519,6 +532,10 @@ func (e *ES) update(order []int) bool {
 		return false
 	}
 	copy(e.s.Mean, mNew)
+	if r := e.s.MeanRate; r != nil {
+		r.Eta, r.V = e.scratch.rate.Eta, e.scratch.rate.V
+		copy(r.E, e.scratch.rate.E)
+	}
 	copy(e.s.PSigma, psNew)
 	copy(e.s.PC, pcNew)
 	// C^{t+1} becomes the state's, C^t (in st.C) stays the Step's, and

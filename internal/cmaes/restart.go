@@ -202,6 +202,9 @@ func (e *ES) restart(gen int) error {
 		return err
 	}
 	e.s.Regime, e.s.RunSigma0, e.s.GenLimit = next.String(), sigma0, limit
+	if e.meanRateUsed() {
+		e.s.MeanRate = newMeanRate(n)
+	}
 	e.s.Sigma = sigma0
 	if rs.Point.Uniform {
 		region := rs.Point.Region

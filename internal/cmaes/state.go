@@ -57,6 +57,10 @@ type State struct {
 	// (σ /= s, C *= s²: es.go's boundSigma), 0 at its start; TolUpSigma
 	// reads it with Termination.UpSigmaMoved.
 	RunMovedScale float64
+	// MeanRate: the rule of the mean's learning rate (meanrate.go) in a
+	// run that adapts it (Config.MeanRateSmallRuns, MeanRateLargeRuns),
+	// else nil.
+	MeanRate *MeanRate
 
 	// Batch is the pending batch: λ×n genotypes, row k is x_k of line 4.
 	// BatchDrawn: it is what drawing from BatchRand with the current m, σ,
@@ -112,6 +116,9 @@ func Restore(s *State) (*ES, error) {
 	if c.Numerics == 0 {
 		return nil, fmt.Errorf("%w: config: numerics version 0 (New resolves it)", ErrInvalidState)
 	}
+	if (c.MeanRateSmallRuns || c.MeanRateLargeRuns) && c.MeanRateAlpha == 0 {
+		return nil, fmt.Errorf("%w: config: mean rate α 0 (New resolves it)", ErrInvalidState)
+	}
 	n := len(c.X0)
 	p, err := NewParamsActive(n, s.Lambda, c.Active)
 	if err != nil {
@@ -124,6 +131,13 @@ func Restore(s *State) (*ES, error) {
 		return nil, fmt.Errorf("%w: hyper-parameters out of range", ErrInvalidState)
 	case !e.consistent():
 		return nil, fmt.Errorf("%w: inconsistent lengths or counters", ErrInvalidState)
+	}
+	if r := e.s.MeanRate; (r != nil) != e.meanRateUsed() {
+		return nil, fmt.Errorf("%w: mean rate state %t in a run that uses the rule %t", ErrInvalidState, r != nil, e.meanRateUsed())
+	} else if r != nil {
+		if err := r.check(n); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
+		}
 	}
 	e.tallyRuns()
 	batch, b := e.s.Batch, e.s.B
@@ -282,6 +296,7 @@ func (s *State) Clone() *State {
 	c.FunHist, c.StagBest, c.StagMed = slices.Clone(s.FunHist), slices.Clone(s.StagBest), slices.Clone(s.StagMed)
 	c.FlatGens, c.Stop = slices.Clone(s.FlatGens), slices.Clone(s.Stop)
 	c.Queued, c.BatchInjected = cloneInjections(s.Queued), cloneInjections(s.BatchInjected)
+	c.MeanRate = s.MeanRate.clone()
 	return &c
 }
 

@@ -93,9 +93,15 @@ import (
 //     Config.MirroredFirstRun and Config.MirroredSmallRuns (mirrored
 //     sampling in the first run, in BIPOP's small runs). A state of version
 //     1 to 11 decodes with both false: every point drawn, as it ran.
+//   - Version 13 (versionMeanRate): a block at the end,
+//     Config.MeanRateSmallRuns, MeanRateLargeRuns and MeanRateAlpha (the
+//     mean's learning rate in restarts, cmaes's meanrate.go), then a flag
+//     and, in a run that adapts the mean's rate, State.MeanRate (η_m, V,
+//     E). A state of version 1 to 12 decodes with both flags false and no
+//     rule: the mean moved by its whole update, as it ran.
 const (
 	cmaesMagic         = "selfcma/cmaes"
-	cmaesVersion       = 12
+	cmaesVersion       = 13
 	versionInject      = 2
 	versionNumerics    = 3
 	versionPacked      = 4
@@ -108,6 +114,7 @@ const (
 	versionLoshchilov  = 10
 	versionUpSigma     = 11
 	versionMirrored    = 12
+	versionMeanRate    = 13
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the
@@ -149,6 +156,9 @@ func cmaesSize(s *cmaes.State) int {
 	size := n*(n+1)/2 + 8*n + len(s.FunHist) + 2*len(s.StagBest) + len(s.FlatGens) + k*(n+2) + 6*len(s.RunEnds)
 	if !s.DecomposedC {
 		size += n * n
+	}
+	if s.MeanRate != nil {
+		size += n + 2
 	}
 	if s.Config.Restarts.Point.Region != nil {
 		size += 2 * n

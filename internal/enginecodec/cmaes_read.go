@@ -96,6 +96,9 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 	if version >= versionMirrored {
 		st.Config.MirroredFirstRun, st.Config.MirroredSmallRuns = r.Bool(), r.Bool()
 	}
+	if version >= versionMeanRate {
+		readMeanRate(r, st)
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
@@ -378,4 +381,14 @@ func finite(v []float64) bool {
 		}
 	}
 	return true
+}
+
+// readMeanRate reads version 13's block (writeMeanRate); cmaes.Restore
+// checks it against the run.
+func readMeanRate(r *binenc.Reader, st *cmaes.State) {
+	st.Config.MeanRateSmallRuns, st.Config.MeanRateLargeRuns = r.Bool(), r.Bool()
+	st.Config.MeanRateAlpha = r.Float()
+	if r.Bool() {
+		st.MeanRate = &cmaes.MeanRate{Eta: r.Float(), V: r.Float(), E: r.Floats()}
+	}
 }

@@ -45,6 +45,22 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	w.Float(s.RunMovedScale)
 	w.Bool(s.Config.MirroredFirstRun) // version 12
 	w.Bool(s.Config.MirroredSmallRuns)
+	writeMeanRate(w, s) // version 13
+}
+
+// writeMeanRate writes version 13's block: Config.MeanRateSmallRuns,
+// MeanRateLargeRuns and MeanRateAlpha, then a flag and, when the run
+// adapts the mean's rate, State.MeanRate's η, V and E.
+func writeMeanRate(w *binenc.Writer, s *cmaes.State) {
+	w.Bool(s.Config.MeanRateSmallRuns)
+	w.Bool(s.Config.MeanRateLargeRuns)
+	w.Float(s.Config.MeanRateAlpha)
+	w.Bool(s.MeanRate != nil)
+	if r := s.MeanRate; r != nil {
+		w.Float(r.Eta)
+		w.Float(r.V)
+		w.Floats(r.E)
+	}
 }
 
 // writeRuns writes the counters and the runs ended.

@@ -34,10 +34,13 @@ import (
 // (Termination.UpSigmaMoved, State.RunMovedScale), its own layout as 13's;
 // 15 in 12 (Config.MirroredFirstRun, MirroredSmallRuns), its own layout as
 // 14's; 16 in 12, with SNRParams.Rates after SmallRestarts (older states:
-// selfcma.SNRRatesBoth, η on c_1 and c_μ, as they ran).
+// selfcma.SNRRatesBoth, η on c_1 and c_μ, as they ran); 17 in 13
+// (Config.MeanRateSmallRuns, MeanRateLargeRuns, MeanRateAlpha and
+// State.MeanRate: the mean's learning rate in restarts), its own layout as
+// 16's.
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 16
+	selfcmaVersion = 17
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -63,11 +66,14 @@ const (
 	versionMirroredSelf = 15
 	// versionSNRRates is the first version that writes SNRParams.Rates.
 	versionSNRRates = 16
+	// versionMeanRateSelf is the first version that embeds cmaes's
+	// encoding 13 (the mean's learning rate in restarts).
+	versionMeanRateSelf = 17
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11, 15: 12, 16: 12}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11, 15: 12, 16: 12, 17: 13}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run
