@@ -47,10 +47,12 @@ type Config struct {
 	// does. false: the mean moves by its whole update, Algorithm 1's line 8.
 	MeanRateSmallRuns bool
 	MeanRateLargeRuns bool
-	// MeanRateAlpha is the rule's α, the target of SNR/η_m; 0 =
-	// DefaultMeanRateAlpha, which New resolves (Config() reports it) where
-	// either flag is set. A measuring knob.
-	MeanRateAlpha float64
+	// MeanRateAlpha is the rule's α, the target of SNR/η_m, and
+	// MeanRateEtaMin the smallest η_m, in (0, 1]; 0 = DefaultMeanRateAlpha,
+	// DefaultMeanRateEtaMin, which New resolves (Config() reports them)
+	// where either flag is set. Measuring knobs.
+	MeanRateAlpha  float64
+	MeanRateEtaMin float64
 
 	// Inject, when not empty, holds at most λ points (inside Bounds when
 	// set) that replace candidates 0, 1, ... of the first batch, as if
@@ -239,6 +241,9 @@ func (c *Config) validate() error {
 	}
 	if a := c.MeanRateAlpha; math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
 		return fmt.Errorf("cmaes: mean rate α %v, want 0 or a finite value > 0", a)
+	}
+	if m := c.MeanRateEtaMin; !(m >= 0 && m <= 1) {
+		return fmt.Errorf("cmaes: mean rate smallest η %v, want 0 or a value in (0, 1]", m)
 	}
 	if c.Termination.MaxEvaluations < 0 {
 		return fmt.Errorf("cmaes: max evaluations %d, want at least 0", c.Termination.MaxEvaluations)

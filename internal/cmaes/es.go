@@ -1,6 +1,7 @@
 package cmaes
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -136,8 +137,10 @@ func New(cfg Config) (*ES, error) {
 	if cfg.Numerics == 0 {
 		cfg.Numerics = NumericsLatest
 	}
-	if (cfg.MeanRateSmallRuns || cfg.MeanRateLargeRuns) && cfg.MeanRateAlpha == 0 {
-		cfg.MeanRateAlpha = DefaultMeanRateAlpha // the state keeps the α it ran with
+	if cfg.MeanRateSmallRuns || cfg.MeanRateLargeRuns {
+		// The state keeps the α and the bound it ran with.
+		cfg.MeanRateAlpha = cmp.Or(cfg.MeanRateAlpha, DefaultMeanRateAlpha)
+		cfg.MeanRateEtaMin = cmp.Or(cfg.MeanRateEtaMin, DefaultMeanRateEtaMin)
 	}
 	e := &ES{s: State{Config: cfg}, term: cfg.Termination.resolved(cfg.Sigma0)}
 	e.s.Queued = appendInjections(nil, cfg.Inject, true) // the first batch takes them

@@ -15,7 +15,7 @@ func TestMeanRateFormula(t *testing.T) {
 	const alpha, beta, gamma = 0.7, meanRateBeta, meanRateGamma
 	r := newMeanRate(2)
 	next := &MeanRate{E: make([]float64, 2)}
-	r.meanRateNext(next, []float64{1, 0}, alpha)
+	r.meanRateNext(next, []float64{1, 0}, alpha, 0)
 	snr := (beta*beta - beta/(2-beta)*beta) / (beta - beta*beta)
 	want := math.Exp(min(gamma, beta) * max(-1, min(1, snr/alpha-1)))
 	if math.Abs(next.Eta-want) > 1e-15 || next.E[0] != beta || next.E[1] != 0 || math.Abs(next.V-beta) > 1e-17 {
@@ -28,7 +28,7 @@ func TestMeanRateFormula(t *testing.T) {
 	// then brings it back to 1.
 	for k := range 30 {
 		*r, next = *next, &MeanRate{E: make([]float64, 2)}
-		r.meanRateNext(next, []float64{float64(1 - 2*(k%2)), 0}, alpha)
+		r.meanRateNext(next, []float64{float64(1 - 2*(k%2)), 0}, alpha, 0)
 		if !(next.Eta > 0 && next.Eta < r.Eta+1e-15) && k > 0 {
 			t.Fatalf("alternating steps, step %d: η %v after %v", k, next.Eta, r.Eta)
 		}
@@ -36,13 +36,25 @@ func TestMeanRateFormula(t *testing.T) {
 	low := next.Eta
 	for range 500 {
 		*r, next = *next, &MeanRate{E: make([]float64, 2)}
-		r.meanRateNext(next, []float64{1, 0}, alpha)
+		r.meanRateNext(next, []float64{1, 0}, alpha, 0)
 		if next.Eta > 1 {
 			t.Fatalf("η %v above 1", next.Eta)
 		}
 	}
 	if !(low < 0.8) || next.Eta != 1 {
 		t.Fatalf("η after alternating steps %v (want < 0.8), after 500 steps in one direction %v (want 1)", low, next.Eta)
+	}
+	// The smallest η_m bounds the fall.
+	r, next = newMeanRate(2), &MeanRate{E: make([]float64, 2)}
+	for k := range 200 {
+		r.meanRateNext(next, []float64{float64(1 - 2*(k%2)), 0}, alpha, 0.9)
+		if next.Eta < 0.9 {
+			t.Fatalf("step %d: η %v below the bound 0.9", k, next.Eta)
+		}
+		*r, next = *next, &MeanRate{E: make([]float64, 2)}
+	}
+	if r.Eta != 0.9 {
+		t.Fatalf("alternating steps with the bound 0.9: η %v, want 0.9", r.Eta)
 	}
 }
 
@@ -115,21 +127,27 @@ func TestMeanRateUpdate(t *testing.T) {
 	}
 }
 
-// TestMeanRateAlphaResolved: New records the default α where a run may use
-// the rule, Restore refuses an unresolved one, and a negative α is refused.
+// TestMeanRateAlphaResolved: New records the default α and smallest η_m
+// where a run may use the rule, Restore refuses unresolved ones, and
+// values out of range are refused.
 func TestMeanRateAlphaResolved(t *testing.T) {
 	cfg := Config{X0: []float64{1, 2}, Sigma0: 1, Restarts: Restarts{IPOP: true}, MeanRateLargeRuns: true}
 	e := mustNew(t, cfg)
-	if a := e.Config().MeanRateAlpha; a != DefaultMeanRateAlpha {
-		t.Fatalf("α %v, want DefaultMeanRateAlpha", a)
+	if c := e.Config(); c.MeanRateAlpha != DefaultMeanRateAlpha || c.MeanRateEtaMin != DefaultMeanRateEtaMin {
+		t.Fatalf("α %v, smallest η %v; want the defaults", c.MeanRateAlpha, c.MeanRateEtaMin)
 	}
-	st := e.State().Clone()
-	st.Config.MeanRateAlpha = 0
-	if _, err := Restore(st); err == nil {
-		t.Error("a state with α 0 restored")
+	for _, zero := range []func(*Config){func(c *Config) { c.MeanRateAlpha = 0 }, func(c *Config) { c.MeanRateEtaMin = 0 }} {
+		st := e.State().Clone()
+		zero(&st.Config)
+		if _, err := Restore(st); err == nil {
+			t.Error("a state with an unresolved α or smallest η restored")
+		}
 	}
-	cfg.MeanRateAlpha = -1
-	if _, err := New(cfg); err == nil {
-		t.Error("α −1 accepted")
+	for _, bad := range []func(*Config){func(c *Config) { c.MeanRateAlpha = -1 }, func(c *Config) { c.MeanRateEtaMin = 1.5 }, func(c *Config) { c.MeanRateEtaMin = -0.1 }} {
+		c := cfg
+		bad(&c)
+		if _, err := New(c); err == nil {
+			t.Errorf("config %+v accepted", c)
+		}
 	}
 }

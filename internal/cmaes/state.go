@@ -116,8 +116,8 @@ func Restore(s *State) (*ES, error) {
 	if c.Numerics == 0 {
 		return nil, fmt.Errorf("%w: config: numerics version 0 (New resolves it)", ErrInvalidState)
 	}
-	if (c.MeanRateSmallRuns || c.MeanRateLargeRuns) && c.MeanRateAlpha == 0 {
-		return nil, fmt.Errorf("%w: config: mean rate α 0 (New resolves it)", ErrInvalidState)
+	if (c.MeanRateSmallRuns || c.MeanRateLargeRuns) && (c.MeanRateAlpha == 0 || c.MeanRateEtaMin == 0) {
+		return nil, fmt.Errorf("%w: config: mean rate α %v, smallest η %v (New resolves 0)", ErrInvalidState, c.MeanRateAlpha, c.MeanRateEtaMin)
 	}
 	n := len(c.X0)
 	p, err := NewParamsActive(n, s.Lambda, c.Active)
@@ -135,7 +135,7 @@ func Restore(s *State) (*ES, error) {
 	if r := e.s.MeanRate; (r != nil) != e.meanRateUsed() {
 		return nil, fmt.Errorf("%w: mean rate state %t in a run that uses the rule %t", ErrInvalidState, r != nil, e.meanRateUsed())
 	} else if r != nil {
-		if err := r.check(n); err != nil {
+		if err := r.check(n, c.MeanRateEtaMin); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
 		}
 	}

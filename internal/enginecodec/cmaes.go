@@ -94,7 +94,8 @@ import (
 //     sampling in the first run, in BIPOP's small runs). A state of version
 //     1 to 11 decodes with both false: every point drawn, as it ran.
 //   - Version 13 (versionMeanRate): a block at the end,
-//     Config.MeanRateSmallRuns, MeanRateLargeRuns and MeanRateAlpha (the
+//     Config.MeanRateSmallRuns, MeanRateLargeRuns, MeanRateAlpha and
+//     MeanRateEtaMin (the
 //     mean's learning rate in restarts, cmaes's meanrate.go), then a flag
 //     and, in a run that adapts the mean's rate, State.MeanRate (η_m, V,
 //     E). A state of version 1 to 12 decodes with both flags false and no

@@ -387,7 +387,7 @@ func finite(v []float64) bool {
 // checks it against the run.
 func readMeanRate(r *binenc.Reader, st *cmaes.State) {
 	st.Config.MeanRateSmallRuns, st.Config.MeanRateLargeRuns = r.Bool(), r.Bool()
-	st.Config.MeanRateAlpha = r.Float()
+	st.Config.MeanRateAlpha, st.Config.MeanRateEtaMin = r.Float(), r.Float()
 	if r.Bool() {
 		st.MeanRate = &cmaes.MeanRate{Eta: r.Float(), V: r.Float(), E: r.Floats()}
 	}

@@ -49,12 +49,13 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 }
 
 // writeMeanRate writes version 13's block: Config.MeanRateSmallRuns,
-// MeanRateLargeRuns and MeanRateAlpha, then a flag and, when the run
-// adapts the mean's rate, State.MeanRate's η, V and E.
+// MeanRateLargeRuns, MeanRateAlpha and MeanRateEtaMin, then a flag and,
+// when the run adapts the mean's rate, State.MeanRate's η, V and E.
 func writeMeanRate(w *binenc.Writer, s *cmaes.State) {
 	w.Bool(s.Config.MeanRateSmallRuns)
 	w.Bool(s.Config.MeanRateLargeRuns)
 	w.Float(s.Config.MeanRateAlpha)
+	w.Float(s.Config.MeanRateEtaMin)
 	w.Bool(s.MeanRate != nil)
 	if r := s.MeanRate; r != nil {
 		w.Float(r.Eta)

@@ -20,9 +20,9 @@ import (
 // again).
 const (
 	releaseMeanRateFixture          = "testdata/cmaes/encoding13-meanrate-n4.state"
-	releaseMeanRateContinuation     = "9f7abde3b169c0bcd0e44aba01372870cd22ee49bfbffaaa99f1bc6980e28fdf"
+	releaseMeanRateContinuation     = "e10f255a411f8b9cee1682619b5644cc7d76f8bf70167c727aafc07ab4bf677d"
 	selfReleaseMeanRateFixture      = "testdata/selfcma/encoding17-meanrate-n4.state"
-	selfReleaseMeanRateContinuation = "a0e789203d014f37d5bc2c28637d5cd170141eba43f67e007a35c2e9365cfcef"
+	selfReleaseMeanRateContinuation = "9dae081f6e1ecec4c2e3f78de727e81d684e795a90f01d5a2d3993491000516c"
 )
 
 func meanRateConfig() cmaes.Config {
