@@ -265,6 +265,9 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 	}
 	cfg.Termination.FlatFitness, cfg.Termination.UpSigmaMoved = c.FlatFitness, c.UpSigmaMoved
 	cfg.MirroredFirstRun, cfg.MirroredSmallRuns = c.Mirrored, c.MirroredSm
+	cfg.MeanRateSmallRuns = c.MeanRate == meanRateSmall || c.MeanRate == meanRateBoth
+	cfg.MeanRateLargeRuns = c.MeanRate == meanRateLarge || c.MeanRate == meanRateBoth
+	cfg.MeanRateAlpha, cfg.MeanRateEtaMin = c.MeanRateAlpha, c.MeanRateEtaMin
 	if c.TolFun != 0 {
 		cfg.Termination.TolFun = c.TolFun
 	}

@@ -143,7 +143,7 @@ func TestParseOptions(t *testing.T) {
 		{"-restarts", "lrpop"}, {"-active", "yes"}, {"-restart-point", "mean"}, {"-max-restarts", "-1"},
 		{"-incpopsize", "0.5"}, {"-incpopsize", "-2"}, {"-init", "random"}, {"-numerics", "9"}, {"-numerics", "5"}, {"-numerics", "5", "-algorithms", "cma-es"}, {"extra"},
 		{"-instances", "0"}, {"-instances", "1-3", "-runs", "3"}, {"-instances", "1,300000"}, {"-instances", ""},
-		{"-tag", "a b"}, {"-summary"}, {"-summary", "-metric", "median", "x.jsonl"}, {"-summary", "-target", "-1", "x.jsonl"},
+		{"-mean-rate", "all"}, {"-mean-rate-alpha", "-1"}, {"-mean-rate-eta-min", "2"}, {"-tag", "a b"}, {"-summary"}, {"-summary", "-metric", "median", "x.jsonl"}, {"-summary", "-target", "-1", "x.jsonl"},
 	} {
 		if _, err := parseOptions(args, io.Discard); err == nil {
 			t.Errorf("parseOptions(%q) accepted", args)
@@ -240,6 +240,12 @@ func TestConfig(t *testing.T) {
 		{"mirrored small runs", []string{"-mirrored-small", strconv.FormatBool(!d.MirroredSmallRuns)}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, MirroredSm: !d.MirroredSmallRuns},
 			algCMA + map[bool]string{true: "+mirrored-small", false: "+unmirrored-small"}[!d.MirroredSmallRuns]},
+		{"mean rate", []string{"-mean-rate", "both", "-mean-rate-alpha", "0.5", "-mean-rate-eta-min", "0.25"}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, MeanRate: "both", MeanRateAlpha: 0.5, MeanRateEtaMin: 0.25},
+			algCMA + "+mean-rate=both+mean-rate-alpha=0.5+mean-rate-eta-min=0.25"},
+		{"mean rate none", []string{"-mean-rate", "none"}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform},
+			algCMA},
 		{"no restarts hides their settings", []string{"-restarts", "none", "-max-restarts", "3"}, algCMA,
 			algConfig{Active: d.Active, Restarts: defaults.RestartsNone, MaxRestarts: 3, IncPopSize: inc, RestartPoint: defaults.PointUniform},
 			algCMA + map[bool]string{true: "", false: "+" + restarts[defaults.RestartsNone]}[d.Restarts == defaults.RestartsNone]},
@@ -306,6 +312,18 @@ func TestESConfig(t *testing.T) {
 		{"none", []string{"-restarts", "none"}, func(c cmaes.Config) bool {
 			return c.Restarts == (cmaes.Restarts{})
 		}, "no restarts"},
+		{"default mean rate", nil, func(c cmaes.Config) bool {
+			return c.MeanRateLargeRuns && !c.MeanRateSmallRuns && c.MeanRateAlpha == 0 && c.MeanRateEtaMin == 0
+		}, "self-CMA-ES's default: the mean's rate in the large runs, α and η_m's bound resolved by New"},
+		{"mean rate small", []string{"-mean-rate", "small", "-mean-rate-alpha", "1.4", "-mean-rate-eta-min", "0.3"}, func(c cmaes.Config) bool {
+			return !c.MeanRateLargeRuns && c.MeanRateSmallRuns && c.MeanRateAlpha == 1.4 && c.MeanRateEtaMin == 0.3
+		}, "the mean's rate in the small runs, α 1.4, η_m ≥ 0.3"},
+		{"mean rate none", []string{"-mean-rate", "none"}, func(c cmaes.Config) bool {
+			return !c.MeanRateLargeRuns && !c.MeanRateSmallRuns
+		}, "no run adapts the mean's rate"},
+		{"paper mean rate", []string{"-paper"}, func(c cmaes.Config) bool {
+			return !c.MeanRateLargeRuns && !c.MeanRateSmallRuns
+		}, "the paper's: no run adapts the mean's rate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseOptions(tc.args, io.Discard)

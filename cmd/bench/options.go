@@ -73,6 +73,7 @@ type options struct {
 	upSigmaMoved string // flagDefault, true or false
 	mirrored     string // flagDefault, true or false
 	mirroredSm   string // flagDefault, true or false
+	meanRate     string // flagDefault, or one of meanRateRuns
 	snr          string // flagDefault, true or false
 	maxRestarts  int
 	incPopSize   float64
@@ -100,6 +101,8 @@ type options struct {
 	snrCMuMax      float64 // SNRParams.EtaMax = this / the first run's default c_μ, in [1, η max]
 	snrRestarts    float64 // SNRParams.RestartMaxLambda = this × n
 	snrEta0        float64 // SNRParams.Eta0
+	meanRateAlpha  float64 // cmaes.Config.MeanRateAlpha (0: the default)
+	meanRateEtaMin float64 // cmaes.Config.MeanRateEtaMin (0: the default)
 	snrSmall       bool    // SNRParams.SmallRestarts
 	snrRates       string  // SNRParams.Rates: "both", "cmu" or "" (the default)
 	init           string  // selfcma.InitDefault or selfcma.InitUniform
@@ -152,6 +155,9 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.flatFitness, "flat-fitness", flagDefault, "end a run on pycma's tolflatfitness (2 generations whose best value equals that of rank 0.75λ) instead of cmaes.m's EqualFunValues: true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.upSigmaMoved, "up-sigma-moved", flagDefault, "TolUpSigma counts the scale the σ safeguard moved into C, as pycma's tolupsigma (false: it never fires): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.mirrored, "mirrored", flagDefault, "mirrored sampling in the first run (cmaes.Config.MirroredFirstRun; pycma's CMA_mirrors = 0.5, CMA_mirrormethod = 0): true, false, or default: internal/defaults' (false with -paper)")
+	fs.StringVar(&o.meanRate, "mean-rate", flagDefault, "the runs that adapt the mean's learning rate by LRA-CMA-ES's rule (cmaes.Config.MeanRateSmallRuns, MeanRateLargeRuns): none, small (BIPOP's small runs), large (the large restarts), both, or default: internal/defaults' (none with -paper)")
+	fs.Float64Var(&o.meanRateAlpha, "mean-rate-alpha", 0, "α of the mean's learning-rate rule (cmaes.Config.MeanRateAlpha); 0 = the default (cmaes.DefaultMeanRateAlpha, 0.7: half LRA's 1.4). A measuring knob")
+	fs.Float64Var(&o.meanRateEtaMin, "mean-rate-eta-min", 0, "the smallest η_m of the mean's learning-rate rule (cmaes.Config.MeanRateEtaMin), in (0, 1]; 0 = the default (cmaes.DefaultMeanRateEtaMin, 0.5). A measuring knob")
 	fs.StringVar(&o.mirroredSm, "mirrored-small", flagDefault, "mirrored sampling in BIPOP's small runs (cmaes.Config.MirroredSmallRuns): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.active, "active", flagDefault, "active covariance update (pycma's CMA_active): true, false, or default: internal/defaults' (false with -paper)")
 	fs.IntVar(&o.maxRestarts, "max-restarts", 0, "at most this many (large) restarts; 0 = the default (internal/defaults', 9 with -paper)")
@@ -355,6 +361,12 @@ func (o *options) checkNames() error {
 		return fmt.Errorf("-mirrored %q: want true, false or default", o.mirrored)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.mirroredSm):
 		return fmt.Errorf("-mirrored-small %q: want true, false or default", o.mirroredSm)
+	case o.meanRate != flagDefault && !slices.Contains(meanRateRuns, o.meanRate):
+		return fmt.Errorf("-mean-rate %q: want %s or default", o.meanRate, strings.Join(meanRateRuns, ", "))
+	case !(o.meanRateAlpha >= 0) || math.IsInf(o.meanRateAlpha, 0):
+		return fmt.Errorf("-mean-rate-alpha %v: want a finite value > 0, or 0 for the default", o.meanRateAlpha)
+	case !(o.meanRateEtaMin >= 0 && o.meanRateEtaMin <= 1):
+		return fmt.Errorf("-mean-rate-eta-min %v: want a value in (0, 1], or 0 for the default", o.meanRateEtaMin)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.snr):
 		return fmt.Errorf("-snr %q: want true, false or default", o.snr)
 	case !slices.Contains([]string{flagDefault, defaults.PointX0, defaults.PointUniform}, o.restartPoint):
@@ -414,6 +426,7 @@ type algConfig struct {
 	UpSigmaMoved bool    `json:"up_sigma_moved,omitempty"` // cmaes.Termination.UpSigmaMoved
 	Mirrored     bool    `json:"mirrored,omitempty"`       // cmaes.Config.MirroredFirstRun
 	MirroredSm   bool    `json:"mirrored_small,omitempty"` // cmaes.Config.MirroredSmallRuns
+	MeanRate     string  `json:"mean_rate,omitempty"`      // one of meanRateRuns; "" = none
 	// Measuring knobs (cmd/bench only).
 	MinLambda      int     `json:"min_lambda,omitempty"`
 	AdaptRestarts  bool    `json:"adapt_restarts,omitempty"`
@@ -430,6 +443,8 @@ type algConfig struct {
 	SNREta0        float64 `json:"snr_eta0,omitempty"`
 	SNRSmall       bool    `json:"snr_small_restarts,omitempty"`
 	SNRRates       string  `json:"snr_rates,omitempty"` // "both", "cmu"; "" = the default
+	MeanRateAlpha  float64 `json:"mean_rate_alpha,omitempty"`
+	MeanRateEtaMin float64 `json:"mean_rate_eta_min,omitempty"`
 	TolFun         float64 `json:"tolfun,omitempty"`
 	TolX           float64 `json:"tolx,omitempty"`
 	LocalStops     bool    `json:"local_stops"`
@@ -459,6 +474,7 @@ func (o options) baseConfig(alg string) algConfig {
 	c.Active, c.Restarts, c.MaxRestarts, c.IncPopSize = d.Active, d.Restarts, d.MaxRestarts, d.IncPopSize
 	c.SNR = alg == algSelf && d.SNR
 	c.FlatFitness, c.UpSigmaMoved, c.Mirrored, c.MirroredSm = d.FlatFitness, d.UpSigmaMoved, d.MirroredFirstRun, d.MirroredSmallRuns
+	c.MeanRate = meanRateName(d.MeanRateSmallRuns, d.MeanRateLargeRuns)
 	if c.MaxRestarts == 0 {
 		c.MaxRestarts = cmaes.DefaultMaxRestarts
 	}
@@ -492,6 +508,13 @@ func (o options) config(alg string) algConfig {
 	if given(o.mirroredSm) {
 		c.MirroredSm = o.mirroredSm == "true"
 	}
+	if given(o.meanRate) {
+		c.MeanRate = o.meanRate
+		if c.MeanRate == meanRateNone {
+			c.MeanRate = ""
+		}
+	}
+	c.MeanRateAlpha, c.MeanRateEtaMin = o.meanRateAlpha, o.meanRateEtaMin
 	if given(o.snr) && alg == algSelf {
 		c.SNR = o.snr == "true"
 	}
@@ -575,6 +598,9 @@ func (o options) label(c algConfig) string {
 	if c.MirroredSm != base.MirroredSm {
 		parts = append(parts, map[bool]string{true: "mirrored-small", false: "unmirrored-small"}[c.MirroredSm])
 	}
+	if c.MeanRate != base.MeanRate {
+		parts = append(parts, "mean-rate="+cmp.Or(c.MeanRate, meanRateNone))
+	}
 	if c.Restarts != defaults.RestartsNone {
 		if c.MaxRestarts != base.MaxRestarts {
 			parts = append(parts, "max-restarts="+strconv.Itoa(c.MaxRestarts))
@@ -601,7 +627,7 @@ func (o options) label(c algConfig) string {
 	for _, k := range []struct {
 		name string
 		v    float64
-	}{{"snr-alpha", c.SNRAlpha}, {"snr-beta", c.SNRBeta}, {"snr-eta-max", c.SNREtaMax}, {"snr-cmu-max", c.SNRCMuMax}, {"snr-restarts", c.SNRRestarts}, {"snr-eta0", c.SNREta0}, {"tolfun", c.TolFun}, {"tolx", c.TolX}} {
+	}{{"snr-alpha", c.SNRAlpha}, {"snr-beta", c.SNRBeta}, {"snr-eta-max", c.SNREtaMax}, {"snr-cmu-max", c.SNRCMuMax}, {"snr-restarts", c.SNRRestarts}, {"snr-eta0", c.SNREta0}, {"mean-rate-alpha", c.MeanRateAlpha}, {"mean-rate-eta-min", c.MeanRateEtaMin}, {"tolfun", c.TolFun}, {"tolx", c.TolX}} {
 		if k.v != 0 {
 			parts = append(parts, k.name+"="+strconv.FormatFloat(k.v, 'g', -1, 64))
 		}
@@ -704,4 +730,28 @@ func formatInstances(insts []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+// The values of -mean-rate: the runs that adapt the mean's learning rate.
+const (
+	meanRateNone  = "none"
+	meanRateSmall = "small"
+	meanRateLarge = "large"
+	meanRateBoth  = "both"
+)
+
+var meanRateRuns = []string{meanRateNone, meanRateSmall, meanRateLarge, meanRateBoth}
+
+// meanRateName is algConfig.MeanRate of the flags of cmaes.Config ("" for
+// none).
+func meanRateName(small, large bool) string {
+	switch {
+	case small && large:
+		return meanRateBoth
+	case small:
+		return meanRateSmall
+	case large:
+		return meanRateLarge
+	}
+	return ""
 }

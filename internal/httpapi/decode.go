@@ -33,6 +33,7 @@ type createRequest struct {
 	WarmStart       *warmStartJSON      `json:"warm_start"`
 	Active          *bool               `json:"active"`
 	Mirrored        *bool               `json:"mirrored"`
+	MeanRate        *bool               `json:"mean_rate"`
 	Constraints     *constraintsRequest `json:"constraints"`
 	Integers        [][]*float64        `json:"integers"`
 	Categories      []int               `json:"categories"`
@@ -214,6 +215,7 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 		X0: x0, PopulationSize: req.PopulationSize,
 		Algorithm: req.Algorithm, Seed: req.Seed, Name: req.Name, WarmStart: ws, Active: req.Active,
 		Mirrored: req.Mirrored,
+		MeanRate: req.MeanRate,
 	}
 	if req.Sigma0 != nil {
 		p.Sigma0 = *req.Sigma0

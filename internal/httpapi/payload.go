@@ -16,6 +16,7 @@ type sessionJSON struct {
 	Algorithm       string            `json:"algorithm"`
 	Active          bool              `json:"active"`
 	Mirrored        bool              `json:"mirrored"`
+	MeanRate        bool              `json:"mean_rate"`
 	Dimension       int               `json:"dimension"`
 	PopulationSize  int               `json:"population_size"`
 	Seed            uint64            `json:"seed"`
@@ -130,7 +131,7 @@ func stopsJSON(rs []session.StopReason) []stopJSON {
 
 func toSessionJSON(s session.Session) sessionJSON {
 	j := sessionJSON{
-		ID: s.ID, Name: s.Name, Algorithm: s.Algorithm, Active: s.Active, Mirrored: s.Mirrored, Dimension: s.Dimension,
+		ID: s.ID, Name: s.Name, Algorithm: s.Algorithm, Active: s.Active, Mirrored: s.Mirrored, MeanRate: s.MeanRate, Dimension: s.Dimension,
 		PopulationSize: s.PopulationSize, Seed: s.Seed, Status: s.Status,
 		StopReasons: stopsJSON(s.StopReasons), Generation: s.Generation, Evaluations: s.Evaluations,
 		Mean: nums(s.Mean), MeanInBounds: nums(s.MeanInBounds), Sigma: num(s.Sigma), Stds: nums(s.Stds),

@@ -125,6 +125,8 @@ func checkMixedUnsupported(p CreateParams) error {
 		return errorf(CodeOutOfRange, "active %s (its update is active by its reference)", na)
 	case p.Mirrored != nil:
 		return errorf(CodeOutOfRange, "mirrored %s", na)
+	case p.MeanRate != nil:
+		return errorf(CodeOutOfRange, "mean_rate %s", na)
 	case p.Restarts.Strategy != "" && p.Restarts.Strategy != RestartsNone || p.Restarts.Max != nil && *p.Restarts.Max != 0 ||
 		p.Restarts.IncPopSize != nil || p.Restarts.Point != "" || p.Restarts.Region != nil:
 		return errorf(CodeOutOfRange, "restarts %s", na)

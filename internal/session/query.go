@@ -116,6 +116,7 @@ func view(l *loaded) Session {
 	p, h, cfg := st.Params, st.Hyper, st.Config
 	s := Session{
 		ID: md.ID, Name: md.Name, Algorithm: md.Algorithm, Active: cfg.Active, Mirrored: cfg.MirroredFirstRun || cfg.MirroredSmallRuns,
+		MeanRate:  cfg.MeanRateSmallRuns || cfg.MeanRateLargeRuns,
 		Dimension: p.N, PopulationSize: p.Lambda, Seed: cfg.Seed,
 		Status: StatusRunning, StopReasons: stopReasons(st.Stop),
 		Generation: st.Generation, Evaluations: st.Evaluations,

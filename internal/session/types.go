@@ -35,6 +35,11 @@ type CreateParams struct {
 	// MirroredSmallRuns); nil = defaults.For(algorithm)'s.
 	Mirrored *bool `json:",omitempty"`
 
+	// MeanRate: the large restarts adapt the mean's learning rate by
+	// LRA-CMA-ES's rule (cmaes.Config.MeanRateLargeRuns); nil =
+	// defaults.For(algorithm)'s (self-CMA-ES's yes, CMA-ES's no).
+	MeanRate *bool `json:",omitempty"`
+
 	// WarmStart, when not empty, is the id of a session to start from: X0
 	// becomes its mean and its best point, if any, is injected into the
 	// first batch (see Manager.Create). Fields added to CreateParams and
@@ -185,6 +190,7 @@ type Session struct {
 	Algorithm      string
 	Active         bool // active CMA-ES
 	Mirrored       bool // mirrored sampling in the first run (and BIPOP's small runs)
+	MeanRate       bool // the large restarts adapt the mean's learning rate
 	Dimension      int
 	PopulationSize int // λ of the pending generation
 	Seed           uint64

@@ -126,6 +126,13 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 		// The local runs: the first, and BIPOP's small ones.
 		cfg.MirroredFirstRun, cfg.MirroredSmallRuns = *p.Mirrored, *p.Mirrored
 	}
+	cfg.MeanRateSmallRuns, cfg.MeanRateLargeRuns = def.MeanRateSmallRuns, def.MeanRateLargeRuns
+	if p.MeanRate != nil {
+		if *p.MeanRate && alg == AlgorithmSepCMAES {
+			return "", selfParams{}, cfg, errorf(CodeOutOfRange, "mean_rate applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+		}
+		cfg.MeanRateSmallRuns, cfg.MeanRateLargeRuns = false, *p.MeanRate
+	}
 	if err := l.checkName(p.Name); err != nil {
 		return "", selfParams{}, cfg, err
 	}

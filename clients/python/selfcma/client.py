@@ -135,6 +135,7 @@ class Client:
         warm_start=None,
         active=None,
         mirrored=None,
+        mean_rate=None,
         bipop=False,
         incpopsize=None,
         constraints=None,
@@ -192,8 +193,12 @@ class Client:
                 runs (the last ⌊λ/2⌋ candidates of a generation mirror the
                 first about the mean; pycma's CMA_mirrors = 0.5 with
                 CMA_mirrormethod = 0, there in every run); None: the
-                server's default. The
-                new fields (active, mirrored, bipop,
+                server's default.
+            mean_rate: the large restarts adapt the mean's learning rate
+                (LRA-CMA-ES's rule on the mean alone; pycma has no such
+                option); None: the server's default (on for self-cma-es,
+                off for cma-es). The
+                new fields (active, mirrored, mean_rate, bipop,
                 incpopsize, point, region) are sent only when given, so
                 that a server without them sees the same requests as
                 before.
@@ -270,6 +275,10 @@ class Client:
             if not isinstance(mirrored, bool):
                 raise TypeError(f"mirrored is {mirrored!r}: want True or False")
             body["mirrored"] = mirrored
+        if mean_rate is not None:
+            if not isinstance(mean_rate, bool):
+                raise TypeError(f"mean_rate is {mean_rate!r}: want True or False")
+            body["mean_rate"] = mean_rate
         r = restarts_body(restarts, bipop, incpopsize, len(x0))
         if r is not None:
             body["restarts"] = r

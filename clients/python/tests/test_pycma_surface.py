@@ -73,6 +73,13 @@ class BodiesTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "mirrored"):
             self.create_body([0.0], 1.0, mirrored=1)
 
+    def test_mean_rate(self):
+        self.assertIs(self.create_body([0.0], 1.0, mean_rate=True)["mean_rate"], True)
+        self.assertIs(self.create_body([0.0], 1.0, mean_rate=False)["mean_rate"], False)
+        self.assertNotIn("mean_rate", self.create_body([0.0], 1.0))
+        with self.assertRaises(TypeError):
+            self.create_body([0.0], 1.0, mean_rate=1)
+
     def test_cma_diagonal(self):
         # pycma's CMA_diagonal=True is the service's sep-CMA-ES.
         self.assertEqual(self.create_body([0.0], 1.0, {"CMA_diagonal": True})["algorithm"], "sep-cma-es")
