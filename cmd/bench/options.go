@@ -580,23 +580,20 @@ func (o options) label(c algConfig) string {
 			parts = append(parts, c.Restarts)
 		}
 	}
-	if c.Active != base.Active {
-		parts = append(parts, map[bool]string{true: "active", false: "passive"}[c.Active])
-	}
-	if c.SNR != base.SNR {
-		parts = append(parts, map[bool]string{true: "snr", false: "no-snr"}[c.SNR])
-	}
-	if c.FlatFitness != base.FlatFitness {
-		parts = append(parts, map[bool]string{true: "tolflat", false: "equalfun"}[c.FlatFitness])
-	}
-	if c.UpSigmaMoved != base.UpSigmaMoved {
-		parts = append(parts, map[bool]string{true: "upsigma-moved", false: "upsigma-unmoved"}[c.UpSigmaMoved])
-	}
-	if c.Mirrored != base.Mirrored {
-		parts = append(parts, map[bool]string{true: "mirrored", false: "unmirrored"}[c.Mirrored])
-	}
-	if c.MirroredSm != base.MirroredSm {
-		parts = append(parts, map[bool]string{true: "mirrored-small", false: "unmirrored-small"}[c.MirroredSm])
+	for _, b := range []struct {
+		got, base bool
+		on, off   string
+	}{
+		{c.Active, base.Active, "active", "passive"},
+		{c.SNR, base.SNR, "snr", "no-snr"},
+		{c.FlatFitness, base.FlatFitness, "tolflat", "equalfun"},
+		{c.UpSigmaMoved, base.UpSigmaMoved, "upsigma-moved", "upsigma-unmoved"},
+		{c.Mirrored, base.Mirrored, "mirrored", "unmirrored"},
+		{c.MirroredSm, base.MirroredSm, "mirrored-small", "unmirrored-small"},
+	} {
+		if b.got != b.base {
+			parts = append(parts, map[bool]string{true: b.on, false: b.off}[b.got])
+		}
 	}
 	if c.MeanRate != base.MeanRate {
 		parts = append(parts, "mean-rate="+cmp.Or(c.MeanRate, meanRateNone))
