@@ -195,6 +195,7 @@ func must(t testing.TB, method, url string, body any, want int) []byte {
 type e2eSession struct {
 	ID          string `json:"id"`
 	Status      string `json:"status"`
+	MeanRate    bool   `json:"mean_rate"`
 	Generation  int    `json:"generation"`
 	StopReasons []struct {
 		Name string `json:"name"`
@@ -246,7 +247,9 @@ const algBIPOP = "cma-es+bipop"
 
 // algNBIPOP is the same with self-CMA-ES and Loshchilov's NBIPOP (σ0/1.6^k
 // at the k-th large run, budgets weighed by the best point's regime),
-// mirrored in its first and small runs (the default); tol_x 1e-3 ends
+// mirrored in its first and small runs and adapting the mean's rate in
+// its large ones (cmaes's meanrate.go, whose state must survive every
+// kill; both the defaults); tol_x 1e-3 ends
 // every run long before the target too (the target needs σ near 1e-5),
 // which tol_fun alone no longer did once the signal-to-noise rule sped
 // the first run up.
@@ -358,6 +361,9 @@ func reference(t *testing.T, bin, alg string) trace {
 		}
 		if s.Restarts.Count < 4 || small == 0 || len(s.StopReasons) == 0 {
 			t.Fatalf("%s: %d restarts, %d small runs, stopped on %+v; want at least 4 restarts, small runs among them", alg, s.Restarts.Count, small, s.StopReasons)
+		}
+		if s.MeanRate != (alg == algNBIPOP) {
+			t.Fatalf("%s: mean_rate %t, want %t", alg, s.MeanRate, alg == algNBIPOP)
 		}
 	default:
 		if len(s.StopReasons) != 1 || s.StopReasons[0].Name != "target_fitness" || s.Best == nil || s.Best.F > 1e-8 {
