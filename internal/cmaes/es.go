@@ -498,7 +498,7 @@ func (e *ES) update(order []int) bool {
 	psNorm := math.Sqrt(psNorm2)
 
 	// The mean's rate (meanrate.go), in a run that adapts it: m' ← m +
-	// η_m'(m' − m), and σ' ← σ' η_m/η_m' (LRA, Algorithm 1, lines 14–16).
+	// η_m'(m' − m), and σ' ← σ' η_m/η_m' (LRA-CMA-ES, Algorithm 1).
 	rateSigma := 1.0
 	if r := e.s.MeanRate; r != nil {
 		rateSigma = e.meanRateStep(r, mNew, bty)

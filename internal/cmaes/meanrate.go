@@ -80,8 +80,8 @@ func (e *ES) meanRateUsed() bool {
 
 // meanRateNext computes the rule's next state into next (E into next.E)
 // from the update's step in the coordinates of the distribution, loc =
-// C^{−1/2} y_w, with alpha its α and etaMin the smallest η_m (LRA,
-// Algorithm 1, lines 9–13 for the mean, and our bound): E ← (1 − β)E +
+// C^{−1/2} y_w, with alpha its α and etaMin the smallest η_m (LRA-CMA-ES,
+// Algorithm 1, its update of η_m, and our bound): E ← (1 − β)E +
 // β loc, V ← (1 − β)V + β‖loc‖², SNR = (‖E‖² − β/(2 − β) V)/(V − ‖E‖²),
 // η_m ← max(etaMin, min(1, η_m exp(min(γη_m, β) clip(SNR/(αη_m) − 1, −1,
 // 1)))). The state r is not changed (an update that fails keeps it).

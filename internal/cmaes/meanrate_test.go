@@ -6,7 +6,7 @@ import (
 )
 
 // TestMeanRateFormula: one step of the rule from a fresh state, against
-// LRA-CMA-ES's formulas written out (Algorithm 1, lines 9–13, for the
+// LRA-CMA-ES's formulas written out (Algorithm 1, its update of η_m, for the
 // mean): a step loc = (1, 0) gives E = (β, 0), V = β, SNR = (β² −
 // β/(2 − β)·β)/(β − β²), and η_m = exp(min(γ, β)·clip(SNR/α − 1, −1, 1)).
 // A state told the same step over and over has a rising SNR and comes back
