@@ -481,12 +481,18 @@ func (e *ES) update(order []int) bool {
 	})
 	cs := math.Sqrt(p.CSigma * (2 - p.CSigma) * p.MuW)
 	psNew := st.PSigma // reuse as scratch for the new p_σ
+	// C^{−1/2} y_w, kept for the mean's rate (meanrate.go) in a run that
+	// adapts it.
+	loc := e.meanRateLoc()
 	ranges(n, n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := bm.Data[i*bm.Stride : i*bm.Stride+n]
 			var s float64
 			for k := range n {
 				s += row[k] * bty[k]
+			}
+			if loc != nil {
+				loc[i] = s
 			}
 			psNew[i] = (1-p.CSigma)*e.s.PSigma[i] + cs*s
 		}
@@ -501,7 +507,7 @@ func (e *ES) update(order []int) bool {
 	// η_m'(m' − m), and σ' ← σ' η_m/η_m' (LRA-CMA-ES, Algorithm 1).
 	rateSigma := 1.0
 	if r := e.s.MeanRate; r != nil {
-		rateSigma = e.meanRateStep(r, mNew, bty)
+		rateSigma = e.meanRateStep(r, mNew, loc)
 	}
 
 	// Line 10: h_σ.

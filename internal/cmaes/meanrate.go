@@ -105,28 +105,29 @@ func (r *MeanRate) meanRateNext(next *MeanRate, loc []float64, alpha, etaMin flo
 	next.Eta = max(etaMin, min(1, r.Eta*math.Exp(min(meanRateGamma*r.Eta, beta)*rel)))
 }
 
-// meanRateStep runs the rule in an update: from bty = D^{−1}Bᵀy_w it forms
-// loc = B·bty = C^{−1/2}y_w, computes the rule's next state into the
-// scratch (update commits it once the update succeeds), moves mNew to m +
-// η_m'(mNew − m) and returns σ's factor η_m/η_m' (LRA's step-size
-// correction: the smaller step keeps the distribution's spread).
-func (e *ES) meanRateStep(r *MeanRate, mNew, bty []float64) float64 {
-	n := e.p.N
+// meanRateLoc returns the scratch that update fills with C^{−1/2}y_w
+// (the step p_σ accumulates, B D^{−1} Bᵀ y_w) in a run that adapts the
+// mean's rate, nil in any other.
+func (e *ES) meanRateLoc() []float64 {
+	if e.s.MeanRate == nil {
+		return nil
+	}
 	sc := &e.scratch
-	if len(sc.loc) != n {
+	if n := e.p.N; len(sc.loc) != n {
 		sc.loc, sc.rate.E = make([]float64, n), make([]float64, n)
 	}
-	bm := e.s.B.RawMatrix()
-	for i := range n {
-		row := bm.Data[i*bm.Stride : i*bm.Stride+n]
-		var x float64
-		for k := range n {
-			x += row[k] * bty[k]
-		}
-		sc.loc[i] = x
-	}
+	return sc.loc
+}
+
+// meanRateStep runs the rule in an update from loc = C^{−1/2}y_w
+// (meanRateLoc): it computes the rule's next state into the scratch
+// (update commits it once the update succeeds), moves mNew to m +
+// η_m'(mNew − m) and returns σ's factor η_m/η_m' (LRA's step-size
+// correction: the smaller step keeps the distribution's spread).
+func (e *ES) meanRateStep(r *MeanRate, mNew, loc []float64) float64 {
+	sc := &e.scratch
 	c := &e.s.Config
-	r.meanRateNext(&sc.rate, sc.loc, c.MeanRateAlpha, c.MeanRateEtaMin)
+	r.meanRateNext(&sc.rate, loc, c.MeanRateAlpha, c.MeanRateEtaMin)
 	eta := sc.rate.Eta
 	for j := range mNew {
 		mNew[j] = e.s.Mean[j] + eta*(mNew[j]-e.s.Mean[j])
