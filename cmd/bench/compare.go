@@ -379,7 +379,7 @@ func writeComparison(w io.Writer, o options, runs []runResult) error {
 		rows = append(rows, o.comparisonRow(c, algs, tot))
 	}
 
-	rule := fmt.Sprintf("ERT in evaluations (all evaluations of all runs, a success counted to the end of its generation, divided by the successes); a tie is an ERT within ±%g %% of %s's, or both failing every run", tieERT*100, o.ref)
+	rule := fmt.Sprintf("ERT in evaluations (all evaluations of all runs, a success counted to the end of its generation, divided by the successes); a tie is an ERT within ±%g %% of %s's, or both failing every run; where the successes differ, p is Fisher's exact two-sided p-value of the two counts (the chance of a difference at least as unlikely at one success rate)", tieERT*100, o.ref)
 	if o.metric == metricDeltaF {
 		rule = fmt.Sprintf("Median f − f_opt after the budget; \"within\" is at most %g times %s's, or at most the target %g", withinDeltaF, o.ref, o.target)
 	}
@@ -460,11 +460,13 @@ func (o options) comparisonRow(c comparison, algs []string, tot verdictTotals) [
 		}
 		tot[a][c.n][v]++
 		s := c.algs[a]
-		ratio := formatERTRatio(s.ERT, ref.ERT)
+		cell := formatERTRatio(s.ERT, ref.ERT) + " " + v.String()
 		if o.metric == metricDeltaF {
-			ratio = formatRatio(s.medianDeltaF, ref.medianDeltaF)
+			cell = formatRatio(s.medianDeltaF, ref.medianDeltaF) + " " + v.String()
+		} else if s.Successes != ref.Successes {
+			cell += ", p " + formatP(fisherExact(s.Successes, s.Runs, ref.Successes, ref.Runs))
 		}
-		row = append(row, ratio+" "+v.String())
+		row = append(row, cell)
 	}
 	return row
 }
