@@ -37,6 +37,8 @@ type fileRun struct {
 	FinalDeltaF   *float64 `json:"final_delta_f"`
 	// Config is cmd/bench's algConfig; pycma_bbob.py has none.
 	Config json.RawMessage `json:"config"`
+	// PerRun is cmd/bench -per-run's record of each run (-solved-by).
+	PerRun []restartRun `json:"per_run"`
 }
 
 // readRuns reads the runs of one file; name is for the errors.
@@ -68,6 +70,7 @@ func readRuns(r io.Reader, name string) ([]runResult, error) {
 			configJSON:  string(fr.Config),
 			Evaluations: int(*fr.Evaluations),
 			FinalDeltaF: *fr.FinalDeltaF,
+			Runs:        fr.PerRun,
 		}
 		if fr.EvalsToTarget != nil {
 			if *fr.EvalsToTarget < 1 {
@@ -579,6 +582,9 @@ func summarizeFiles(w io.Writer, o options) error {
 	}
 	if len(runs) == 0 {
 		return fmt.Errorf("no runs in %s", strings.Join(o.files, ", "))
+	}
+	if o.solvedBy {
+		return writeSolvedBy(w, runs)
 	}
 	return writeComparison(w, o, runs)
 }

@@ -121,6 +121,8 @@ type options struct {
 	ref     string // label of the reference algorithm
 	metric  string // metricERT or metricDeltaF
 	md      bool   // Markdown tables
+	// solvedBy: which run of each session reached the target (-solved-by).
+	solvedBy bool
 }
 
 // The comparisons of the summary mode.
@@ -196,6 +198,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.ref, "ref", "pycma-bipop", "with -summary: the label of the reference algorithm")
 	fs.StringVar(&o.metric, "metric", metricERT, "with -summary: ert (ERT to the target; a tie within ±15 %) or delta-f (median f − f_opt after the budget; within a factor 2 of the reference or better)")
 	fs.BoolVar(&o.md, "md", false, "with -summary: Markdown tables")
+	fs.BoolVar(&o.solvedBy, "solved-by", false, "with -summary, for runs made with -json -per-run: which run of each session reached the target (regime and λ), and each kind of run's count and mean evaluations, instead of the comparison (plain text)")
 
 	// Flags may follow the files of -summary.
 	for {
@@ -216,6 +219,9 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	}
 	if len(o.files) > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q (files are for -summary)", o.files)
+	}
+	if o.solvedBy {
+		return options{}, fmt.Errorf("-solved-by reads files: use it with -summary")
 	}
 	o.noLocalStops = !localStops
 	o.workers = runtime.GOMAXPROCS(0)

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// perRunLine is a run line of cmd/bench -json -per-run whose last run,
+// given as "regime λ evaluations", reached the target when hit.
+func perRunLine(alg string, inst int, hit bool, runs ...string) string {
+	var parts []string
+	total := 0
+	for i, r := range runs {
+		var regime string
+		var lambda, evals int
+		fmt.Sscan(r, &regime, &lambda, &evals)
+		total += evals
+		target := hit && i == len(runs)-1
+		parts = append(parts, fmt.Sprintf(`{"regime":%q,"lambda":%d,"sigma0":1,"evaluations":%d,"stop":["x"],"best_delta_f":1,"target":%v}`, regime, lambda, evals, target))
+	}
+	e := "null"
+	if hit {
+		e = fmt.Sprint(total)
+	}
+	return fmt.Sprintf(`{"kind":"run","function":15,"dimension":10,"algorithm":%q,"config":{"algorithm":"cma-es"},"instance":%d,"evals_to_target":%s,"evaluations":%d,"final_delta_f":1,"per_run":[%s]}`,
+		alg, inst, e, total, strings.Join(parts, ","))
+}
+
+// -solved-by counts the successes by the run that reached the target and
+// every kind of run with its mean evaluations; the small runs are one
+// kind, with the range of λ of those that solved and of all.
+func TestSolvedBy(t *testing.T) {
+	dir := t.TempDir()
+	f := writeLines(t, dir, "runs.jsonl",
+		perRunLine("cma-es", 1, true, "default 10 100", "large 21 300"),
+		perRunLine("cma-es", 2, true, "default 10 200", "large 21 500", "small 12 40", "small 15 60"),
+		perRunLine("cma-es", 4, true, "default 10 200", "large 21 500", "small 13 50"),
+		perRunLine("cma-es", 3, false, "default 10 300", "small 11 50"),
+	)
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-summary", "-solved-by", f}, &out, &errOut); err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut.String())
+	}
+	want := "f15 Rastrigin rotated 10-D cma-es: 3 of 4 reached the target\n" +
+		"  by the run: large λ 21: 1, small (λ 13–15): 2\n" +
+		"  runs, mean evaluations: default λ 10: 4, 200; large λ 21: 3, 433; small (λ 11–15): 4, 50\n"
+	if got := out.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+
+	pyc := writeLines(t, dir, "pycma.jsonl", pyLine(15, 10, 1, 0, 1000, 1))
+	err := run([]string{"-summary", "-solved-by", pyc}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "no per-run records") {
+		t.Errorf("pycma's lines: error %v, want one naming the missing per-run records", err)
+	}
+
+	if err := run([]string{"-solved-by", "-functions", "1"}, &out, &errOut); err == nil {
+		t.Error("-solved-by without -summary: no error")
+	}
+}
