@@ -123,6 +123,9 @@ type options struct {
 	md      bool   // Markdown tables
 	// solvedBy: which run of each session reached the target (-solved-by).
 	solvedBy bool
+	// splitSigma0: with solvedBy, the σ0 at which the small runs are split
+	// into two kinds (-split-sigma0; 0: one kind).
+	splitSigma0 float64
 }
 
 // The comparisons of the summary mode.
@@ -199,6 +202,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.metric, "metric", metricERT, "with -summary: ert (ERT to the target; a tie within ±15 %) or delta-f (median f − f_opt after the budget; within a factor 2 of the reference or better)")
 	fs.BoolVar(&o.md, "md", false, "with -summary: Markdown tables")
 	fs.BoolVar(&o.solvedBy, "solved-by", false, "with -summary, for runs made with -json -per-run: which run of each session reached the target (regime and λ), and each kind of run's count and mean evaluations, instead of the comparison (plain text)")
+	fs.Float64Var(&o.splitSigma0, "split-sigma0", 0, "with -solved-by: report BIPOP's small runs as two kinds, σ0 below this value and at or above it")
 
 	// Flags may follow the files of -summary.
 	for {
@@ -247,6 +251,10 @@ func (o *options) checkSummary() error {
 		return fmt.Errorf("-metric %q: want %s or %s", o.metric, metricERT, metricDeltaF)
 	case !(o.target >= 0) || math.IsInf(o.target, 0):
 		return fmt.Errorf("-target %v: want a finite value ≥ 0", o.target)
+	case o.splitSigma0 != 0 && !o.solvedBy:
+		return fmt.Errorf("-split-sigma0 splits the small runs of -solved-by: use it with -solved-by")
+	case !(o.splitSigma0 >= 0) || math.IsInf(o.splitSigma0, 0):
+		return fmt.Errorf("-split-sigma0 %v: want a finite σ0 > 0 (0: no split)", o.splitSigma0)
 	}
 	return nil
 }

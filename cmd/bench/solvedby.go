@@ -14,24 +14,35 @@ import (
 // §5, "Which runs solve"). Per function, dimension and algorithm: the
 // successes by the regime and λ of the run that reached the target, then
 // every kind of run with its count and mean evaluations (a kind that
-// costs more leaves the later runs less of the budget).
+// costs more leaves the later runs less of the budget). With
+// -split-sigma0 X the small runs are two kinds, σ0 < X and σ0 ≥ X.
 
 // runKind is a regime with its λ; BIPOP's small runs, whose λ is drawn,
-// are one kind.
+// are one kind, or two split by their σ0.
 type runKind struct {
 	regime string
-	lambda int // 0 for the small runs
+	lambda int    // 0 for the small runs
+	sigma0 string // the small runs' side of -split-sigma0, "" without it
 }
 
-func kindOf(r restartRun) runKind {
-	if r.Regime == "small" {
-		return runKind{regime: r.Regime}
+// kindOf is r's kind; split > 0 splits the small runs at σ0 = split.
+func kindOf(r restartRun, split float64) runKind {
+	switch {
+	case r.Regime != "small":
+		return runKind{regime: r.Regime, lambda: r.Lambda}
+	case split > 0 && r.Sigma0 < split:
+		return runKind{regime: r.Regime, sigma0: "σ0 < " + strconv.FormatFloat(split, 'g', -1, 64)}
+	case split > 0:
+		return runKind{regime: r.Regime, sigma0: "σ0 ≥ " + strconv.FormatFloat(split, 'g', -1, 64)}
 	}
-	return runKind{r.Regime, r.Lambda}
+	return runKind{regime: r.Regime}
 }
 
 func (k runKind) String() string {
-	if k.lambda == 0 {
+	switch {
+	case k.sigma0 != "":
+		return k.regime + " " + k.sigma0
+	case k.lambda == 0:
 		return k.regime
 	}
 	return k.regime + " λ " + strconv.Itoa(k.lambda)
@@ -49,7 +60,7 @@ func compareKinds(a, b runKind) int {
 		}
 		return 2
 	}
-	return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.lambda, b.lambda), strings.Compare(a.regime, b.regime))
+	return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.lambda, b.lambda), strings.Compare(a.regime, b.regime), strings.Compare(a.sigma0, b.sigma0))
 }
 
 // kindStats is what -solved-by reports of one kind of run in a cell.
@@ -60,9 +71,10 @@ type kindStats struct {
 }
 
 // writeSolvedBy prints, per cell and algorithm, which runs reached the
-// target. Runs without per-run records (pycma_bbob.py's, or cmd/bench's
-// without -per-run) are an error: they cannot say.
-func writeSolvedBy(w io.Writer, runs []runResult) error {
+// target; split > 0 splits the small runs at σ0 = split. Runs without
+// per-run records (pycma_bbob.py's, or cmd/bench's without -per-run) are an
+// error: they cannot say.
+func writeSolvedBy(w io.Writer, runs []runResult, split float64) error {
 	type cellAlg struct {
 		cellKey
 		alg string
@@ -84,10 +96,11 @@ func writeSolvedBy(w io.Writer, runs []runResult) error {
 		}
 		sessions[k] = s
 		for _, x := range r.Runs {
-			ks := stats[k][kindOf(x)]
+			kd := kindOf(x, split)
+			ks := stats[k][kd]
 			if ks == nil {
 				ks = &kindStats{lambdaMin: x.Lambda, lambdaMax: x.Lambda}
-				stats[k][kindOf(x)] = ks
+				stats[k][kd] = ks
 			}
 			ks.runs++
 			ks.evaluations += x.Evaluations

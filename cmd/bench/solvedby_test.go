@@ -8,17 +8,19 @@ import (
 )
 
 // perRunLine is a run line of cmd/bench -json -per-run whose last run,
-// given as "regime λ evaluations", reached the target when hit.
+// given as "regime λ evaluations [σ0]" (σ0 1 when left out), reached the
+// target when hit.
 func perRunLine(alg string, inst int, hit bool, runs ...string) string {
 	var parts []string
 	total := 0
 	for i, r := range runs {
 		var regime string
 		var lambda, evals int
-		fmt.Sscan(r, &regime, &lambda, &evals)
+		sigma0 := 1.0
+		fmt.Sscan(r, &regime, &lambda, &evals, &sigma0)
 		total += evals
 		target := hit && i == len(runs)-1
-		parts = append(parts, fmt.Sprintf(`{"regime":%q,"lambda":%d,"sigma0":1,"evaluations":%d,"stop":["x"],"best_delta_f":1,"target":%v}`, regime, lambda, evals, target))
+		parts = append(parts, fmt.Sprintf(`{"regime":%q,"lambda":%d,"sigma0":%g,"evaluations":%d,"stop":["x"],"best_delta_f":1,"target":%v}`, regime, lambda, sigma0, evals, target))
 	}
 	e := "null"
 	if hit {
@@ -58,5 +60,35 @@ func TestSolvedBy(t *testing.T) {
 
 	if err := run([]string{"-solved-by", "-functions", "1"}, &out, &errOut); err == nil {
 		t.Error("-solved-by without -summary: no error")
+	}
+}
+
+// -split-sigma0 reports the small runs as two kinds, split at the σ0 given
+// (σ0 equal to it on the upper side), and is refused without -solved-by or
+// below 0.
+func TestSolvedBySplitSigma0(t *testing.T) {
+	dir := t.TempDir()
+	f := writeLines(t, dir, "runs.jsonl",
+		perRunLine("cma-es", 1, true, "default 10 100", "small 12 40 0.5", "small 14 60 0.05"),
+		perRunLine("cma-es", 2, true, "default 10 100", "small 11 30 0.2", "small 15 80 0.2"),
+		perRunLine("cma-es", 3, false, "default 10 100", "small 13 50 0.01"),
+	)
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-summary", "-solved-by", "-split-sigma0", "0.2", f}, &out, &errOut); err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut.String())
+	}
+	want := "f15 Rastrigin rotated 10-D cma-es: 2 of 3 reached the target\n" +
+		"  by the run: small σ0 < 0.2 (λ 14–14): 1, small σ0 ≥ 0.2 (λ 15–15): 1\n" +
+		"  runs, mean evaluations: default λ 10: 3, 100; small σ0 < 0.2 (λ 13–14): 2, 55; small σ0 ≥ 0.2 (λ 11–15): 3, 50\n"
+	if got := out.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	for _, args := range [][]string{
+		{"-summary", "-split-sigma0", "0.2", f},
+		{"-summary", "-solved-by", "-split-sigma0", "-1", f},
+	} {
+		if err := run(args, &out, &errOut); err == nil {
+			t.Errorf("%v: no error", args)
+		}
 	}
 }
