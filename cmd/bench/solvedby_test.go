@@ -41,16 +41,12 @@ func TestSolvedBy(t *testing.T) {
 		perRunLine("cma-es", 4, true, "default 10 200", "large 21 500", "small 13 50"),
 		perRunLine("cma-es", 3, false, "default 10 300", "small 11 50"),
 	)
+	wantSolvedBy(t, []string{"-summary", "-solved-by", f},
+		"f15 Rastrigin rotated 10-D cma-es: 3 of 4 reached the target\n"+
+			"  by the run: large λ 21: 1, small (λ 13–15): 2\n"+
+			"  runs, mean evaluations: default λ 10: 4, 200; large λ 21: 3, 433; small (λ 11–15): 4, 50\n")
+
 	var out, errOut bytes.Buffer
-	if err := run([]string{"-summary", "-solved-by", f}, &out, &errOut); err != nil {
-		t.Fatalf("run: %v\n%s", err, errOut.String())
-	}
-	want := "f15 Rastrigin rotated 10-D cma-es: 3 of 4 reached the target\n" +
-		"  by the run: large λ 21: 1, small (λ 13–15): 2\n" +
-		"  runs, mean evaluations: default λ 10: 4, 200; large λ 21: 3, 433; small (λ 11–15): 4, 50\n"
-	if got := out.String(); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
 
 	pyc := writeLines(t, dir, "pycma.jsonl", pyLine(15, 10, 1, 0, 1000, 1))
 	err := run([]string{"-summary", "-solved-by", pyc}, &out, &errOut)
@@ -73,16 +69,11 @@ func TestSolvedBySplitSigma0(t *testing.T) {
 		perRunLine("cma-es", 2, true, "default 10 100", "small 11 30 0.2", "small 15 80 0.2"),
 		perRunLine("cma-es", 3, false, "default 10 100", "small 13 50 0.01"),
 	)
+	wantSolvedBy(t, []string{"-summary", "-solved-by", "-split-sigma0", "0.2", f},
+		"f15 Rastrigin rotated 10-D cma-es: 2 of 3 reached the target\n"+
+			"  by the run: small σ0 < 0.2 (λ 14–14): 1, small σ0 ≥ 0.2 (λ 15–15): 1\n"+
+			"  runs, mean evaluations: default λ 10: 3, 100; small σ0 < 0.2 (λ 13–14): 2, 55; small σ0 ≥ 0.2 (λ 11–15): 3, 50\n")
 	var out, errOut bytes.Buffer
-	if err := run([]string{"-summary", "-solved-by", "-split-sigma0", "0.2", f}, &out, &errOut); err != nil {
-		t.Fatalf("run: %v\n%s", err, errOut.String())
-	}
-	want := "f15 Rastrigin rotated 10-D cma-es: 2 of 3 reached the target\n" +
-		"  by the run: small σ0 < 0.2 (λ 14–14): 1, small σ0 ≥ 0.2 (λ 15–15): 1\n" +
-		"  runs, mean evaluations: default λ 10: 3, 100; small σ0 < 0.2 (λ 13–14): 2, 55; small σ0 ≥ 0.2 (λ 11–15): 3, 50\n"
-	if got := out.String(); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
 	for _, args := range [][]string{
 		{"-summary", "-split-sigma0", "0.2", f},
 		{"-summary", "-solved-by", "-split-sigma0", "-1", f},
@@ -90,5 +81,17 @@ func TestSolvedBySplitSigma0(t *testing.T) {
 		if err := run(args, &out, &errOut); err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+// wantSolvedBy runs cmd/bench with args and checks its output.
+func wantSolvedBy(t *testing.T, args []string, want string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(args, &out, &errOut); err != nil {
+		t.Fatalf("run %v: %v\n%s", args, err, errOut.String())
+	}
+	if got := out.String(); got != want {
+		t.Errorf("%v: got\n%s\nwant\n%s", args, got, want)
 	}
 }
