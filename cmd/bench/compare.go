@@ -584,7 +584,7 @@ func summarizeFiles(w io.Writer, o options) error {
 		return fmt.Errorf("no runs in %s", strings.Join(o.files, ", "))
 	}
 	if o.solvedBy {
-		return writeSolvedBy(w, runs, o.splitSigma0)
+		return writeSolvedBy(w, runs, smallSplit{o.splitSigma0, o.splitLambda})
 	}
 	return writeComparison(w, o, runs)
 }

@@ -123,9 +123,11 @@ type options struct {
 	md      bool   // Markdown tables
 	// solvedBy: which run of each session reached the target (-solved-by).
 	solvedBy bool
-	// splitSigma0: with solvedBy, the σ0 at which the small runs are split
-	// into two kinds (-split-sigma0; 0: one kind).
+	// splitSigma0, splitLambda: with solvedBy, the σ0 and the λ at which
+	// the small runs are split into kinds (-split-sigma0, -split-lambda;
+	// 0: no split).
 	splitSigma0 float64
+	splitLambda int
 }
 
 // The comparisons of the summary mode.
@@ -203,6 +205,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.BoolVar(&o.md, "md", false, "with -summary: Markdown tables")
 	fs.BoolVar(&o.solvedBy, "solved-by", false, "with -summary, for runs made with -json -per-run: which run of each session reached the target (regime and λ), and each kind of run's count and mean evaluations, instead of the comparison (plain text)")
 	fs.Float64Var(&o.splitSigma0, "split-sigma0", 0, "with -solved-by: report BIPOP's small runs as two kinds, σ0 below this value and at or above it")
+	fs.IntVar(&o.splitLambda, "split-lambda", 0, "with -solved-by: report BIPOP's small runs as two kinds, λ at most this value and above it")
 
 	// Flags may follow the files of -summary.
 	for {
@@ -255,6 +258,10 @@ func (o *options) checkSummary() error {
 		return fmt.Errorf("-split-sigma0 splits the small runs of -solved-by: use it with -solved-by")
 	case !(o.splitSigma0 >= 0) || math.IsInf(o.splitSigma0, 0):
 		return fmt.Errorf("-split-sigma0 %v: want a finite σ0 > 0 (0: no split)", o.splitSigma0)
+	case o.splitLambda != 0 && !o.solvedBy:
+		return fmt.Errorf("-split-lambda splits the small runs of -solved-by: use it with -solved-by")
+	case o.splitLambda < 0:
+		return fmt.Errorf("-split-lambda %d: want a λ > 0 (0: no split)", o.splitLambda)
 	}
 	return nil
 }

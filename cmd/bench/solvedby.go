@@ -15,33 +15,58 @@ import (
 // successes by the regime and λ of the run that reached the target, then
 // every kind of run with its count and mean evaluations (a kind that
 // costs more leaves the later runs less of the budget). With
-// -split-sigma0 X the small runs are two kinds, σ0 < X and σ0 ≥ X.
+// -split-sigma0 X the small runs are two kinds, σ0 < X and σ0 ≥ X, and with
+// -split-lambda L two kinds λ ≤ L and λ > L (four with both).
 
 // runKind is a regime with its λ; BIPOP's small runs, whose λ is drawn,
-// are one kind, or two split by their σ0.
+// are one kind, or split by their σ0 and λ.
 type runKind struct {
 	regime string
 	lambda int    // 0 for the small runs
-	sigma0 string // the small runs' side of -split-sigma0, "" without it
+	side   string // the small runs' side of the splits, "" without them
+	order  int    // of the sides: below σ0's split first, then λ's
 }
 
-// kindOf is r's kind; split > 0 splits the small runs at σ0 = split.
-func kindOf(r restartRun, split float64) runKind {
-	switch {
-	case r.Regime != "small":
+// smallSplit is where -split-sigma0 and -split-lambda split the small
+// runs (0: no split).
+type smallSplit struct {
+	sigma0 float64
+	lambda int
+}
+
+// kindOf is r's kind under the small runs' split sp.
+func kindOf(r restartRun, sp smallSplit) runKind {
+	if r.Regime != "small" {
 		return runKind{regime: r.Regime, lambda: r.Lambda}
-	case split > 0 && r.Sigma0 < split:
-		return runKind{regime: r.Regime, sigma0: "σ0 < " + strconv.FormatFloat(split, 'g', -1, 64)}
-	case split > 0:
-		return runKind{regime: r.Regime, sigma0: "σ0 ≥ " + strconv.FormatFloat(split, 'g', -1, 64)}
 	}
-	return runKind{regime: r.Regime}
+	k := runKind{regime: r.Regime}
+	var sides []string
+	if sp.sigma0 > 0 {
+		x := strconv.FormatFloat(sp.sigma0, 'g', -1, 64)
+		if r.Sigma0 < sp.sigma0 {
+			sides = append(sides, "σ0 < "+x)
+		} else {
+			sides = append(sides, "σ0 ≥ "+x)
+			k.order += 2
+		}
+	}
+	if sp.lambda > 0 {
+		l := strconv.Itoa(sp.lambda)
+		if r.Lambda <= sp.lambda {
+			sides = append(sides, "λ ≤ "+l)
+		} else {
+			sides = append(sides, "λ > "+l)
+			k.order++
+		}
+	}
+	k.side = strings.Join(sides, ", ")
+	return k
 }
 
 func (k runKind) String() string {
 	switch {
-	case k.sigma0 != "":
-		return k.regime + " " + k.sigma0
+	case k.side != "":
+		return k.regime + " " + k.side
 	case k.lambda == 0:
 		return k.regime
 	}
@@ -60,7 +85,7 @@ func compareKinds(a, b runKind) int {
 		}
 		return 2
 	}
-	return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.lambda, b.lambda), strings.Compare(a.regime, b.regime), strings.Compare(a.sigma0, b.sigma0))
+	return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.lambda, b.lambda), strings.Compare(a.regime, b.regime), cmp.Compare(a.order, b.order))
 }
 
 // kindStats is what -solved-by reports of one kind of run in a cell.
@@ -71,10 +96,10 @@ type kindStats struct {
 }
 
 // writeSolvedBy prints, per cell and algorithm, which runs reached the
-// target; split > 0 splits the small runs at σ0 = split. Runs without
+// target, the small runs split by sp. Runs without
 // per-run records (pycma_bbob.py's, or cmd/bench's without -per-run) are an
 // error: they cannot say.
-func writeSolvedBy(w io.Writer, runs []runResult, split float64) error {
+func writeSolvedBy(w io.Writer, runs []runResult, sp smallSplit) error {
 	type cellAlg struct {
 		cellKey
 		alg string
@@ -96,7 +121,7 @@ func writeSolvedBy(w io.Writer, runs []runResult, split float64) error {
 		}
 		sessions[k] = s
 		for _, x := range r.Runs {
-			kd := kindOf(x, split)
+			kd := kindOf(x, sp)
 			ks := stats[k][kd]
 			if ks == nil {
 				ks = &kindStats{lambdaMin: x.Lambda, lambdaMax: x.Lambda}

@@ -59,10 +59,11 @@ func TestSolvedBy(t *testing.T) {
 	}
 }
 
-// -split-sigma0 reports the small runs as two kinds, split at the σ0 given
-// (σ0 equal to it on the upper side), and is refused without -solved-by or
-// below 0.
-func TestSolvedBySplitSigma0(t *testing.T) {
+// -split-sigma0 and -split-lambda report the small runs as two kinds each,
+// split at the σ0 given (σ0 equal to it on the upper side) and at the λ
+// given (λ equal to it on the lower side), four with both; each is refused
+// without -solved-by or below 0.
+func TestSolvedBySplit(t *testing.T) {
 	dir := t.TempDir()
 	f := writeLines(t, dir, "runs.jsonl",
 		perRunLine("cma-es", 1, true, "default 10 100", "small 12 40 0.5", "small 14 60 0.05"),
@@ -73,10 +74,21 @@ func TestSolvedBySplitSigma0(t *testing.T) {
 		"f15 Rastrigin rotated 10-D cma-es: 2 of 3 reached the target\n"+
 			"  by the run: small σ0 < 0.2 (λ 14–14): 1, small σ0 ≥ 0.2 (λ 15–15): 1\n"+
 			"  runs, mean evaluations: default λ 10: 3, 100; small σ0 < 0.2 (λ 13–14): 2, 55; small σ0 ≥ 0.2 (λ 11–15): 3, 50\n")
+	wantSolvedBy(t, []string{"-summary", "-solved-by", "-split-lambda", "13", f},
+		"f15 Rastrigin rotated 10-D cma-es: 2 of 3 reached the target\n"+
+			"  by the run: small λ > 13 (λ 14–15): 2\n"+
+			"  runs, mean evaluations: default λ 10: 3, 100; small λ ≤ 13 (λ 11–13): 3, 40; small λ > 13 (λ 14–15): 2, 70\n")
+	wantSolvedBy(t, []string{"-summary", "-solved-by", "-split-sigma0", "0.2", "-split-lambda", "13", f},
+		"f15 Rastrigin rotated 10-D cma-es: 2 of 3 reached the target\n"+
+			"  by the run: small σ0 < 0.2, λ > 13 (λ 14–14): 1, small σ0 ≥ 0.2, λ > 13 (λ 15–15): 1\n"+
+			"  runs, mean evaluations: default λ 10: 3, 100; small σ0 < 0.2, λ ≤ 13 (λ 13–13): 1, 50; small σ0 < 0.2, λ > 13 (λ 14–14): 1, 60; "+
+			"small σ0 ≥ 0.2, λ ≤ 13 (λ 11–12): 2, 35; small σ0 ≥ 0.2, λ > 13 (λ 15–15): 1, 80\n")
 	var out, errOut bytes.Buffer
 	for _, args := range [][]string{
 		{"-summary", "-split-sigma0", "0.2", f},
 		{"-summary", "-solved-by", "-split-sigma0", "-1", f},
+		{"-summary", "-split-lambda", "13", f},
+		{"-summary", "-solved-by", "-split-lambda", "-1", f},
 	} {
 		if err := run(args, &out, &errOut); err == nil {
 			t.Errorf("%v: no error", args)
