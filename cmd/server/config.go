@@ -73,7 +73,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	body := httpapi.DefaultMaxBodyBytes
 	num(&body, "max-body-bytes", "SELFCMA_MAX_BODY_BYTES", body, "largest request body")
 	inflight := httpapi.DefaultMaxInflightBytes
-	num(&inflight, "max-inflight-bytes", "SELFCMA_MAX_INFLIGHT_BYTES", inflight, "most bytes of request bodies under way together (each counted by its Content-Length, before it is read); beyond, 503 with Retry-After")
+	num(&inflight, "max-inflight-bytes", "SELFCMA_MAX_INFLIGHT_BYTES", inflight, "most bytes of request bodies under way together (each counted by the bytes read of it; a Content-Length that does not fit is refused before it is read; one body at a time may pass the limit); beyond, 503 with Retry-After")
 	cache := session.DefaultCacheBytes
 	num(&cache, "cache-bytes", "SELFCMA_CACHE_BYTES", cache, "most bytes of decoded sessions kept in memory between requests (each counted as what its engine says it holds), the least recently used forgotten beyond")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown waits for requests under way")

@@ -57,13 +57,13 @@ func TestMemoryBounded(t *testing.T) {
 		}
 		id := jsonField(t, body, "id")
 		tell := tellBody(lambda, 8<<20)
-		status := postAtOnce(p.base+"/v1/sessions/"+id+"/tell", tell, 100)
+		status, first := postAtOnce(p.base+"/v1/sessions/"+id+"/tell", tell, 100)
 		hwm := peakRSS(t, p.cmd.Process.Pid)
 		t.Logf("100 concurrent tells of %d bytes: statuses %v; server VmHWM %d MB", len(tell), status, hwm>>20)
 		// 200: the tell, or a retry of it (the same values); 503: over
 		// the limit of the bytes under way.
 		if status[http.StatusOK] < 1 || status[http.StatusOK]+status[http.StatusServiceUnavailable] != 100 {
-			t.Errorf("statuses %v, want 200 for the tell and its retries, 503 for the others", status)
+			t.Errorf("statuses %v, want 200 for the tell and its retries, 503 for the others; the first answers: %v", status, first)
 		}
 		if hwm >= 1<<30 {
 			t.Errorf("peak RSS %d MB, want under 1 GB", hwm>>20)
@@ -86,11 +86,11 @@ func TestMemoryBounded(t *testing.T) {
 		defer p.stop(t)
 		body := []byte(`{"x0": [` + strings.Repeat("0.5, ", dim-1) + `0.5], "sigma0": 1, "algorithm": "cma-es"`)
 		body = append(append(body, bytes.Repeat([]byte{' '}, 8<<20-len(body)-1)...), '}')
-		status := postAtOnce(p.base+"/v1/sessions", body, creates)
+		status, first := postAtOnce(p.base+"/v1/sessions", body, creates)
 		hwm := peakRSS(t, p.cmd.Process.Pid)
 		t.Logf("%d concurrent creates of %d bytes, dimension %d: statuses %v; server VmHWM %d MB", creates, len(body), dim, status, hwm>>20)
 		if status[http.StatusCreated] < 1 || status[http.StatusCreated]+status[http.StatusServiceUnavailable] != creates {
-			t.Errorf("statuses %v, want 201 or 503", status)
+			t.Errorf("statuses %v, want 201 or 503; the first answers: %v", status, first)
 		}
 		if hwm >= 1<<30 {
 			t.Errorf("peak RSS %d MB, want under 1 GB", hwm>>20)
@@ -272,9 +272,10 @@ func jsonField(t *testing.T, body []byte, name string) string {
 }
 
 // postAtOnce posts body to url from n clients at once and counts the
-// statuses of the answers (0: no answer).
-func postAtOnce(url string, body []byte, n int) map[int]int {
-	status := map[int]int{}
+// statuses of the answers (0: no answer), with the first answer of each
+// status (its error, for 0), cut to 300 bytes, to say why.
+func postAtOnce(url string, body []byte, n int) (status map[int]int, first map[int]string) {
+	status, first = map[int]int{}, map[int]string{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range n {
@@ -282,17 +283,21 @@ func postAtOnce(url string, body []byte, n int) map[int]int {
 			req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
-			code := 0
+			code, text := 0, fmt.Sprint(err)
 			if err == nil {
+				b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				code = resp.StatusCode
+				code, text = resp.StatusCode, string(b)
 			}
 			mu.Lock()
 			status[code]++
+			if _, ok := first[code]; !ok {
+				first[code] = text
+			}
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	return status
+	return status, first
 }

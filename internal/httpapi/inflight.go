@@ -22,23 +22,39 @@ const (
 type inflight struct {
 	max int64
 	n   atomic.Int64
+	// over is the one body that may be read on past max (nil: none), so
+	// that a burst of bodies that pass the limit together, each partly
+	// read, is not cut whole: the first to pass it is read to its end,
+	// the others are 503. The bytes under way stay below max plus one
+	// body (MaxBodyBytes).
+	over atomic.Pointer[countedBody]
 }
 
-// take counts n more bytes, if they fit.
-func (f *inflight) take(n int64) bool {
-	if f.n.Add(n) > f.max {
+// take counts n more bytes of body b, if they fit or b is (or now becomes)
+// the one body read on past the limit.
+func (f *inflight) take(b *countedBody, n int64) bool {
+	if f.n.Add(n) > f.max && f.over.Load() != b && !f.over.CompareAndSwap(nil, b) {
 		f.n.Add(-n)
 		return false
 	}
 	return true
 }
 
+// release gives back the bytes charged for body b, and its place past
+// the limit if it held it.
+func (f *inflight) release(b *countedBody) {
+	f.n.Add(-b.read)
+	f.over.CompareAndSwap(b, nil)
+}
+
 // limitInflight charges the in-flight budget with the bytes of each body
 // as they are read (given back when the request ends), and holds the body
 // to the minimum rate. A request that declares a body larger than what is
 // left is answered 503 at once, unread; one whose body passes the limit as
-// it is read gets 503 too, the rest of its body drained unkept. So the
-// memory the bodies take is bounded by the configuration, and a client
+// it is read gets 503 too, the rest of its body drained unkept, unless it
+// is the first to pass it while no other body is past it (inflight.over),
+// which is read on. So the memory the bodies take is bounded by the
+// configuration (the limit and one body), and a client
 // that sends slowly, or without a Content-Length, holds only what it sent,
 // and not for long.
 func (s *server) limitInflight(next http.Handler) http.Handler {
@@ -63,7 +79,7 @@ func (s *server) limitInflight(next http.Handler) http.Handler {
 		b := &countedBody{in: r.Body, s: s, rc: rc, h: w.Header(), start: time.Now()}
 		r.Body = b
 		defer func() {
-			s.inflight.n.Add(-b.read)
+			s.inflight.release(b)
 			if errors.Is(b.err, errOverloadedBody) {
 				rc.Flush()
 				b.free = true
@@ -118,7 +134,7 @@ func (b *countedBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	if n > 0 {
-		if !b.s.inflight.take(int64(n)) {
+		if !b.s.inflight.take(b, int64(n)) {
 			b.rc.EnableFullDuplex() // the 503 goes out while the rest is drained
 			b.err = &bodyError{errOverloadedBody, b.s.overloaded()}
 			return 0, b.err

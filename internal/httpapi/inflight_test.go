@@ -208,3 +208,66 @@ func TestSlowBodyCut(t *testing.T) {
 		t.Errorf("a create after: %d %s", r.status, r.body)
 	}
 }
+
+// TestInflightOneBodyPastLimit: of bodies that pass the in-flight limit
+// together, each partly read, the first to pass it is read on (so that a
+// burst of large bodies is not cut whole, every one 503) and the others
+// are 503. Limit 1000: A holds 600 bytes and B 300; B passes the limit
+// with 200 more and is read on; A, passing it after, is 503; B's create is
+// served, and every byte is given back.
+func TestInflightOneBodyPastLimit(t *testing.T) {
+	ts := newTestServer(t, serverOpts{maxBody: 800, maxInflight: 1000, grace: 10 * time.Minute})
+	slow, _, signal := slowServer(t, ts)
+	start := func() (*io.PipeWriter, chan int) {
+		pr, pw := io.Pipe()
+		status := make(chan int, 1)
+		go func() {
+			req, _ := http.NewRequest("POST", slow.URL+"/v1/sessions", pr)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := slow.Client().Do(req)
+			if err != nil {
+				status <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			status <- resp.StatusCode
+		}()
+		return pw, status
+	}
+	charged := func(what string, n int) {
+		waitFor(t, signal, what, func() bool { return ts.srv.inflight.n.Load() >= int64(n) })
+	}
+	head := `{"x0": [1, 2], "sigma0": 1, "metadata": {"pad": "`
+	tail := `"}}`
+	a, aStatus := start()
+	defer a.Close()
+	b, bStatus := start()
+	defer b.Close()
+	aHead := head + strings.Repeat("a", 600-len(head))
+	a.Write([]byte(aHead))
+	charged("A's 600 bytes", 600)
+	b.Write([]byte(head + strings.Repeat("b", 300-len(head))))
+	charged("B's 300 bytes", 900)
+	b.Write([]byte(strings.Repeat("b", 200)))
+	charged("B past the limit", 1100)
+	if ts.srv.inflight.over.Load() == nil {
+		t.Fatal("B passed the limit, but no body is read on past it")
+	}
+
+	go func() { // A passes the limit while B is past it
+		a.Write([]byte(strings.Repeat("a", 100) + tail))
+		a.Close()
+	}()
+	if got := <-aStatus; got != http.StatusServiceUnavailable {
+		t.Errorf("A, past the limit after B: %d, want 503", got)
+	}
+	b.Write([]byte(tail))
+	b.Close()
+	if got := <-bStatus; got != http.StatusCreated {
+		t.Errorf("B, the first past the limit: %d, want 201", got)
+	}
+	waitFor(t, signal, "every byte given back", func() bool {
+		return ts.srv.inflight.n.Load() == 0 && ts.srv.inflight.over.Load() == nil
+	})
+}

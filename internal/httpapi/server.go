@@ -43,7 +43,9 @@ type Config struct {
 	// MaxInflightBytes bounds the bodies of all requests under way
 	// together, each counted by the bytes read of it so far: a request
 	// whose declared Content-Length does not fit, or whose body passes the
-	// limit as it is read, is 503 with Retry-After.
+	// limit as it is read, is 503 with Retry-After, but for the first body
+	// to pass it while no other is past it, which is read on (so the bytes
+	// under way stay below the limit and one body).
 	// 0 = DefaultMaxInflightBytes. Four times as much bounds the state the
 	// creates under way build (session.CreateBytes each, a create of a
 	// larger state alone): a create waits up to 10 s for its share, then
