@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,9 +97,9 @@ type kindStats struct {
 }
 
 // writeSolvedBy prints, per cell and algorithm, which runs reached the
-// target, the small runs split by sp. Runs without
-// per-run records (pycma_bbob.py's, or cmd/bench's without -per-run) are an
-// error: they cannot say.
+// target, the small runs split by sp. Runs without per-run records
+// (pycma_bbob.py's, or cmd/bench's without -per-run) are an error: they
+// cannot say.
 func writeSolvedBy(w io.Writer, runs []runResult, sp smallSplit) error {
 	type cellAlg struct {
 		cellKey
@@ -124,16 +125,13 @@ func writeSolvedBy(w io.Writer, runs []runResult, sp smallSplit) error {
 			kd := kindOf(x, sp)
 			ks := stats[k][kd]
 			if ks == nil {
-				ks = &kindStats{lambdaMin: x.Lambda, lambdaMax: x.Lambda}
+				ks = &kindStats{lambdaMin: x.Lambda, lambdaMax: x.Lambda, solvedMin: math.MaxInt}
 				stats[k][kd] = ks
 			}
 			ks.runs++
 			ks.evaluations += x.Evaluations
 			ks.lambdaMin, ks.lambdaMax = min(ks.lambdaMin, x.Lambda), max(ks.lambdaMax, x.Lambda)
 			if x.Target {
-				if ks.solved == 0 {
-					ks.solvedMin, ks.solvedMax = x.Lambda, x.Lambda
-				}
 				ks.solved++
 				ks.solvedMin, ks.solvedMax = min(ks.solvedMin, x.Lambda), max(ks.solvedMax, x.Lambda)
 			}
