@@ -240,6 +240,12 @@ func TestConfig(t *testing.T) {
 		{"mirrored small runs", []string{"-mirrored-small", strconv.FormatBool(!d.MirroredSmallRuns)}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, MirroredSm: !d.MirroredSmallRuns},
 			algCMA + map[bool]string{true: "+mirrored-small", false: "+unmirrored-small"}[!d.MirroredSmallRuns]},
+		{"tol worse off", []string{"-tol-worse", "0"}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform},
+			algCMA + "+tol-worse=0"},
+		{"tol worse", []string{"-tol-worse", "0.1"}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, TolWorse: 0.1},
+			algCMA + "+tol-worse=0.1"},
 		{"mean rate", []string{"-mean-rate", "both", "-mean-rate-alpha", "0.5", "-mean-rate-eta-min", "0.25"}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, MeanRate: "both", MeanRateAlpha: 0.5, MeanRateEtaMin: 0.25},
 			algCMA + "+mean-rate=both+mean-rate-alpha=0.5+mean-rate-eta-min=0.25"},
@@ -267,6 +273,9 @@ func TestConfig(t *testing.T) {
 			}
 			if !want.Paper && !slices.Contains(tc.args, "-up-sigma-moved") {
 				want.UpSigmaMoved = d.UpSigmaMoved // the paper's TolUpSigma never fires
+			}
+			if !want.Paper && !slices.Contains(tc.args, "-tol-worse") {
+				want.TolWorse = d.TolWorse // the paper's runs end on its criteria alone
 			}
 			if !want.Paper && !slices.Contains(tc.args, "-mirrored") {
 				want.Mirrored = d.MirroredFirstRun // the paper draws every point

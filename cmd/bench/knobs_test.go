@@ -277,3 +277,36 @@ func TestSNRCMuMaxKnob(t *testing.T) {
 		t.Error("-snr-cmu-max -1 accepted")
 	}
 }
+
+// TestTolWorseKnob: the default ends restarts on tol_worse (Rastrigin,
+// per run), -tol-worse 0 never does and labels the run, -tol-worse 0.3
+// (the default's ε) is the default's run; bad values are refused, and so
+// is the flag with -local-stops=false.
+func TestTolWorseKnob(t *testing.T) {
+	run := func(args ...string) runResult {
+		return knobJob(t, algCMA, append([]string{"-algorithms", "cma-es", "-functions", "15", "-budget", "5000", "-per-run"}, args...)...)
+	}
+	ended := func(r runResult) bool {
+		for _, x := range r.Runs {
+			if slices.Contains(x.Stop, "tol_worse") {
+				return true
+			}
+		}
+		return false
+	}
+	def, off, same := run(), run("-tol-worse", "0"), run("-tol-worse", "0.3")
+	if !ended(def) || ended(off) {
+		t.Errorf("restarts ended on tol_worse: %t with the default, %t with -tol-worse 0; want true, false", ended(def), ended(off))
+	}
+	if off.Label != "cma-es+tol-worse=0" || same.Label != "cma-es" {
+		t.Errorf("labels %q, %q; want cma-es+tol-worse=0, cma-es", off.Label, same.Label)
+	}
+	if same.Evaluations != def.Evaluations || same.FinalDeltaF != def.FinalDeltaF {
+		t.Errorf("-tol-worse 0.3 (the default): %d evaluations, f − f_opt %g; the default's %d, %g", same.Evaluations, same.FinalDeltaF, def.Evaluations, def.FinalDeltaF)
+	}
+	for _, bad := range [][]string{{"-tol-worse", "-1"}, {"-tol-worse", "x"}, {"-tol-worse", "Inf"}, {"-tol-worse", "0.3", "-local-stops=false"}} {
+		if _, err := parseOptions(bad, io.Discard); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

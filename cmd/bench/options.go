@@ -71,6 +71,7 @@ type options struct {
 	active       string // flagDefault, true or false
 	flatFitness  string // flagDefault, true or false
 	upSigmaMoved string // flagDefault, true or false
+	tolWorse     string // flagDefault, or a number ≥ 0 (0: off)
 	mirrored     string // flagDefault, true or false
 	mirroredSm   string // flagDefault, true or false
 	meanRate     string // flagDefault, or one of meanRateRuns
@@ -161,6 +162,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.snr, "snr", flagDefault, "self-CMA-ES: a first run below -min-lambda adapts its c_1 and c_μ by the signal-to-noise rule (selfcma.Config.SNR): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.flatFitness, "flat-fitness", flagDefault, "end a run on pycma's tolflatfitness (2 generations whose best value equals that of rank 0.75λ) instead of cmaes.m's EqualFunValues: true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.upSigmaMoved, "up-sigma-moved", flagDefault, "TolUpSigma counts the scale the σ safeguard moved into C, as pycma's tolupsigma (false: it never fires): true, false, or default: internal/defaults' (false with -paper)")
+	fs.StringVar(&o.tolWorse, "tol-worse", flagDefault, "end a restart whose recent values lie above an earlier run's best within this times their distance to it (cmaes.Termination.TolWorse, ours): a number ≥ 0 (0: off), or default: internal/defaults' (off with -paper)")
 	fs.StringVar(&o.mirrored, "mirrored", flagDefault, "mirrored sampling in the first run (cmaes.Config.MirroredFirstRun; pycma's CMA_mirrors = 0.5, CMA_mirrormethod = 0): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.meanRate, "mean-rate", flagDefault, "the runs that adapt the mean's learning rate by LRA-CMA-ES's rule (cmaes.Config.MeanRateSmallRuns, MeanRateLargeRuns): none, small (BIPOP's small runs), large (the large restarts), both, or default: internal/defaults' (none with -paper)")
 	fs.Float64Var(&o.meanRateAlpha, "mean-rate-alpha", 0, "α of the mean's learning-rate rule (cmaes.Config.MeanRateAlpha); 0 = the default (cmaes.DefaultMeanRateAlpha, 0.7: half LRA's 1.4). A measuring knob")
@@ -331,8 +333,8 @@ func (o *options) checkValues() error {
 		return fmt.Errorf("-incpopsize %v: want a finite value ≥ 1, or 0 for the default", o.incPopSize)
 	case o.minLambda < 0:
 		return fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
-	case o.noLocalStops && (o.tolFun != 0 || o.tolX != 0):
-		return fmt.Errorf("-tolfun, -tolx with -local-stops=false: the local criteria are off")
+	case o.noLocalStops && (o.tolFun != 0 || o.tolX != 0 || given(o.tolWorse)):
+		return fmt.Errorf("-tolfun, -tolx, -tol-worse with -local-stops=false: the local criteria are off")
 	case strings.ContainsAny(o.tag, " \t\n"):
 		return fmt.Errorf("-tag %q: want no blanks", o.tag)
 	}
@@ -378,6 +380,8 @@ func (o *options) checkNames() error {
 		return fmt.Errorf("-flat-fitness %q: want true, false or default", o.flatFitness)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.upSigmaMoved):
 		return fmt.Errorf("-up-sigma-moved %q: want true, false or default", o.upSigmaMoved)
+	case given(o.tolWorse) && !(parseTolWorse(o.tolWorse) >= 0):
+		return fmt.Errorf("-tol-worse %q: want a finite number ≥ 0 (0: off) or default", o.tolWorse)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.mirrored):
 		return fmt.Errorf("-mirrored %q: want true, false or default", o.mirrored)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.mirroredSm):
@@ -445,6 +449,7 @@ type algConfig struct {
 	SNR          bool    `json:"snr,omitempty"`            // self-CMA-ES: selfcma.Config.SNR
 	FlatFitness  bool    `json:"flat_fitness,omitempty"`   // cmaes.Termination.FlatFitness
 	UpSigmaMoved bool    `json:"up_sigma_moved,omitempty"` // cmaes.Termination.UpSigmaMoved
+	TolWorse     float64 `json:"tol_worse,omitempty"`      // cmaes.Termination.TolWorse; 0 = off
 	Mirrored     bool    `json:"mirrored,omitempty"`       // cmaes.Config.MirroredFirstRun
 	MirroredSm   bool    `json:"mirrored_small,omitempty"` // cmaes.Config.MirroredSmallRuns
 	MeanRate     string  `json:"mean_rate,omitempty"`      // one of meanRateRuns; "" = none
@@ -495,6 +500,7 @@ func (o options) baseConfig(alg string) algConfig {
 	c.Active, c.Restarts, c.MaxRestarts, c.IncPopSize = d.Active, d.Restarts, d.MaxRestarts, d.IncPopSize
 	c.SNR = alg == algSelf && d.SNR
 	c.FlatFitness, c.UpSigmaMoved, c.Mirrored, c.MirroredSm = d.FlatFitness, d.UpSigmaMoved, d.MirroredFirstRun, d.MirroredSmallRuns
+	c.TolWorse = d.TolWorse
 	c.MeanRate = meanRateName(d.MeanRateSmallRuns, d.MeanRateLargeRuns)
 	if c.MaxRestarts == 0 {
 		c.MaxRestarts = cmaes.DefaultMaxRestarts
@@ -522,6 +528,9 @@ func (o options) config(alg string) algConfig {
 	}
 	if given(o.upSigmaMoved) {
 		c.UpSigmaMoved = o.upSigmaMoved == "true"
+	}
+	if given(o.tolWorse) {
+		c.TolWorse = parseTolWorse(o.tolWorse)
 	}
 	if given(o.mirrored) {
 		c.Mirrored = o.mirrored == "true"
@@ -574,11 +583,23 @@ func (o options) config(alg string) algConfig {
 	}
 	c.TolFun, c.TolX = o.tolFun, o.tolX
 	c.LocalStops = !o.noLocalStops
+	if o.noLocalStops {
+		c.TolWorse = 0
+	}
 	c.Numerics = o.numerics
 	if c.Numerics == 0 {
 		c.Numerics = cmaes.NumericsLatest // recorded, as the latest changes
 	}
 	return c
+}
+
+// parseTolWorse is -tol-worse's number; NaN if it is none, or not finite.
+func parseTolWorse(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(v, 0) {
+		return math.NaN()
+	}
+	return v
 }
 
 // given reports whether a string setting is given: not flagDefault or "".
@@ -618,6 +639,9 @@ func (o options) label(c algConfig) string {
 	}
 	if c.MeanRate != base.MeanRate {
 		parts = append(parts, "mean-rate="+cmp.Or(c.MeanRate, meanRateNone))
+	}
+	if c.TolWorse != base.TolWorse && c.LocalStops {
+		parts = append(parts, "tol-worse="+strconv.FormatFloat(c.TolWorse, 'g', -1, 64))
 	}
 	if c.Restarts != defaults.RestartsNone {
 		if c.MaxRestarts != base.MaxRestarts {

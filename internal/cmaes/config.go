@@ -163,6 +163,16 @@ type Termination struct {
 	// 10^20 σ0 could be reached, so TolUpSigma never fired.
 	UpSigmaMoved bool
 
+	// TolWorse ε > 0 ends a restart that converges onto a point worse
+	// than one an earlier run found (StopTolWorse; ours, docs/algorithm.md
+	// §1): the best point so far is an earlier run's, every value TolFun
+	// reads (the best of the last 10 + ⌈30n/λ⌉ generations, all of this
+	// one) lies above it, their range is below ε times the distance of the
+	// lowest of them to it, and that distance is at least TolWorseDelta
+	// times the run's descent, from State.RunStartF to the best value. 0,
+	// what every ES had before, or negative: never.
+	TolWorse float64
+
 	// MaxFailedGenerations stops the ES (StopFailedEvaluations, never an
 	// IPOP restart) after this many consecutive generations in which every
 	// evaluation failed (every value told was NaN): an objective that
@@ -184,6 +194,7 @@ const (
 	StopEqualFunValues = "equal_fun_values"
 	StopTolFlatFitness = "tol_flat_fitness" // pycma's tolflatfitness (Termination.FlatFitness)
 	StopTolUpSigma     = "tol_up_sigma"
+	StopTolWorse       = "tol_worse"       // Termination.TolWorse
 	StopNumerical      = "numerical_error" // a non-finite value would have entered the state
 	StopRequested      = "requested"       // the caller ended the run (ES.StopNow)
 	// StopMaxIter: the run reached its generation limit (BIPOP's maxiter,
@@ -249,7 +260,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("cmaes: max evaluations %d, want at least 0", c.Termination.MaxEvaluations)
 	}
 	t := c.Termination
-	for _, v := range []float64{t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma, t.TargetFitness} {
+	for _, v := range []float64{t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma, t.TolWorse, t.TargetFitness} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("cmaes: termination values must be finite")
 		}
@@ -293,6 +304,7 @@ func (t Termination) resolved(sigma0 float64) Termination {
 	t.TolX = pick(t.TolX, DefaultTolXFactor*sigma0)
 	t.ConditionCov = pick(t.ConditionCov, DefaultConditionCov)
 	t.TolUpSigma = pick(t.TolUpSigma, DefaultTolUpSigma)
+	t.TolWorse = max(t.TolWorse, 0)
 	switch {
 	case t.MaxFailedGenerations == 0:
 		t.MaxFailedGenerations = DefaultMaxFailedGenerations

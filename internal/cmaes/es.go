@@ -183,7 +183,7 @@ func (e *ES) startRun(lambda int) error {
 	e.s.PSigma = make([]float64, n)
 	e.s.PC = make([]float64, n)
 	e.s.T, e.s.EigenT = 0, 0
-	e.s.RunMovedScale = 0
+	e.s.RunMovedScale, e.s.RunStartF = 0, 0
 	e.s.MeanRate = nil // restart sets it for a run that uses it
 	e.s.FunHist = make([]float64, 10+int(math.Ceil(30*float64(n)/float64(p.Lambda))))
 	e.s.FunPos, e.s.FunN = 0, 0

@@ -57,6 +57,9 @@ type State struct {
 	// (σ /= s, C *= s²: es.go's boundSigma), 0 at its start; TolUpSigma
 	// reads it with Termination.UpSigmaMoved.
 	RunMovedScale float64
+	// RunStartF: the best value of the run's first generation (the first
+	// that updated it), TolWorse's reference (stop.go).
+	RunStartF float64
 	// MeanRate: the rule of the mean's learning rate (meanrate.go) in a
 	// run that adapts it (Config.MeanRateSmallRuns, MeanRateLargeRuns),
 	// else nil.

@@ -10,6 +10,9 @@ const stagMax = 20000
 // generation (docs/algorithm.md §1) to e.s.Stop, each with its value, in
 // a fixed order (the stop reasons are persisted in it).
 func (e *ES) checkStop(fitness []float64, order []int, best, median float64) {
+	if e.s.T == 1 {
+		e.s.RunStartF = best // TolWorse's reference
+	}
 	e.recordHistories(best, median)
 	e.stopLimits()
 	e.stopTolFun(fitness, order)
@@ -91,10 +94,11 @@ func (e *ES) stopLimits() {
 }
 
 // stopTolFun: range of the best values of the last 10 + ⌈30n/λ⌉
-// generations and of all finite values of this one.
+// generations and of all finite values of this one below TolFun; and
+// TolWorse, which reads the same values.
 func (e *ES) stopTolFun(fitness []float64, order []int) {
 	t := e.term
-	if !(t.TolFun > 0 && e.s.FunN == len(e.s.FunHist)) {
+	if !((t.TolFun > 0 || t.TolWorse > 0) && e.s.FunN == len(e.s.FunHist)) {
 		return
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -109,6 +113,26 @@ func (e *ES) stopTolFun(fitness []float64, order []int) {
 	if hi-lo < t.TolFun {
 		e.addStop(StopTolFun, hi-lo)
 	}
+	if t.TolWorse > 0 && e.bestOfEarlierRun() && lo > e.s.Best.F && hi-lo < t.TolWorse*(lo-e.s.Best.F) &&
+		lo-e.s.Best.F >= TolWorseDelta*(e.s.RunStartF-e.s.Best.F) {
+		e.addStop(StopTolWorse, (hi-lo)/(lo-e.s.Best.F))
+	}
+}
+
+// TolWorseDelta is δ of TolWorse: a run whose values came within δ times
+// its descent (from the best value of its first generation to the best
+// point) of the best point is not ended, since it may still reach it. A
+// restart on the sharp ridge (BBOB f13) stalls so, far below where it
+// started, until C has learnt the ridge; without δ TolWorse ended such
+// runs (docs/algorithm.md §5, "Ending restarts that converge onto a worse
+// point").
+const TolWorseDelta = 1e-3
+
+// bestOfEarlierRun reports whether the best point so far was told before
+// the current run began.
+func (e *ES) bestOfEarlierRun() bool {
+	ends := e.s.RunEnds
+	return e.s.HasBest && len(ends) > 0 && e.s.Best.Generation <= ends[len(ends)-1].Generation
 }
 
 // stopTolX: σ√C_ii and σ|p_c,i| below TolX for every i.

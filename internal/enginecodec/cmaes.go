@@ -100,9 +100,14 @@ import (
 //     and, in a run that adapts the mean's rate, State.MeanRate (η_m, V,
 //     E). A state of version 1 to 12 decodes with both flags false and no
 //     rule: the mean moved by its whole update, as it ran.
+//   - Version 14 (versionTolWorse): two floats at the end,
+//     Termination.TolWorse and State.RunStartF (a restart that converges
+//     onto a point worse than an earlier run's best ends, cmaes's
+//     stop.go). A state of version 1 to 13 decodes with 0 and 0: the
+//     criterion off, as it ran.
 const (
 	cmaesMagic         = "selfcma/cmaes"
-	cmaesVersion       = 13
+	cmaesVersion       = 14
 	versionInject      = 2
 	versionNumerics    = 3
 	versionPacked      = 4
@@ -116,6 +121,7 @@ const (
 	versionUpSigma     = 11
 	versionMirrored    = 12
 	versionMeanRate    = 13
+	versionTolWorse    = 14
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the

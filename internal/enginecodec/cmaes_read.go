@@ -99,6 +99,9 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 	if version >= versionMeanRate {
 		readMeanRate(r, st)
 	}
+	if version >= versionTolWorse {
+		st.Config.Termination.TolWorse, st.RunStartF = r.Float(), r.Float() // cmaes.Restore checks TolWorse
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

@@ -45,7 +45,9 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	w.Float(s.RunMovedScale)
 	w.Bool(s.Config.MirroredFirstRun) // version 12
 	w.Bool(s.Config.MirroredSmallRuns)
-	writeMeanRate(w, s) // version 13
+	writeMeanRate(w, s)                    // version 13
+	w.Float(s.Config.Termination.TolWorse) // version 14
+	w.Float(s.RunStartF)
 }
 
 // writeMeanRate writes version 13's block: Config.MeanRateSmallRuns,

@@ -72,6 +72,9 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 		w.Bool(s.Config.MirroredFirstRun)
 		w.Bool(s.Config.MirroredSmallRuns)
 	}
+	if version >= versionMeanRate {
+		writeMeanRate(w, s)
+	}
 }
 
 // encodeAs returns the blob of e in the layout of the given version.

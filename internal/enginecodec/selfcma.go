@@ -37,10 +37,11 @@ import (
 // selfcma.SNRRatesBoth, η on c_1 and c_μ, as they ran); 17 in 13
 // (Config.MeanRateSmallRuns, MeanRateLargeRuns, MeanRateAlpha and
 // State.MeanRate: the mean's learning rate in restarts), its own layout as
-// 16's.
+// 16's; 18 in 14 (Termination.TolWorse, State.RunStartF), its own layout
+// as 17's.
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 17
+	selfcmaVersion = 18
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -69,11 +70,14 @@ const (
 	// versionMeanRateSelf is the first version that embeds cmaes's
 	// encoding 13 (the mean's learning rate in restarts).
 	versionMeanRateSelf = 17
+	// versionTolWorseSelf is the first version that embeds cmaes's
+	// encoding 14 (Termination.TolWorse, State.RunStartF).
+	versionTolWorseSelf = 18
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11, 15: 12, 16: 12, 17: 13}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11, 15: 12, 16: 12, 17: 13, 18: 14}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run

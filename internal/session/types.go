@@ -121,6 +121,10 @@ type Termination struct {
 	// this many consecutive generations whose every evaluation failed:
 	// nil = cmaes.DefaultMaxFailedGenerations, ≤ 0 = never.
 	MaxFailedGenerations *int `json:",omitempty"`
+	// TolWorse ends a restart that converges onto a point worse than an
+	// earlier run's best (cmaes.Termination.TolWorse, its ε): nil =
+	// defaults.For(algorithm)'s (off for constrained sessions), 0 = off.
+	TolWorse *float64 `json:",omitempty"`
 }
 
 // Status of a session.

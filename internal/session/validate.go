@@ -118,6 +118,9 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 	// force: cmaes.m's, or pycma's tolflatfitness where the defaults say.
 	cfg.Termination.FlatFitness = def.FlatFitness
 	cfg.Termination.UpSigmaMoved = def.UpSigmaMoved
+	if cfg.Termination.TolWorse, err = checkTolWorse(p, alg, def.TolWorse); err != nil {
+		return "", selfParams{}, cfg, err
+	}
 	cfg.MirroredFirstRun, cfg.MirroredSmallRuns = def.MirroredFirstRun, def.MirroredSmallRuns
 	if p.Mirrored != nil {
 		if *p.Mirrored && alg == AlgorithmSepCMAES {
@@ -435,6 +438,25 @@ func checkTermination(t Termination) (cmaes.Termination, error) {
 	c.NoEqualFunVal = off(t.EqualFunValues)
 	c.MaxFailedGenerations = maxFailedGenerations(t.MaxFailedGenerations)
 	return c, nil
+}
+
+// checkTolWorse checks termination.tol_worse and returns cmaes's ε (0:
+// off): nil selects def, the algorithm's default, but off in a constrained
+// session, whose augmented Lagrangian moves the values under the engine
+// (as Stagnation, constrainedStagnation); sep-CMA-ES has no such criterion.
+func checkTolWorse(p CreateParams, alg string, def float64) (float64, error) {
+	v := p.Termination.TolWorse
+	switch {
+	case v == nil && p.Constraints != nil:
+		return 0, nil
+	case v == nil:
+		return def, nil
+	case !finite(*v) || *v < 0:
+		return 0, errorf(CodeOutOfRange, "termination.tol_worse %v, want a finite number ≥ 0 (0 disables it)", *v)
+	case *v > 0 && alg == AlgorithmSepCMAES:
+		return 0, errorf(CodeOutOfRange, "termination.tol_worse applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+	}
+	return *v, nil
 }
 
 // maxFailedGenerations is termination.max_failed_generations as cmaes

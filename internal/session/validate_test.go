@@ -70,6 +70,9 @@ func TestConfigNamesTheField(t *testing.T) {
 		{ok(CreateParams{Termination: Termination{TolX: &nan}}), "termination.tol_x"},
 		{ok(CreateParams{Termination: Termination{ConditionCov: new(float64(-1))}}), "termination.condition_cov"},
 		{ok(CreateParams{Termination: Termination{TolUpSigma: new(float64(-1))}}), "termination.tol_up_sigma"},
+		{ok(CreateParams{Termination: Termination{TolWorse: new(float64(-1))}}), "termination.tol_worse"},
+		{ok(CreateParams{Termination: Termination{TolWorse: &inf}}), "termination.tol_worse"},
+		{ok(CreateParams{Algorithm: AlgorithmSepCMAES, Termination: Termination{TolWorse: new(0.3)}}), "termination.tol_worse"},
 		{ok(CreateParams{Name: strings.Repeat("n", 257)}), "name"},
 		{ok(CreateParams{Metadata: []byte(`{"a":"` + strings.Repeat("m", 64<<10) + `"}`)}), "metadata"},
 	}
@@ -197,5 +200,39 @@ func TestLoshchilovRestarts(t *testing.T) {
 				t.Errorf("%s %s: view %q, restarts %+v", alg, strategy, got, cfg.Restarts)
 			}
 		}
+	}
+}
+
+// termination.tol_worse: left out, a session gets its algorithm's default
+// (off for sep-CMA-ES and with constraints, whose augmented Lagrangian
+// moves the values); 0 turns it off, a positive ε is taken as given.
+func TestTolWorseDefaults(t *testing.T) {
+	con := &Constraints{Count: 1}
+	for _, c := range []struct {
+		alg  string
+		v    *float64
+		con  *Constraints
+		want float64
+	}{
+		{AlgorithmCMAES, nil, nil, defaults.For(AlgorithmCMAES).TolWorse},
+		{AlgorithmSelfCMAES, nil, nil, defaults.For(AlgorithmSelfCMAES).TolWorse},
+		{AlgorithmCMAES, new(0.0), nil, 0},
+		{AlgorithmSelfCMAES, new(0.5), nil, 0.5},
+		{AlgorithmSepCMAES, nil, nil, 0},
+		{AlgorithmSepCMAES, new(0.0), nil, 0},
+		{AlgorithmCMAES, nil, con, 0},
+		{AlgorithmCMAES, new(0.2), con, 0.2},
+	} {
+		p := CreateParams{Algorithm: c.alg, X0: []float64{1, 2}, Sigma0: 1, Constraints: c.con, Termination: Termination{TolWorse: c.v}}
+		_, _, cfg, err := DefaultLimits().config(p)
+		if err != nil {
+			t.Fatalf("%s, tol_worse %v, constraints %v: %v", c.alg, c.v, c.con != nil, err)
+		}
+		if got := cfg.Termination.TolWorse; got != c.want {
+			t.Errorf("%s, tol_worse %v, constraints %v: ε %v, want %v", c.alg, c.v, c.con != nil, got, c.want)
+		}
+	}
+	if d := defaults.For(AlgorithmCMAES).TolWorse; !(d > 0) {
+		t.Errorf("cma-es's default ε %v, want > 0", d)
 	}
 }

@@ -203,7 +203,10 @@ class Client:
                 that a server without them sees the same requests as
                 before.
             termination: ``{"target_fitness": 1e-8, "max_evaluations": 10000,
-                "tol_fun": ..., "tol_x": ..., ...}`` (api/openapi.yaml).
+                "tol_fun": ..., "tol_x": ..., "tol_worse": 0, ...}``
+                (api/openapi.yaml; ``tol_worse``, ours, ends a restart that
+                converges onto a point worse than an earlier run's best; 0
+                turns it off).
             name: a label; metadata: any JSON object, echoed back.
             hyperparameters: self-cma-es only, ``"default"`` or
                 ``"uniform"`` (the auxiliary CMA-ES's initial mean), or

@@ -1,0 +1,98 @@
+package enginecodec
+
+import (
+	"testing"
+
+	"github.com/selfcma/selfcma/internal/cmaes"
+	"github.com/selfcma/selfcma/internal/selfcma"
+)
+
+// testdata/cmaes/encoding14-tolworse-n4.state and
+// testdata/selfcma/encoding18-tolworse-n4.state were written by the code
+// that introduced cmaes encoding 14 and selfcma encoding 18
+// (Termination.TolWorse): meanRateConfig's NBIPOP with TolWorse 0.3, on
+// Rastrigin, told until the fifth generation of its first small run. The
+// continuations are runEndsHash and selfRunEndsHash over 1500 generations
+// by that code, through runs that end on tol_worse (releasePair;
+// SELFCMA_WRITE_FIXTURES=tolworse writes both again).
+const (
+	releaseTolWorseFixture          = "testdata/cmaes/encoding14-tolworse-n4.state"
+	releaseTolWorseContinuation     = "8ce7be4251aea71d37b82a7b8ed8eb470db6182f927aa3c3446f601f462839f1"
+	selfReleaseTolWorseFixture      = "testdata/selfcma/encoding18-tolworse-n4.state"
+	selfReleaseTolWorseContinuation = "60114327f05902e5671ae4df88e1c5bb7d3ec7d8835bb8ba2216b6ab6e3a4d25"
+)
+
+func tolWorseConfig() cmaes.Config {
+	c := meanRateConfig()
+	c.Termination.TolWorse = 0.3
+	return c
+}
+
+// endedOnTolWorse reports whether a run of e ended on tol_worse.
+func endedOnTolWorse(e *cmaes.ES) bool {
+	for _, r := range e.RunEnds() {
+		for _, s := range r.Reasons {
+			if s.Name == cmaes.StopTolWorse {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var releaseTolWorse = releasePair{
+	name:    "tolworse",
+	fixture: releaseTolWorseFixture, selfFixture: selfReleaseTolWorseFixture,
+	version: versionTolWorse, selfVersion: versionTolWorseSelf,
+	continuation: releaseTolWorseContinuation, selfContinuation: selfReleaseTolWorseContinuation,
+	f: rastrigin, gens: 1500,
+	fixtureWrong: func(d *cmaes.ES) string {
+		if d.Config().Termination.TolWorse != 0.3 || d.Regime() != cmaes.RegimeSmall {
+			return "want TolWorse 0.3 in a small run"
+		}
+		return ""
+	},
+	continuedWrong: func(d *cmaes.ES, _ int) string {
+		if !endedOnTolWorse(d) {
+			return "no run ended on tol_worse"
+		}
+		return ""
+	},
+	states: func(t *testing.T) (*cmaes.ES, *selfcma.ES) {
+		e := mustNew(t, tolWorseConfig())
+		untilSmallRunGen5(t, e, func() { step(t, e, rastrigin) })
+		e.Ask()
+		s := selfMustNew(t, selfcma.Config{CMA: tolWorseConfig(), MinLambda: 40, SNR: true})
+		untilSmallRunGen5(t, s.Primary(), func() { selfStep(t, s, rastrigin) })
+		s.Ask()
+		return e, s
+	},
+}
+
+// TestReleaseTolWorseContinues checks the fixtures of cmaes encoding 14
+// and selfcma encoding 18 by releasePair.check.
+func TestReleaseTolWorseContinues(t *testing.T) { releaseTolWorse.check(t) }
+
+// A state of version 13 decodes with TolWorse off, whatever the ES had;
+// the current version keeps it.
+func TestVersion13DecodesWithoutTolWorse(t *testing.T) {
+	e := mustNew(t, tolWorseConfig())
+	for range 30 {
+		step(t, e, rastrigin)
+	}
+	cur, _ := marshal(e)
+	d, err := DecodeCMAES(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Config().Termination.TolWorse; got != 0.3 {
+		t.Fatalf("the current version: TolWorse %v, want 0.3", got)
+	}
+	old, err := DecodeCMAES(encodeAs(e, versionMeanRate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := old.Config().Termination.TolWorse; got != 0 {
+		t.Fatalf("a version-13 state decoded with TolWorse %v, want 0", got)
+	}
+}
