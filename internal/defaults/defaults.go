@@ -21,11 +21,12 @@ const (
 // worse against active CMA-ES; docs/algorithm.md §2, table 16); both
 // sample their first run and BIPOP's small runs mirrored. On 60 fresh
 // BBOB instances (5001–5030 and 9001–9030, none used for a choice) it needs fewer
-// evaluations than pycma's BIPOP on 9 (n = 10) and 12 (n = 20) of 24
-// functions and more on 1 and 2, than CMA-ES on 5 and 6 and more on 3 and
-// 2 (multimodal ones, the draw of the restarts), and after 100·n
-// evaluations it is ahead on the ill-conditioned functions
-// (docs/algorithm.md §5, "The rule on c_μ alone, on both fresh sets").
+// evaluations than pycma's BIPOP on 17 (n = 10) and 15 (n = 20) of 24
+// functions and more on 0 and 1, than CMA-ES on 10 and 9 and more on 2 and
+// 2 (Weierstrass, and Katsuura or Gallagher's 21 peaks: the draw of the
+// restarts), and after 100·n evaluations it is ahead on the
+// ill-conditioned functions (docs/algorithm.md §5, "Ending restarts that
+// converge onto a worse point").
 const Algorithm = SelfCMAES
 
 // Restart strategies, by the names the API and cmd/bench use: NIPOP and
