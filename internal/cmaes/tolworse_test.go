@@ -42,15 +42,8 @@ func TestTolWorse(t *testing.T) {
 				if run == 0 && g >= 50 {
 					f = func(x []float64) float64 { return sphere(x) + c.jump }
 				}
-				X := e.Ask()
-				v := make([]float64, len(X))
-				for k, x := range X {
-					v[k] = f(x)
-				}
-				rec, err := e.Tell(v)
-				if err != nil {
-					t.Fatal(err)
-				}
+				var v []float64 // the values told, in order
+				rec := step(t, e, func(x []float64) float64 { y := f(x); v = append(v, y); return y })
 				if run == 0 {
 					continue
 				}
