@@ -8,11 +8,12 @@ import (
 // TolWorse on a sphere whose restart's optimum is shift above the first
 // run's: the restart ends on tol_worse at the first generation where the
 // range of the values TolFun reads is below ε times the distance of their
-// lowest to the best point (recomputed here from the values told), with that
-// ratio as its value, unless the distance is below TolWorseDelta times the
-// run's descent from its first generation; the first run never fires it (not even when its
-// values rise above its own best: jump), nor a restart that finds better
-// points than the first run's, nor an ES without it.
+// lowest to the best point (recomputed here from the values told), with
+// that ratio as its value, unless the distance is below TolWorseDelta
+// times the run's descent from its first generation; the first run never
+// fires it (not even when its values rise above its own best: jump), nor
+// a restart that finds better points than the first run's, nor an ES
+// without it.
 func TestTolWorse(t *testing.T) {
 	const eps = 0.1
 	for _, c := range []struct {
