@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/defaults"
@@ -115,4 +117,58 @@ func TestBIPOPInTheContract(t *testing.T) {
 		}
 	}
 	ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history"})
+}
+
+// termination.tol_worse: a cma-es session on Rastrigin, with the default,
+// has restarts that end on tol_worse, and its answers keep to the
+// contract; with 0 none does; a negative ε is refused, naming the field.
+func TestTolWorseInTheContract(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	rastrigin := func(b batchView) map[string]any {
+		f := make([]float64, len(b.Candidates))
+		for i, x := range b.Candidates {
+			f[i] = 10 * float64(len(x))
+			for _, v := range x {
+				f[i] += v*v - 10*math.Cos(2*math.Pi*v)
+			}
+		}
+		return map[string]any{"generation": b.Generation, "fitness": f}
+	}
+	type runs struct {
+		Restarts struct {
+			Runs []struct {
+				StopReasons []struct {
+					Name string `json:"name"`
+				} `json:"stop_reasons"`
+			} `json:"runs"`
+		} `json:"restarts"`
+	}
+	endedOnTolWorse := func(termination map[string]any) bool {
+		s := ts.create(t, map[string]any{"x0": []float64{3, 3, 3}, "sigma0": 2, "algorithm": "cma-es", "seed": 5,
+			"bounds":      map[string]any{"lower": []float64{-5, -5, -5}, "upper": []float64{5, 5, 5}},
+			"restarts":    map[string]any{"strategy": "bipop", "max": 4, "point": "uniform"},
+			"termination": termination})
+		for range 600 {
+			ts.tell(t, s.ID, rastrigin(ts.ask(t, s.ID)))
+		}
+		ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID + "/history"})
+		for _, r := range decode[runs](t, ts.do(t, call{method: "GET", path: "/v1/sessions/" + s.ID})).Restarts.Runs {
+			for _, x := range r.StopReasons {
+				if x.Name == "tol_worse" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !endedOnTolWorse(map[string]any{"max_evaluations": 100000}) {
+		t.Error("the default: no run ended on tol_worse in 600 generations on Rastrigin")
+	}
+	if endedOnTolWorse(map[string]any{"max_evaluations": 100000, "tol_worse": 0}) {
+		t.Error("tol_worse 0: a run ended on tol_worse")
+	}
+	r := ts.do(t, call{method: "POST", path: "/v1/sessions", body: map[string]any{"x0": []float64{1}, "sigma0": 1, "termination": map[string]any{"tol_worse": -1}}, invalid: true})
+	if e := decode[errorView](t, r); r.status != http.StatusUnprocessableEntity || e.Error.Code != "out_of_range" || !strings.Contains(e.Error.Message, "termination.tol_worse") {
+		t.Errorf("tol_worse -1: %d %s", r.status, r.body)
+	}
 }
