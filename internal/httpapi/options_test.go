@@ -1,13 +1,13 @@
 package httpapi
 
 import (
-	"math"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/defaults"
+	"github.com/selfcma/selfcma/internal/testfn"
 )
 
 // restartsOf is the JSON of a session's active and restarts.
@@ -127,10 +127,7 @@ func TestTolWorseInTheContract(t *testing.T) {
 	rastrigin := func(b batchView) map[string]any {
 		f := make([]float64, len(b.Candidates))
 		for i, x := range b.Candidates {
-			f[i] = 10 * float64(len(x))
-			for _, v := range x {
-				f[i] += v*v - 10*math.Cos(2*math.Pi*v)
-			}
+			f[i] = testfn.Rastrigin(x)
 		}
 		return map[string]any{"generation": b.Generation, "fitness": f}
 	}

@@ -36,6 +36,15 @@ func Rosenbrock(x []float64) float64 {
 	return s
 }
 
+// Rastrigin is 10n + Σ x_i² − 10 cos(2π x_i), minimum 0 at the origin.
+func Rastrigin(x []float64) float64 {
+	s := 10 * float64(len(x))
+	for _, v := range x {
+		s += v*v - 10*math.Cos(2*math.Pi*v)
+	}
+	return s
+}
+
 // UniformX0 is a point uniform in [−4, 4]^n (docs/algorithm.md §4's
 // x0), from a stream seeded by seed.
 func UniformX0(seed uint64, n int) []float64 {
