@@ -282,11 +282,11 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 	if c.Restarts != defaults.RestartsNone {
 		cfg.Restarts, _ = defaults.Restarts(c.Restarts) // checkNames knows the name
 		cfg.Restarts.Max, cfg.Restarts.IncPopSize = c.MaxRestarts, c.IncPopSize
-		if o.sigmaDec != 0 {
-			cfg.Restarts.SigmaDec = o.sigmaDec
+		if c.SigmaDec != 0 {
+			cfg.Restarts.SigmaDec = c.SigmaDec
 		}
-		if o.budgetRatio != 0 {
-			cfg.Restarts.Budget = o.budgetRatio
+		if c.BudgetRatio != 0 {
+			cfg.Restarts.Budget = c.BudgetRatio
 		}
 	}
 	if c.Restarts != defaults.RestartsNone && c.RestartPoint == defaults.PointUniform {

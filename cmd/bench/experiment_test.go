@@ -249,6 +249,9 @@ func TestConfig(t *testing.T) {
 		{"mean rate", []string{"-mean-rate", "both", "-mean-rate-alpha", "0.5", "-mean-rate-eta-min", "0.25"}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, MeanRate: "both", MeanRateAlpha: 0.5, MeanRateEtaMin: 0.25},
 			algCMA + "+mean-rate=both+mean-rate-alpha=0.5+mean-rate-eta-min=0.25"},
+		{"nbipop's rules", []string{"-sigma-dec", "1", "-budget-ratio", "1.5"}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, SigmaDec: 1, BudgetRatio: 1.5},
+			algCMA + "+sigma-dec=1+budget-ratio=1.5"},
 		{"mean rate none", []string{"-mean-rate", "none"}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform},
 			algCMA},
@@ -315,6 +318,9 @@ func TestESConfig(t *testing.T) {
 			return c.Active && c.Restarts.BIPOP && !c.Restarts.IPOP && c.Restarts.Max == 5 && c.Restarts.IncPopSize == 3 && c.Lambda == 0 &&
 				p.Uniform && p.Region != nil && len(p.Region.Lower) == 5 && p.Region.Lower[0] == -4 && p.Region.Upper[4] == 4
 		}, "active, BIPOP, 5 restarts, λ × 3 from uniform points of [−4, 4]^5, selfcma's λ"},
+		{"nbipop's rules", []string{"-sigma-dec", "1.3", "-budget-ratio", "3"}, func(c cmaes.Config) bool {
+			return c.Restarts.BIPOP && c.Restarts.SigmaDec == 1.3 && c.Restarts.Budget == 3
+		}, "NBIPOP with ρ_σdec 1.3 and ρ_budget 3"},
 		{"ipop from x0", []string{"-restarts", "ipop", "-restart-point", "x0"}, func(c cmaes.Config) bool {
 			return c.Restarts.IPOP && !c.Restarts.Point.Uniform
 		}, "IPOP from x0"},

@@ -471,6 +471,8 @@ type algConfig struct {
 	SNRRates       string  `json:"snr_rates,omitempty"` // "both", "cmu"; "" = the default
 	MeanRateAlpha  float64 `json:"mean_rate_alpha,omitempty"`
 	MeanRateEtaMin float64 `json:"mean_rate_eta_min,omitempty"`
+	SigmaDec       float64 `json:"sigma_dec,omitempty"`    // ρ_σdec; 0 = the strategy's
+	BudgetRatio    float64 `json:"budget_ratio,omitempty"` // ρ_budget; 0 = the strategy's
 	TolFun         float64 `json:"tolfun,omitempty"`
 	TolX           float64 `json:"tolx,omitempty"`
 	LocalStops     bool    `json:"local_stops"`
@@ -554,6 +556,7 @@ func (o options) config(alg string) algConfig {
 	if o.incPopSize != 0 {
 		c.IncPopSize = o.incPopSize
 	}
+	c.SigmaDec, c.BudgetRatio = o.sigmaDec, o.budgetRatio
 	if given(o.restartPoint) {
 		c.RestartPoint = o.restartPoint
 	}
@@ -669,7 +672,7 @@ func (o options) label(c algConfig) string {
 	for _, k := range []struct {
 		name string
 		v    float64
-	}{{"snr-alpha", c.SNRAlpha}, {"snr-beta", c.SNRBeta}, {"snr-eta-max", c.SNREtaMax}, {"snr-cmu-max", c.SNRCMuMax}, {"snr-restarts", c.SNRRestarts}, {"snr-eta0", c.SNREta0}, {"mean-rate-alpha", c.MeanRateAlpha}, {"mean-rate-eta-min", c.MeanRateEtaMin}, {"tolfun", c.TolFun}, {"tolx", c.TolX}} {
+	}{{"snr-alpha", c.SNRAlpha}, {"snr-beta", c.SNRBeta}, {"snr-eta-max", c.SNREtaMax}, {"snr-cmu-max", c.SNRCMuMax}, {"snr-restarts", c.SNRRestarts}, {"snr-eta0", c.SNREta0}, {"mean-rate-alpha", c.MeanRateAlpha}, {"mean-rate-eta-min", c.MeanRateEtaMin}, {"sigma-dec", c.SigmaDec}, {"budget-ratio", c.BudgetRatio}, {"tolfun", c.TolFun}, {"tolx", c.TolX}} {
 		if k.v != 0 {
 			parts = append(parts, k.name+"="+strconv.FormatFloat(k.v, 'g', -1, 64))
 		}
