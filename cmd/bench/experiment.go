@@ -264,7 +264,7 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 		cfg.Numerics = defaults.Numerics(defaults.CMAES, j.Dimension)
 	}
 	cfg.Termination.FlatFitness, cfg.Termination.UpSigmaMoved = c.FlatFitness, c.UpSigmaMoved
-	cfg.Termination.TolWorse = c.TolWorse
+	cfg.Termination.TolWorse, cfg.Termination.TolWorseDelta = c.TolWorse, c.TolWorseDelta
 	cfg.MirroredFirstRun, cfg.MirroredSmallRuns = c.Mirrored, c.MirroredSm
 	cfg.MeanRateSmallRuns = c.MeanRate == meanRateSmall || c.MeanRate == meanRateBoth
 	cfg.MeanRateLargeRuns = c.MeanRate == meanRateLarge || c.MeanRate == meanRateBoth

@@ -246,6 +246,12 @@ func TestConfig(t *testing.T) {
 		{"tol worse", []string{"-tol-worse", "0.1"}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, TolWorse: 0.1},
 			algCMA + "+tol-worse=0.1"},
+		{"tol worse delta", []string{"-tol-worse-delta", "0.01"}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, TolWorseDelta: 0.01},
+			algCMA + "+tol-worse-delta=0.01"},
+		{"tol worse delta without tol worse", []string{"-tol-worse", "0", "-tol-worse-delta", "-1"}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, TolWorseDelta: -1},
+			algCMA + "+tol-worse=0"},
 		{"mean rate", []string{"-mean-rate", "both", "-mean-rate-alpha", "0.5", "-mean-rate-eta-min", "0.25"}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, MeanRate: "both", MeanRateAlpha: 0.5, MeanRateEtaMin: 0.25},
 			algCMA + "+mean-rate=both+mean-rate-alpha=0.5+mean-rate-eta-min=0.25"},
@@ -279,6 +285,9 @@ func TestConfig(t *testing.T) {
 			}
 			if !want.Paper && !slices.Contains(tc.args, "-tol-worse") {
 				want.TolWorse = d.TolWorse // the paper's runs end on its criteria alone
+			}
+			if !want.Paper && !slices.Contains(tc.args, "-tol-worse-delta") {
+				want.TolWorseDelta = d.TolWorseDelta
 			}
 			if !want.Paper && !slices.Contains(tc.args, "-mirrored") {
 				want.Mirrored = d.MirroredFirstRun // the paper draws every point

@@ -280,8 +280,9 @@ func TestSNRCMuMaxKnob(t *testing.T) {
 
 // TestTolWorseKnob: the default ends restarts on tol_worse (Rastrigin,
 // per run), -tol-worse 0 never does and labels the run, -tol-worse 0.3
-// (the default's ε) is the default's run; bad values are refused, and so
-// is the flag with -local-stops=false.
+// (the default's ε) is the default's run, -tol-worse-delta 1 spares every
+// restart; bad values are refused, and so are the flags with
+// -local-stops=false.
 func TestTolWorseKnob(t *testing.T) {
 	run := func(args ...string) runResult {
 		return knobJob(t, algCMA, append([]string{"-algorithms", "cma-es", "-functions", "15", "-budget", "5000", "-per-run"}, args...)...)
@@ -298,13 +299,18 @@ func TestTolWorseKnob(t *testing.T) {
 	if !ended(def) || ended(off) {
 		t.Errorf("restarts ended on tol_worse: %t with the default, %t with -tol-worse 0; want true, false", ended(def), ended(off))
 	}
+	// δ = 1 spares every run whose values lie below where it began.
+	if spared := run("-tol-worse-delta", "1"); ended(spared) || spared.Label != "cma-es+tol-worse-delta=1" {
+		t.Errorf("-tol-worse-delta 1: ended on tol_worse %t, label %q; want false, cma-es+tol-worse-delta=1", ended(spared), spared.Label)
+	}
 	if off.Label != "cma-es+tol-worse=0" || same.Label != "cma-es" {
 		t.Errorf("labels %q, %q; want cma-es+tol-worse=0, cma-es", off.Label, same.Label)
 	}
 	if same.Evaluations != def.Evaluations || same.FinalDeltaF != def.FinalDeltaF {
 		t.Errorf("-tol-worse 0.3 (the default): %d evaluations, f − f_opt %g; the default's %d, %g", same.Evaluations, same.FinalDeltaF, def.Evaluations, def.FinalDeltaF)
 	}
-	for _, bad := range [][]string{{"-tol-worse", "-1"}, {"-tol-worse", "x"}, {"-tol-worse", "Inf"}, {"-tol-worse", "0.3", "-local-stops=false"}} {
+	for _, bad := range [][]string{{"-tol-worse", "-1"}, {"-tol-worse", "x"}, {"-tol-worse", "Inf"}, {"-tol-worse", "0.3", "-local-stops=false"},
+		{"-tol-worse-delta", "NaN"}, {"-tol-worse-delta", "Inf"}, {"-tol-worse-delta", "0.1", "-local-stops=false"}} {
 		if _, err := parseOptions(bad, io.Discard); err == nil {
 			t.Errorf("%v accepted", bad)
 		}

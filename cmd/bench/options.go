@@ -66,23 +66,24 @@ type options struct {
 
 	// Algorithm settings; flagDefault or 0 = the default of the mode (see
 	// config).
-	paper        bool
-	restarts     string // flagDefault, or one of defaults.RestartStrategies
-	active       string // flagDefault, true or false
-	flatFitness  string // flagDefault, true or false
-	upSigmaMoved string // flagDefault, true or false
-	tolWorse     string // flagDefault, or a number ≥ 0 (0: off)
-	mirrored     string // flagDefault, true or false
-	mirroredSm   string // flagDefault, true or false
-	meanRate     string // flagDefault, or one of meanRateRuns
-	snr          string // flagDefault, true or false
-	maxRestarts  int
-	incPopSize   float64
-	restartPoint string  // flagDefault, x0 or uniform
-	sigmaDec     float64 // ρ_σdec of NIPOP/NBIPOP's large runs; 0 = the strategy's
-	budgetRatio  float64 // ρ_budget of NBIPOP; 0 = the strategy's
-	tolFun       float64 // cmaes.Termination.TolFun; 0 = the default
-	tolX         float64 // cmaes.Termination.TolX (absolute); 0 = the default
+	paper         bool
+	restarts      string  // flagDefault, or one of defaults.RestartStrategies
+	active        string  // flagDefault, true or false
+	flatFitness   string  // flagDefault, true or false
+	upSigmaMoved  string  // flagDefault, true or false
+	tolWorse      string  // flagDefault, or a number ≥ 0 (0: off)
+	tolWorseDelta float64 // δ of TolWorse as cmaes takes it (negative: none); 0 = the mode's
+	mirrored      string  // flagDefault, true or false
+	mirroredSm    string  // flagDefault, true or false
+	meanRate      string  // flagDefault, or one of meanRateRuns
+	snr           string  // flagDefault, true or false
+	maxRestarts   int
+	incPopSize    float64
+	restartPoint  string  // flagDefault, x0 or uniform
+	sigmaDec      float64 // ρ_σdec of NIPOP/NBIPOP's large runs; 0 = the strategy's
+	budgetRatio   float64 // ρ_budget of NBIPOP; 0 = the strategy's
+	tolFun        float64 // cmaes.Termination.TolFun; 0 = the default
+	tolX          float64 // cmaes.Termination.TolX (absolute); 0 = the default
 
 	noLocalStops bool // only the target and the budget stop a run (-local-stops=false)
 
@@ -163,6 +164,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.flatFitness, "flat-fitness", flagDefault, "end a run on pycma's tolflatfitness (2 generations whose best value equals that of rank 0.75λ) instead of cmaes.m's EqualFunValues: true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.upSigmaMoved, "up-sigma-moved", flagDefault, "TolUpSigma counts the scale the σ safeguard moved into C, as pycma's tolupsigma (false: it never fires): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.tolWorse, "tol-worse", flagDefault, "end a restart whose recent values lie above an earlier run's best within this times their distance to it (cmaes.Termination.TolWorse, ours): a number ≥ 0 (0: off), or default: internal/defaults' (off with -paper)")
+	fs.Float64Var(&o.tolWorseDelta, "tol-worse-delta", 0, "δ of -tol-worse: a restart whose values came within δ times its descent of the best point is not ended (cmaes.Termination.TolWorseDelta); negative: none spared; 0 = internal/defaults' (cmaes.DefaultTolWorseDelta, 10^-3, when it sets none)")
 	fs.StringVar(&o.mirrored, "mirrored", flagDefault, "mirrored sampling in the first run (cmaes.Config.MirroredFirstRun; pycma's CMA_mirrors = 0.5, CMA_mirrormethod = 0): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.meanRate, "mean-rate", flagDefault, "the runs that adapt the mean's learning rate by LRA-CMA-ES's rule (cmaes.Config.MeanRateSmallRuns, MeanRateLargeRuns): none, small (BIPOP's small runs), large (the large restarts), both, or default: internal/defaults' (none with -paper)")
 	fs.Float64Var(&o.meanRateAlpha, "mean-rate-alpha", 0, "α of the mean's learning-rate rule (cmaes.Config.MeanRateAlpha); 0 = the default (cmaes.DefaultMeanRateAlpha, 0.7: half LRA's 1.4). A measuring knob")
@@ -242,6 +244,9 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 		return options{}, err
 	}
 	if err := o.checkNames(); err != nil {
+		return options{}, err
+	}
+	if err := o.checkTolWorse(); err != nil {
 		return options{}, err
 	}
 	return o, nil
@@ -333,8 +338,8 @@ func (o *options) checkValues() error {
 		return fmt.Errorf("-incpopsize %v: want a finite value ≥ 1, or 0 for the default", o.incPopSize)
 	case o.minLambda < 0:
 		return fmt.Errorf("-min-lambda %d: want 0 (the default) or at least 1", o.minLambda)
-	case o.noLocalStops && (o.tolFun != 0 || o.tolX != 0 || given(o.tolWorse)):
-		return fmt.Errorf("-tolfun, -tolx, -tol-worse with -local-stops=false: the local criteria are off")
+	case o.noLocalStops && (o.tolFun != 0 || o.tolX != 0 || given(o.tolWorse) || o.tolWorseDelta != 0):
+		return fmt.Errorf("-tolfun, -tolx, -tol-worse, -tol-worse-delta with -local-stops=false: the local criteria are off")
 	case strings.ContainsAny(o.tag, " \t\n"):
 		return fmt.Errorf("-tag %q: want no blanks", o.tag)
 	}
@@ -380,8 +385,6 @@ func (o *options) checkNames() error {
 		return fmt.Errorf("-flat-fitness %q: want true, false or default", o.flatFitness)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.upSigmaMoved):
 		return fmt.Errorf("-up-sigma-moved %q: want true, false or default", o.upSigmaMoved)
-	case given(o.tolWorse) && !(parseTolWorse(o.tolWorse) >= 0):
-		return fmt.Errorf("-tol-worse %q: want a finite number ≥ 0 (0: off) or default", o.tolWorse)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.mirrored):
 		return fmt.Errorf("-mirrored %q: want true, false or default", o.mirrored)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.mirroredSm):
@@ -437,22 +440,23 @@ func (o options) maxEvaluations(n int) int {
 // the mode (internal/defaults, or the paper's with -paper) and the flags
 // that override them.
 type algConfig struct {
-	Algorithm    string  `json:"algorithm"` // algCMA or algSelf
-	Paper        bool    `json:"paper"`
-	Active       bool    `json:"active"`
-	Restarts     string  `json:"restarts"`     // one of defaults.RestartStrategies
-	MaxRestarts  int     `json:"max_restarts"` // (large) restarts
-	IncPopSize   float64 `json:"incpopsize"`
-	RestartPoint string  `json:"restart_point"` // x0 or uniform (in [−4, 4]^n)
-	Lambda       int     `json:"lambda"`        // 0 = the default
-	Init         string  `json:"init,omitempty"`
-	SNR          bool    `json:"snr,omitempty"`            // self-CMA-ES: selfcma.Config.SNR
-	FlatFitness  bool    `json:"flat_fitness,omitempty"`   // cmaes.Termination.FlatFitness
-	UpSigmaMoved bool    `json:"up_sigma_moved,omitempty"` // cmaes.Termination.UpSigmaMoved
-	TolWorse     float64 `json:"tol_worse,omitempty"`      // cmaes.Termination.TolWorse; 0 = off
-	Mirrored     bool    `json:"mirrored,omitempty"`       // cmaes.Config.MirroredFirstRun
-	MirroredSm   bool    `json:"mirrored_small,omitempty"` // cmaes.Config.MirroredSmallRuns
-	MeanRate     string  `json:"mean_rate,omitempty"`      // one of meanRateRuns; "" = none
+	Algorithm     string  `json:"algorithm"` // algCMA or algSelf
+	Paper         bool    `json:"paper"`
+	Active        bool    `json:"active"`
+	Restarts      string  `json:"restarts"`     // one of defaults.RestartStrategies
+	MaxRestarts   int     `json:"max_restarts"` // (large) restarts
+	IncPopSize    float64 `json:"incpopsize"`
+	RestartPoint  string  `json:"restart_point"` // x0 or uniform (in [−4, 4]^n)
+	Lambda        int     `json:"lambda"`        // 0 = the default
+	Init          string  `json:"init,omitempty"`
+	SNR           bool    `json:"snr,omitempty"`             // self-CMA-ES: selfcma.Config.SNR
+	FlatFitness   bool    `json:"flat_fitness,omitempty"`    // cmaes.Termination.FlatFitness
+	UpSigmaMoved  bool    `json:"up_sigma_moved,omitempty"`  // cmaes.Termination.UpSigmaMoved
+	TolWorse      float64 `json:"tol_worse,omitempty"`       // cmaes.Termination.TolWorse; 0 = off
+	TolWorseDelta float64 `json:"tol_worse_delta,omitempty"` // cmaes.Termination.TolWorseDelta; 0 = cmaes's default
+	Mirrored      bool    `json:"mirrored,omitempty"`        // cmaes.Config.MirroredFirstRun
+	MirroredSm    bool    `json:"mirrored_small,omitempty"`  // cmaes.Config.MirroredSmallRuns
+	MeanRate      string  `json:"mean_rate,omitempty"`       // one of meanRateRuns; "" = none
 	// Measuring knobs (cmd/bench only).
 	MinLambda      int     `json:"min_lambda,omitempty"`
 	AdaptRestarts  bool    `json:"adapt_restarts,omitempty"`
@@ -502,7 +506,7 @@ func (o options) baseConfig(alg string) algConfig {
 	c.Active, c.Restarts, c.MaxRestarts, c.IncPopSize = d.Active, d.Restarts, d.MaxRestarts, d.IncPopSize
 	c.SNR = alg == algSelf && d.SNR
 	c.FlatFitness, c.UpSigmaMoved, c.Mirrored, c.MirroredSm = d.FlatFitness, d.UpSigmaMoved, d.MirroredFirstRun, d.MirroredSmallRuns
-	c.TolWorse = d.TolWorse
+	c.TolWorse, c.TolWorseDelta = d.TolWorse, d.TolWorseDelta
 	c.MeanRate = meanRateName(d.MeanRateSmallRuns, d.MeanRateLargeRuns)
 	if c.MaxRestarts == 0 {
 		c.MaxRestarts = cmaes.DefaultMaxRestarts
@@ -533,6 +537,9 @@ func (o options) config(alg string) algConfig {
 	}
 	if given(o.tolWorse) {
 		c.TolWorse = parseTolWorse(o.tolWorse)
+	}
+	if o.tolWorseDelta != 0 {
+		c.TolWorseDelta = o.tolWorseDelta
 	}
 	if given(o.mirrored) {
 		c.Mirrored = o.mirrored == "true"
@@ -596,6 +603,30 @@ func (o options) config(alg string) algConfig {
 	return c
 }
 
+// checkTolWorse checks -tol-worse and -tol-worse-delta.
+func (o *options) checkTolWorse() error {
+	switch {
+	case given(o.tolWorse) && !(parseTolWorse(o.tolWorse) >= 0):
+		return fmt.Errorf("-tol-worse %q: want a finite number ≥ 0 (0: off) or default", o.tolWorse)
+	case math.IsNaN(o.tolWorseDelta) || math.IsInf(o.tolWorseDelta, 0):
+		return fmt.Errorf("-tol-worse-delta %v: want a finite number (negative: none; 0: the default)", o.tolWorseDelta)
+	}
+	return nil
+}
+
+// tolWorseLabel is label's part for TolWorse: its ε where it is not the
+// mode's, then its δ where that is not the mode's and the criterion is on.
+func tolWorseLabel(c, base algConfig) []string {
+	var parts []string
+	if c.TolWorse != base.TolWorse && c.LocalStops {
+		parts = append(parts, "tol-worse="+strconv.FormatFloat(c.TolWorse, 'g', -1, 64))
+	}
+	if c.TolWorseDelta != base.TolWorseDelta && c.TolWorse > 0 && c.LocalStops {
+		parts = append(parts, "tol-worse-delta="+strconv.FormatFloat(c.TolWorseDelta, 'g', -1, 64))
+	}
+	return parts
+}
+
 // parseTolWorse is -tol-worse's number; NaN if it is none, or not finite.
 func parseTolWorse(s string) float64 {
 	v, err := strconv.ParseFloat(s, 64)
@@ -643,9 +674,7 @@ func (o options) label(c algConfig) string {
 	if c.MeanRate != base.MeanRate {
 		parts = append(parts, "mean-rate="+cmp.Or(c.MeanRate, meanRateNone))
 	}
-	if c.TolWorse != base.TolWorse && c.LocalStops {
-		parts = append(parts, "tol-worse="+strconv.FormatFloat(c.TolWorse, 'g', -1, 64))
-	}
+	parts = append(parts, tolWorseLabel(c, base)...)
 	if c.Restarts != defaults.RestartsNone {
 		if c.MaxRestarts != base.MaxRestarts {
 			parts = append(parts, "max-restarts="+strconv.Itoa(c.MaxRestarts))

@@ -172,6 +172,14 @@ type Termination struct {
 	// times the run's descent, from State.RunStartF to the best value. 0,
 	// what every ES had before, or negative: never.
 	TolWorse float64
+	// TolWorseDelta is δ of TolWorse: a run whose values came within δ
+	// times its descent of the best point is not ended, since it may still
+	// reach it (a restart on the sharp ridge, BBOB f13, stalls so, far
+	// below where it started, until C has learnt the ridge;
+	// docs/algorithm.md §5, "Ending restarts that converge onto a worse
+	// point"). 0 = DefaultTolWorseDelta, what every ES with TolWorse had
+	// before encoding 15; negative: no run is spared.
+	TolWorseDelta float64
 
 	// MaxFailedGenerations stops the ES (StopFailedEvaluations, never an
 	// IPOP restart) after this many consecutive generations in which every
@@ -221,6 +229,11 @@ const (
 	DefaultTolUpSigma   = 1e20
 
 	DefaultMaxFailedGenerations = 10
+
+	// DefaultTolWorseDelta is TolWorseDelta's δ when none is set:
+	// 10^-3, the δ TolWorse had when it came (encoding 14). It stays so:
+	// a state of encoding 14 decodes with none set.
+	DefaultTolWorseDelta = 1e-3
 )
 
 // Bounds is a box: Lower[i] < Upper[i] for every coordinate.
@@ -260,7 +273,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("cmaes: max evaluations %d, want at least 0", c.Termination.MaxEvaluations)
 	}
 	t := c.Termination
-	for _, v := range []float64{t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma, t.TolWorse, t.TargetFitness} {
+	for _, v := range []float64{t.TolFun, t.TolX, t.ConditionCov, t.TolUpSigma, t.TolWorse, t.TolWorseDelta, t.TargetFitness} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("cmaes: termination values must be finite")
 		}
@@ -305,6 +318,7 @@ func (t Termination) resolved(sigma0 float64) Termination {
 	t.ConditionCov = pick(t.ConditionCov, DefaultConditionCov)
 	t.TolUpSigma = pick(t.TolUpSigma, DefaultTolUpSigma)
 	t.TolWorse = max(t.TolWorse, 0)
+	t.TolWorseDelta = pick(t.TolWorseDelta, DefaultTolWorseDelta)
 	switch {
 	case t.MaxFailedGenerations == 0:
 		t.MaxFailedGenerations = DefaultMaxFailedGenerations

@@ -114,19 +114,10 @@ func (e *ES) stopTolFun(fitness []float64, order []int) {
 		e.addStop(StopTolFun, hi-lo)
 	}
 	if t.TolWorse > 0 && e.bestOfEarlierRun() && lo > e.s.Best.F && hi-lo < t.TolWorse*(lo-e.s.Best.F) &&
-		lo-e.s.Best.F >= TolWorseDelta*(e.s.RunStartF-e.s.Best.F) {
+		lo-e.s.Best.F >= t.TolWorseDelta*(e.s.RunStartF-e.s.Best.F) {
 		e.addStop(StopTolWorse, (hi-lo)/(lo-e.s.Best.F))
 	}
 }
-
-// TolWorseDelta is δ of TolWorse: a run whose values came within δ times
-// its descent (from the best value of its first generation to the best
-// point) of the best point is not ended, since it may still reach it. A
-// restart on the sharp ridge (BBOB f13) stalls so, far below where it
-// started, until C has learnt the ridge; without δ TolWorse ended such
-// runs (docs/algorithm.md §5, "Ending restarts that converge onto a worse
-// point").
-const TolWorseDelta = 1e-3
 
 // bestOfEarlierRun reports whether the best point so far was told before
 // the current run began.

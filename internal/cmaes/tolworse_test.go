@@ -9,8 +9,9 @@ import (
 // run's: the restart ends on tol_worse at the first generation where the
 // range of the values TolFun reads is below ε times the distance of their
 // lowest to the best point (recomputed here from the values told), with
-// that ratio as its value, unless the distance is below TolWorseDelta
-// times the run's descent from its first generation; the first run never
+// that ratio as its value, unless the distance is below δ
+// (TolWorseDelta, DefaultTolWorseDelta when 0, none when negative) times
+// the run's descent from its first generation; the first run never
 // fires it (not even when its values rise above its own best: jump), nor
 // a restart that finds better points than the first run's, nor an ES
 // without it.
@@ -21,17 +22,20 @@ func TestTolWorse(t *testing.T) {
 		shift    float64 // the restart's optimum, relative to the first run's
 		jump     float64 // added to the first run's values from generation 50 on
 		tolWorse float64
-		want     string // the restart's end
+		delta    float64 // Termination.TolWorseDelta
+		want     string  // the restart's end
 	}{
-		{"restart above the best", 1, 0, eps, StopTolWorse},
-		{"restart below the best", -1, 0, eps, StopTolFun},
-		{"restart within δ of its descent", 1e-4, 0, eps, StopTolFun},
-		{"first run above its own best", -2, 1, eps, StopTolFun},
-		{"off", 1, 0, 0, StopTolFun},
+		{"restart above the best", 1, 0, eps, 0, StopTolWorse},
+		{"restart below the best", -1, 0, eps, 0, StopTolFun},
+		{"restart within δ of its descent", 1e-4, 0, eps, 0, StopTolFun},
+		{"restart beyond a smaller δ", 1e-4, 0, eps, 1e-5, StopTolWorse},
+		{"no δ", 1e-4, 0, eps, -1, StopTolWorse},
+		{"first run above its own best", -2, 1, eps, 0, StopTolFun},
+		{"off", 1, 0, 0, 0, StopTolFun},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := mustNew(t, Config{X0: constVec(4, 1), Sigma0: 1, Seed: 3, Restarts: Restarts{IPOP: true, Max: 1},
-				Termination: Termination{TolFun: 1e-10, TolX: -1, TolWorse: c.tolWorse,
+				Termination: Termination{TolFun: 1e-10, TolX: -1, TolWorse: c.tolWorse, TolWorseDelta: c.delta,
 					NoEffectAxis: true, NoEffectCoord: true, NoStagnation: true, NoEqualFunVal: true}})
 			var bests []float64 // the restart's best value of each generation
 			for g := 0; e.Stopped() == nil; g++ {
@@ -57,7 +61,11 @@ func TestTolWorse(t *testing.T) {
 				for _, b := range append(bests[len(bests)-w:], v...) {
 					lo, hi = math.Min(lo, b), math.Max(hi, b)
 				}
-				fires := c.tolWorse > 0 && lo > best && hi-lo < c.tolWorse*(lo-best) && lo-best >= TolWorseDelta*(bests[0]-best)
+				delta := max(c.delta, 0)
+				if c.delta == 0 {
+					delta = DefaultTolWorseDelta
+				}
+				fires := c.tolWorse > 0 && lo > best && hi-lo < c.tolWorse*(lo-best) && lo-best >= delta*(bests[0]-best)
 				r, fired := hasReason(rec.Stop, StopTolWorse)
 				if fired != fires {
 					t.Fatalf("generation %d of the restart: tol_worse fired %t, want %t (range %g, distance %g)", len(bests), fired, fires, hi-lo, lo-best)

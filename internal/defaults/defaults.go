@@ -115,6 +115,9 @@ type Settings struct {
 	// TolWorse: a restart that converges onto a point worse than an
 	// earlier run's best ends (cmaes.Termination.TolWorse, its ε; 0: off).
 	TolWorse float64
+	// TolWorseDelta: δ of TolWorse (cmaes.Termination.TolWorseDelta; 0:
+	// cmaes.DefaultTolWorseDelta).
+	TolWorseDelta float64
 	// MirroredFirstRun: the first run samples by mirrored sampling
 	// (cmaes.Config.MirroredFirstRun).
 	MirroredFirstRun bool
@@ -232,7 +235,7 @@ const mirroredSmallRuns = true
 // tolWorse is Settings.TolWorse of CMA-ES and self-CMA-ES: a restart whose
 // recent values lie above an earlier run's best and within 0.3 times their
 // distance to it of each other (cmaes.Termination.TolWorse, with
-// cmaes.TolWorseDelta) ends, where TolFun waited until the range fell below
+// δ) ends, where TolFun waited until the range fell below
 // 10^-12: a restart converging onto a worse local optimum cannot give a
 // better point, and the evaluations go to the next run. On BBOB's
 // multimodal functions (tuning instances, docs/algorithm.md §5, "Ending
@@ -240,5 +243,5 @@ const mirroredSmallRuns = true
 // in 67 of 200 runs instead of 41 at n = 10, Gallagher's 21 peaks (f22) in
 // 148 instead of 120, at n = 20 Rastrigin (f15) in 21 of 100 instead of 12
 // and f22 in 26 instead of 8; the sharp ridge (f13), whose restarts stall
-// far below where they began, is left as it was by cmaes.TolWorseDelta.
+// far below where they began, is left as it was by δ.
 const tolWorse = 0.3

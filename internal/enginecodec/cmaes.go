@@ -105,23 +105,28 @@ import (
 //     onto a point worse than an earlier run's best ends, cmaes's
 //     stop.go). A state of version 1 to 13 decodes with 0 and 0: the
 //     criterion off, as it ran.
+//   - Version 15 (versionTolWorseDelta): a float at the end,
+//     Termination.TolWorseDelta (δ of TolWorse, 0 for cmaes's default). A
+//     state of version 1 to 14 decodes with 0: δ = 10^-3
+//     (cmaes.DefaultTolWorseDelta), as it ran.
 const (
-	cmaesMagic         = "selfcma/cmaes"
-	cmaesVersion       = 14
-	versionInject      = 2
-	versionNumerics    = 3
-	versionPacked      = 4
-	versionRecompute   = 5
-	versionStepDerived = 6
-	versionRestarts    = 7
-	versionActiveStep  = 7 // a Step's active part (step.go)
-	versionLazy        = 8
-	versionFlatFitness = 9
-	versionLoshchilov  = 10
-	versionUpSigma     = 11
-	versionMirrored    = 12
-	versionMeanRate    = 13
-	versionTolWorse    = 14
+	cmaesMagic           = "selfcma/cmaes"
+	cmaesVersion         = 15
+	versionInject        = 2
+	versionNumerics      = 3
+	versionPacked        = 4
+	versionRecompute     = 5
+	versionStepDerived   = 6
+	versionRestarts      = 7
+	versionActiveStep    = 7 // a Step's active part (step.go)
+	versionLazy          = 8
+	versionFlatFitness   = 9
+	versionLoshchilov    = 10
+	versionUpSigma       = 11
+	versionMirrored      = 12
+	versionMeanRate      = 13
+	versionTolWorse      = 14
+	versionTolWorseDelta = 15
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the

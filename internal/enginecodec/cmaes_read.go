@@ -102,6 +102,9 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 	if version >= versionTolWorse {
 		st.Config.Termination.TolWorse, st.RunStartF = r.Float(), r.Float() // cmaes.Restore checks TolWorse
 	}
+	if version >= versionTolWorseDelta {
+		st.Config.Termination.TolWorseDelta = r.Float()
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,7 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	writeMeanRate(w, s)                    // version 13
 	w.Float(s.Config.Termination.TolWorse) // version 14
 	w.Float(s.RunStartF)
+	w.Float(s.Config.Termination.TolWorseDelta) // version 15
 }
 
 // writeMeanRate writes version 13's block: Config.MeanRateSmallRuns,

@@ -75,6 +75,10 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 	if version >= versionMeanRate {
 		writeMeanRate(w, s)
 	}
+	if version >= versionTolWorse {
+		w.Float(s.Config.Termination.TolWorse)
+		w.Float(s.RunStartF)
+	}
 }
 
 // encodeAs returns the blob of e in the layout of the given version.

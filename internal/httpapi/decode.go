@@ -65,6 +65,7 @@ type terminationJSON struct {
 	ConditionCov   *float64 `json:"condition_cov"`
 	TolUpSigma     *float64 `json:"tol_up_sigma"`
 	TolWorse       *float64 `json:"tol_worse"`
+	TolWorseDelta  *float64 `json:"tol_worse_delta"`
 	NoEffectAxis   *bool    `json:"no_effect_axis"`
 	NoEffectCoord  *bool    `json:"no_effect_coord"`
 	Stagnation     *bool    `json:"stagnation"`
@@ -245,7 +246,7 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 			TolFun: t.TolFun, TolX: t.TolX, ConditionCov: t.ConditionCov, TolUpSigma: t.TolUpSigma,
 			NoEffectAxis: t.NoEffectAxis, NoEffectCoord: t.NoEffectCoord,
 			Stagnation: t.Stagnation, EqualFunValues: t.EqualFunValues,
-			MaxFailedGenerations: t.MaxFailedGenerations, TolWorse: t.TolWorse,
+			MaxFailedGenerations: t.MaxFailedGenerations, TolWorse: t.TolWorse, TolWorseDelta: t.TolWorseDelta,
 		}
 	}
 	if m := req.Metadata; m != nil && string(m) != "null" {

@@ -121,7 +121,8 @@ func TestBIPOPInTheContract(t *testing.T) {
 
 // termination.tol_worse: a cma-es session on Rastrigin, with the default,
 // has restarts that end on tol_worse, and its answers keep to the
-// contract; with 0 none does; a negative ε is refused, naming the field.
+// contract; with 0 none does, nor with termination.tol_worse_delta 1; a
+// negative ε or δ is refused, naming the field.
 func TestTolWorseInTheContract(t *testing.T) {
 	ts := newTestServer(t, serverOpts{})
 	rastrigin := func(b batchView) map[string]any {
@@ -164,8 +165,15 @@ func TestTolWorseInTheContract(t *testing.T) {
 	if endedOnTolWorse(map[string]any{"max_evaluations": 100000, "tol_worse": 0}) {
 		t.Error("tol_worse 0: a run ended on tol_worse")
 	}
+	if endedOnTolWorse(map[string]any{"max_evaluations": 100000, "tol_worse_delta": 1}) {
+		t.Error("tol_worse_delta 1 (every run below where it began spared): a run ended on tol_worse")
+	}
 	r := ts.do(t, call{method: "POST", path: "/v1/sessions", body: map[string]any{"x0": []float64{1}, "sigma0": 1, "termination": map[string]any{"tol_worse": -1}}, invalid: true})
 	if e := decode[errorView](t, r); r.status != http.StatusUnprocessableEntity || e.Error.Code != "out_of_range" || !strings.Contains(e.Error.Message, "termination.tol_worse") {
 		t.Errorf("tol_worse -1: %d %s", r.status, r.body)
+	}
+	r = ts.do(t, call{method: "POST", path: "/v1/sessions", body: map[string]any{"x0": []float64{1}, "sigma0": 1, "termination": map[string]any{"tol_worse_delta": -1}}, invalid: true})
+	if e := decode[errorView](t, r); r.status != http.StatusUnprocessableEntity || e.Error.Code != "out_of_range" || !strings.Contains(e.Error.Message, "termination.tol_worse_delta") {
+		t.Errorf("tol_worse_delta -1: %d %s", r.status, r.body)
 	}
 }

@@ -125,6 +125,10 @@ type Termination struct {
 	// earlier run's best (cmaes.Termination.TolWorse, its ε): nil =
 	// defaults.For(algorithm)'s (off for constrained sessions), 0 = off.
 	TolWorse *float64 `json:",omitempty"`
+	// TolWorseDelta is δ of TolWorse (cmaes.Termination.TolWorseDelta): a
+	// restart within δ times its descent of the best point is not ended.
+	// nil = defaults.For(algorithm)'s, 0 = none spared.
+	TolWorseDelta *float64 `json:",omitempty"`
 }
 
 // Status of a session.

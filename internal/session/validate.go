@@ -121,6 +121,9 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 	if cfg.Termination.TolWorse, err = checkTolWorse(p, alg, def.TolWorse); err != nil {
 		return "", selfParams{}, cfg, err
 	}
+	if cfg.Termination.TolWorseDelta, err = checkTolWorseDelta(p.Termination.TolWorseDelta, alg, def.TolWorseDelta); err != nil {
+		return "", selfParams{}, cfg, err
+	}
 	cfg.MirroredFirstRun, cfg.MirroredSmallRuns = def.MirroredFirstRun, def.MirroredSmallRuns
 	if p.Mirrored != nil {
 		if *p.Mirrored && alg == AlgorithmSepCMAES {
@@ -455,6 +458,23 @@ func checkTolWorse(p CreateParams, alg string, def float64) (float64, error) {
 		return 0, errorf(CodeOutOfRange, "termination.tol_worse %v, want a finite number ≥ 0 (0 disables it)", *v)
 	case *v > 0 && alg == AlgorithmSepCMAES:
 		return 0, errorf(CodeOutOfRange, "termination.tol_worse applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+	}
+	return *v, nil
+}
+
+// checkTolWorseDelta checks termination.tol_worse_delta and returns
+// cmaes's δ: nil selects def, the algorithm's default; 0 spares no run
+// (cmaes's negative δ).
+func checkTolWorseDelta(v *float64, alg string, def float64) (float64, error) {
+	switch {
+	case v == nil:
+		return def, nil
+	case !finite(*v) || *v < 0:
+		return 0, errorf(CodeOutOfRange, "termination.tol_worse_delta %v, want a finite number ≥ 0 (0 spares no restart)", *v)
+	case alg == AlgorithmSepCMAES:
+		return 0, errorf(CodeOutOfRange, "termination.tol_worse_delta applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+	case *v == 0:
+		return -1, nil
 	}
 	return *v, nil
 }

@@ -73,6 +73,9 @@ func TestConfigNamesTheField(t *testing.T) {
 		{ok(CreateParams{Termination: Termination{TolWorse: new(float64(-1))}}), "termination.tol_worse"},
 		{ok(CreateParams{Termination: Termination{TolWorse: &inf}}), "termination.tol_worse"},
 		{ok(CreateParams{Algorithm: AlgorithmSepCMAES, Termination: Termination{TolWorse: new(0.3)}}), "termination.tol_worse"},
+		{ok(CreateParams{Termination: Termination{TolWorseDelta: new(float64(-1))}}), "termination.tol_worse_delta"},
+		{ok(CreateParams{Termination: Termination{TolWorseDelta: &inf}}), "termination.tol_worse_delta"},
+		{ok(CreateParams{Algorithm: AlgorithmSepCMAES, Termination: Termination{TolWorseDelta: new(0.0)}}), "termination.tol_worse_delta"},
 		{ok(CreateParams{Name: strings.Repeat("n", 257)}), "name"},
 		{ok(CreateParams{Metadata: []byte(`{"a":"` + strings.Repeat("m", 64<<10) + `"}`)}), "metadata"},
 	}
@@ -234,5 +237,30 @@ func TestTolWorseDefaults(t *testing.T) {
 	}
 	if d := defaults.For(AlgorithmCMAES).TolWorse; !(d > 0) {
 		t.Errorf("cma-es's default ε %v, want > 0", d)
+	}
+}
+
+// termination.tol_worse_delta: left out, a session gets its algorithm's
+// δ; 0 spares no restart (cmaes's negative δ), a positive δ is taken as
+// given.
+func TestTolWorseDeltaDefaults(t *testing.T) {
+	for _, c := range []struct {
+		alg  string
+		v    *float64
+		want float64
+	}{
+		{AlgorithmCMAES, nil, defaults.For(AlgorithmCMAES).TolWorseDelta},
+		{AlgorithmSelfCMAES, nil, defaults.For(AlgorithmSelfCMAES).TolWorseDelta},
+		{AlgorithmCMAES, new(0.0), -1},
+		{AlgorithmSelfCMAES, new(0.01), 0.01},
+	} {
+		p := CreateParams{Algorithm: c.alg, X0: []float64{1, 2}, Sigma0: 1, Termination: Termination{TolWorseDelta: c.v}}
+		_, _, cfg, err := DefaultLimits().config(p)
+		if err != nil {
+			t.Fatalf("%s, tol_worse_delta %v: %v", c.alg, c.v, err)
+		}
+		if got := cfg.Termination.TolWorseDelta; got != c.want {
+			t.Errorf("%s, tol_worse_delta %v: δ %v, want %v", c.alg, c.v, got, c.want)
+		}
 	}
 }

@@ -206,7 +206,8 @@ class Client:
                 "tol_fun": ..., "tol_x": ..., "tol_worse": 0, ...}``
                 (api/openapi.yaml; ``tol_worse``, ours, ends a restart that
                 converges onto a point worse than an earlier run's best; 0
-                turns it off).
+                turns it off; ``tol_worse_delta`` spares a restart that
+                came within that fraction of its descent of the best).
             name: a label; metadata: any JSON object, echoed back.
             hyperparameters: self-cma-es only, ``"default"`` or
                 ``"uniform"`` (the auxiliary CMA-ES's initial mean), or
