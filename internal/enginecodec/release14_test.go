@@ -52,21 +52,31 @@ var releaseTolWorse = releasePair{
 		}
 		return ""
 	},
-	continuedWrong: func(d *cmaes.ES, _ int) string {
-		if !endedOnTolWorse(d) {
-			return "no run ended on tol_worse"
-		}
-		return ""
-	},
-	states: func(t *testing.T) (*cmaes.ES, *selfcma.ES) {
-		e := mustNew(t, tolWorseConfig())
+	continuedWrong: noRunEndedOnTolWorse,
+	states:         tolWorseStates(tolWorseConfig),
+}
+
+// noRunEndedOnTolWorse is continuedWrong of the tol_worse fixtures.
+func noRunEndedOnTolWorse(d *cmaes.ES, _ int) string {
+	if !endedOnTolWorse(d) {
+		return "no run ended on tol_worse"
+	}
+	return ""
+}
+
+// tolWorseStates makes the tol_worse fixtures' states: a CMA-ES and a
+// self-CMA-ES of config on Rastrigin, told until the fifth generation of
+// their first small run.
+func tolWorseStates(config func() cmaes.Config) func(*testing.T) (*cmaes.ES, *selfcma.ES) {
+	return func(t *testing.T) (*cmaes.ES, *selfcma.ES) {
+		e := mustNew(t, config())
 		untilSmallRunGen5(t, e, func() { step(t, e, rastrigin) })
 		e.Ask()
-		s := selfMustNew(t, selfcma.Config{CMA: tolWorseConfig(), MinLambda: 40, SNR: true})
+		s := selfMustNew(t, selfcma.Config{CMA: config(), MinLambda: 40, SNR: true})
 		untilSmallRunGen5(t, s.Primary(), func() { selfStep(t, s, rastrigin) })
 		s.Ask()
 		return e, s
-	},
+	}
 }
 
 // TestReleaseTolWorseContinues checks the fixtures of cmaes encoding 14
@@ -76,23 +86,31 @@ func TestReleaseTolWorseContinues(t *testing.T) { releaseTolWorse.check(t) }
 // A state of version 13 decodes with TolWorse off, whatever the ES had;
 // the current version keeps it.
 func TestVersion13DecodesWithoutTolWorse(t *testing.T) {
-	e := mustNew(t, tolWorseConfig())
+	checkTerminationByVersion(t, tolWorseConfig(), versionMeanRate, func(t cmaes.Termination) [2]float64 { return [2]float64{t.TolWorse} },
+		[2]float64{0.3}, [2]float64{0})
+}
+
+// checkTerminationByVersion checks the termination fields field picks of
+// an ES of config told 30 generations on Rastrigin: want after the
+// current version's encoding, wantOld after old's.
+func checkTerminationByVersion(t *testing.T, config cmaes.Config, old uint32, field func(cmaes.Termination) [2]float64, want, wantOld [2]float64) {
+	t.Helper()
+	e := mustNew(t, config)
 	for range 30 {
 		step(t, e, rastrigin)
 	}
 	cur, _ := marshal(e)
-	d, err := DecodeCMAES(cur)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := d.Config().Termination.TolWorse; got != 0.3 {
-		t.Fatalf("the current version: TolWorse %v, want 0.3", got)
-	}
-	old, err := DecodeCMAES(encodeAs(e, versionMeanRate))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := old.Config().Termination.TolWorse; got != 0 {
-		t.Fatalf("a version-13 state decoded with TolWorse %v, want 0", got)
+	for _, c := range []struct {
+		version uint32
+		blob    []byte
+		want    [2]float64
+	}{{cmaesVersion, cur, want}, {old, encodeAs(e, old), wantOld}} {
+		d, err := DecodeCMAES(c.blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := field(d.Config().Termination); got != c.want {
+			t.Errorf("a version-%d state decoded with %v, want %v", c.version, got, c.want)
+		}
 	}
 }

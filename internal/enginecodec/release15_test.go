@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/selfcma/selfcma/internal/cmaes"
-	"github.com/selfcma/selfcma/internal/selfcma"
 )
 
 // testdata/cmaes/encoding15-tolworsedelta-n4.state and
@@ -43,21 +42,8 @@ var releaseTolWorseDelta = releasePair{
 		}
 		return ""
 	},
-	continuedWrong: func(d *cmaes.ES, _ int) string {
-		if !endedOnTolWorse(d) {
-			return "no run ended on tol_worse"
-		}
-		return ""
-	},
-	states: func(t *testing.T) (*cmaes.ES, *selfcma.ES) {
-		e := mustNew(t, tolWorseDeltaConfig())
-		untilSmallRunGen5(t, e, func() { step(t, e, rastrigin) })
-		e.Ask()
-		s := selfMustNew(t, selfcma.Config{CMA: tolWorseDeltaConfig(), MinLambda: 40, SNR: true})
-		untilSmallRunGen5(t, s.Primary(), func() { selfStep(t, s, rastrigin) })
-		s.Ask()
-		return e, s
-	},
+	continuedWrong: noRunEndedOnTolWorse,
+	states:         tolWorseStates(tolWorseDeltaConfig),
 }
 
 // TestReleaseTolWorseDeltaContinues checks the fixtures of cmaes encoding
@@ -65,25 +51,9 @@ var releaseTolWorseDelta = releasePair{
 func TestReleaseTolWorseDeltaContinues(t *testing.T) { releaseTolWorseDelta.check(t) }
 
 // A state of version 14 decodes with no δ set (cmaes's default, 10^-3, as
-// it ran), whatever the ES had; the current version keeps it.
+// it ran) and TolWorse kept, whatever the ES had; the current version
+// keeps both.
 func TestVersion14DecodesWithDefaultDelta(t *testing.T) {
-	e := mustNew(t, tolWorseDeltaConfig())
-	for range 30 {
-		step(t, e, rastrigin)
-	}
-	cur, _ := marshal(e)
-	d, err := DecodeCMAES(cur)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := d.Config().Termination.TolWorseDelta; got != 0.03 {
-		t.Fatalf("the current version: TolWorseDelta %v, want 0.03", got)
-	}
-	old, err := DecodeCMAES(encodeAs(e, versionTolWorse))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := old.Config().Termination; got.TolWorseDelta != 0 || got.TolWorse != 0.3 {
-		t.Fatalf("a version-14 state decoded with TolWorse %v, TolWorseDelta %v; want 0.3 and 0", got.TolWorse, got.TolWorseDelta)
-	}
+	checkTerminationByVersion(t, tolWorseDeltaConfig(), versionTolWorse, func(t cmaes.Termination) [2]float64 { return [2]float64{t.TolWorse, t.TolWorseDelta} },
+		[2]float64{0.3, 0.03}, [2]float64{0.3, 0})
 }
