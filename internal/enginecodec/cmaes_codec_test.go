@@ -197,8 +197,8 @@ func TestUnmarshalStepRejectsWrittenCMu(t *testing.T) {
 // flag more in version 6, 29 bytes more in version 7, 8 more in version
 // 8, one flag more in version 9, 16 in version 10, 9 in version 11, two
 // flags in version 12, three flags and two floats in version 13, two
-// floats in version 14 and one in version 15); and a version-3 blob of the same state (C in full)
-// decodes to the same state.
+// floats in version 14 and one in version 15); and a version-3 blob of
+// the same state (C in full) decodes to the same state.
 func TestEncodingSizes(t *testing.T) {
 	for _, c := range []struct{ n, lambda int }{{1, 2}, {10, 10}, {40, 8}} {
 		e := mustNew(t, cmaes.Config{X0: uniformX0(4, c.n), Sigma0: 1, Lambda: c.lambda, Seed: 8})
