@@ -288,6 +288,7 @@ func (o options) esConfig(c algConfig, j job, targetF float64) cmaes.Config {
 		if c.BudgetRatio != 0 {
 			cfg.Restarts.Budget = c.BudgetRatio
 		}
+		cfg.Restarts.SpareBestSmall = c.SpareBest && cfg.Restarts.BIPOP
 	}
 	if c.Restarts != defaults.RestartsNone && c.RestartPoint == defaults.PointUniform {
 		lo, up := make([]float64, j.Dimension), make([]float64, j.Dimension)

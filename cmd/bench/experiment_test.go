@@ -240,6 +240,12 @@ func TestConfig(t *testing.T) {
 		{"mirrored small runs", []string{"-mirrored-small", strconv.FormatBool(!d.MirroredSmallRuns)}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, MirroredSm: !d.MirroredSmallRuns},
 			algCMA + map[bool]string{true: "+mirrored-small", false: "+unmirrored-small"}[!d.MirroredSmallRuns]},
+		{"spare best small", []string{"-spare-best-small", strconv.FormatBool(!d.SpareBestSmall)}, algCMA,
+			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, SpareBest: !d.SpareBestSmall},
+			algCMA + map[bool]string{true: "+spare-best-small", false: "+no-spare-best-small"}[!d.SpareBestSmall]},
+		{"spare best small without small runs", []string{"-restarts", "ipop", "-spare-best-small", strconv.FormatBool(!d.SpareBestSmall)}, algCMA,
+			algConfig{Active: d.Active, Restarts: defaults.RestartsIPOP, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform, SpareBest: !d.SpareBestSmall},
+			algCMA + "+ipop"},
 		{"tol worse off", []string{"-tol-worse", "0"}, algCMA,
 			algConfig{Active: d.Active, Restarts: d.Restarts, MaxRestarts: maxR, IncPopSize: inc, RestartPoint: defaults.PointUniform},
 			algCMA + "+tol-worse=0"},
@@ -295,6 +301,9 @@ func TestConfig(t *testing.T) {
 			if !want.Paper && !slices.Contains(tc.args, "-mirrored-small") {
 				want.MirroredSm = d.MirroredSmallRuns
 			}
+			if !want.Paper && !slices.Contains(tc.args, "-spare-best-small") {
+				want.SpareBest = d.SpareBestSmall // the paper's small runs end at their limit
+			}
 			if tc.alg == algSelf && want.Init == "" {
 				want.Init = selfcma.InitDefault
 			}
@@ -348,6 +357,18 @@ func TestESConfig(t *testing.T) {
 		{"paper mean rate", []string{"-paper"}, func(c cmaes.Config) bool {
 			return !c.MeanRateLargeRuns && !c.MeanRateSmallRuns
 		}, "the paper's: no run adapts the mean's rate"},
+		{"default spares the best small run", nil, func(c cmaes.Config) bool {
+			return c.Restarts.BIPOP && c.Restarts.SpareBestSmall
+		}, "NBIPOP sparing the best small run"},
+		{"spare best small off", []string{"-spare-best-small", "false"}, func(c cmaes.Config) bool {
+			return c.Restarts.BIPOP && !c.Restarts.SpareBestSmall
+		}, "NBIPOP, every small run ending at its limit"},
+		{"ipop spares no small run", []string{"-restarts", "ipop", "-spare-best-small", "true"}, func(c cmaes.Config) bool {
+			return c.Restarts.IPOP && !c.Restarts.SpareBestSmall
+		}, "IPOP, which has no small runs"},
+		{"paper bipop", []string{"-paper", "-restarts", "bipop"}, func(c cmaes.Config) bool {
+			return c.Restarts.BIPOP && !c.Restarts.SpareBestSmall
+		}, "the paper's mode: pycma's BIPOP"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseOptions(tc.args, io.Discard)

@@ -75,6 +75,7 @@ type options struct {
 	tolWorseDelta float64 // δ of TolWorse as cmaes takes it (negative: none); 0 = the mode's
 	mirrored      string  // flagDefault, true or false
 	mirroredSm    string  // flagDefault, true or false
+	spareBest     string  // flagDefault, true or false
 	meanRate      string  // flagDefault, or one of meanRateRuns
 	snr           string  // flagDefault, true or false
 	maxRestarts   int
@@ -169,6 +170,7 @@ func parseOptions(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.meanRate, "mean-rate", flagDefault, "the runs that adapt the mean's learning rate by LRA-CMA-ES's rule (cmaes.Config.MeanRateSmallRuns, MeanRateLargeRuns): none, small (BIPOP's small runs), large (the large restarts), both, or default: internal/defaults' (none with -paper)")
 	fs.Float64Var(&o.meanRateAlpha, "mean-rate-alpha", 0, "α of the mean's learning-rate rule (cmaes.Config.MeanRateAlpha); 0 = the default (cmaes.DefaultMeanRateAlpha, 0.7: half LRA's 1.4). A measuring knob")
 	fs.Float64Var(&o.meanRateEtaMin, "mean-rate-eta-min", 0, "the smallest η_m of the mean's learning-rate rule (cmaes.Config.MeanRateEtaMin), in (0, 1]; 0 = the default (cmaes.DefaultMeanRateEtaMin, 0.5). A measuring knob")
+	fs.StringVar(&o.spareBest, "spare-best-small", flagDefault, "BIPOP, NBIPOP: a small run that found the best point so far outlives its generation limit (cmaes.Restarts.SpareBestSmall): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.mirroredSm, "mirrored-small", flagDefault, "mirrored sampling in BIPOP's small runs (cmaes.Config.MirroredSmallRuns): true, false, or default: internal/defaults' (false with -paper)")
 	fs.StringVar(&o.active, "active", flagDefault, "active covariance update (pycma's CMA_active): true, false, or default: internal/defaults' (false with -paper)")
 	fs.IntVar(&o.maxRestarts, "max-restarts", 0, "at most this many (large) restarts; 0 = the default (internal/defaults', 9 with -paper)")
@@ -389,6 +391,8 @@ func (o *options) checkNames() error {
 		return fmt.Errorf("-mirrored %q: want true, false or default", o.mirrored)
 	case !slices.Contains([]string{flagDefault, "true", "false"}, o.mirroredSm):
 		return fmt.Errorf("-mirrored-small %q: want true, false or default", o.mirroredSm)
+	case !slices.Contains([]string{flagDefault, "true", "false"}, o.spareBest):
+		return fmt.Errorf("-spare-best-small %q: want true, false or default", o.spareBest)
 	case o.meanRate != flagDefault && !slices.Contains(meanRateRuns, o.meanRate):
 		return fmt.Errorf("-mean-rate %q: want %s or default", o.meanRate, strings.Join(meanRateRuns, ", "))
 	case !(o.meanRateAlpha >= 0) || math.IsInf(o.meanRateAlpha, 0):
@@ -449,14 +453,15 @@ type algConfig struct {
 	RestartPoint  string  `json:"restart_point"` // x0 or uniform (in [−4, 4]^n)
 	Lambda        int     `json:"lambda"`        // 0 = the default
 	Init          string  `json:"init,omitempty"`
-	SNR           bool    `json:"snr,omitempty"`             // self-CMA-ES: selfcma.Config.SNR
-	FlatFitness   bool    `json:"flat_fitness,omitempty"`    // cmaes.Termination.FlatFitness
-	UpSigmaMoved  bool    `json:"up_sigma_moved,omitempty"`  // cmaes.Termination.UpSigmaMoved
-	TolWorse      float64 `json:"tol_worse,omitempty"`       // cmaes.Termination.TolWorse; 0 = off
-	TolWorseDelta float64 `json:"tol_worse_delta,omitempty"` // cmaes.Termination.TolWorseDelta; 0 = cmaes's default
-	Mirrored      bool    `json:"mirrored,omitempty"`        // cmaes.Config.MirroredFirstRun
-	MirroredSm    bool    `json:"mirrored_small,omitempty"`  // cmaes.Config.MirroredSmallRuns
-	MeanRate      string  `json:"mean_rate,omitempty"`       // one of meanRateRuns; "" = none
+	SNR           bool    `json:"snr,omitempty"`              // self-CMA-ES: selfcma.Config.SNR
+	FlatFitness   bool    `json:"flat_fitness,omitempty"`     // cmaes.Termination.FlatFitness
+	UpSigmaMoved  bool    `json:"up_sigma_moved,omitempty"`   // cmaes.Termination.UpSigmaMoved
+	TolWorse      float64 `json:"tol_worse,omitempty"`        // cmaes.Termination.TolWorse; 0 = off
+	TolWorseDelta float64 `json:"tol_worse_delta,omitempty"`  // cmaes.Termination.TolWorseDelta; 0 = cmaes's default
+	Mirrored      bool    `json:"mirrored,omitempty"`         // cmaes.Config.MirroredFirstRun
+	MirroredSm    bool    `json:"mirrored_small,omitempty"`   // cmaes.Config.MirroredSmallRuns
+	SpareBest     bool    `json:"spare_best_small,omitempty"` // cmaes.Restarts.SpareBestSmall (BIPOP, NBIPOP)
+	MeanRate      string  `json:"mean_rate,omitempty"`        // one of meanRateRuns; "" = none
 	// Measuring knobs (cmd/bench only).
 	MinLambda      int     `json:"min_lambda,omitempty"`
 	AdaptRestarts  bool    `json:"adapt_restarts,omitempty"`
@@ -506,7 +511,7 @@ func (o options) baseConfig(alg string) algConfig {
 	c.Active, c.Restarts, c.MaxRestarts, c.IncPopSize = d.Active, d.Restarts, d.MaxRestarts, d.IncPopSize
 	c.SNR = alg == algSelf && d.SNR
 	c.FlatFitness, c.UpSigmaMoved, c.Mirrored, c.MirroredSm = d.FlatFitness, d.UpSigmaMoved, d.MirroredFirstRun, d.MirroredSmallRuns
-	c.TolWorse, c.TolWorseDelta = d.TolWorse, d.TolWorseDelta
+	c.TolWorse, c.TolWorseDelta, c.SpareBest = d.TolWorse, d.TolWorseDelta, d.SpareBestSmall
 	c.MeanRate = meanRateName(d.MeanRateSmallRuns, d.MeanRateLargeRuns)
 	if c.MaxRestarts == 0 {
 		c.MaxRestarts = cmaes.DefaultMaxRestarts
@@ -546,6 +551,9 @@ func (o options) config(alg string) algConfig {
 	}
 	if given(o.mirroredSm) {
 		c.MirroredSm = o.mirroredSm == "true"
+	}
+	if given(o.spareBest) {
+		c.SpareBest = o.spareBest == "true"
 	}
 	if given(o.meanRate) {
 		c.MeanRate = o.meanRate
@@ -685,6 +693,9 @@ func (o options) label(c algConfig) string {
 		if c.RestartPoint != base.RestartPoint {
 			parts = append(parts, "restart-point="+c.RestartPoint)
 		}
+	}
+	if bipop := c.Restarts == defaults.RestartsBIPOP || c.Restarts == defaults.RestartsNBIPOP; bipop && c.SpareBest != base.SpareBest {
+		parts = append(parts, map[bool]string{true: "spare-best-small", false: "no-spare-best-small"}[c.SpareBest])
 	}
 	if c.Lambda != 0 {
 		parts = append(parts, "lambda="+strconv.Itoa(c.Lambda))

@@ -106,6 +106,11 @@ type Restarts struct {
 	// of the other before the other runs. 0 or ≥ 1; 0 and 1 are BIPOP's
 	// equal budgets.
 	Budget float64
+	// SpareBestSmall (BIPOP only; ours): a small run that found the best
+	// point so far is not ended by its generation limit, min(maxiter0,
+	// ½·(the large runs' evaluations)/λ), only by maxiter0, the large
+	// runs' limit, and the other criteria (restart.go).
+	SpareBestSmall bool
 
 	// Point is where each restart's mean starts; the zero value is X0.
 	Point RestartPoint
@@ -348,6 +353,9 @@ func (c *Config) validateRestarts() error {
 	}
 	if rs.Budget != 0 && !rs.BIPOP {
 		return fmt.Errorf("cmaes: restarts: a budget ratio needs BIPOP")
+	}
+	if rs.SpareBestSmall && !rs.BIPOP {
+		return fmt.Errorf("cmaes: restarts: sparing the best small run needs BIPOP")
 	}
 	region := rs.Point.Region
 	if region != nil {

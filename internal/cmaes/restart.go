@@ -26,6 +26,10 @@ import "math"
 // first run's evaluations counted as small; so a best point of the first
 // run makes the small regime the better one (that implementation credits
 // it to the large one).
+//
+// Restarts.SpareBestSmall (ours; docs/algorithm.md §5, "Sparing the small
+// run that holds the best point"): a small run that found the best point
+// so far outlives its generation limit, up to maxiter0 (stop.go).
 
 // The regimes of a run, as RunEnd.Regime, Record.Regime and ES.Regime
 // report them.

@@ -79,7 +79,8 @@ func (e *ES) recordHistories(best, median float64) {
 }
 
 // stopLimits: MaxEvaluations, TargetFitness and the run's generation limit
-// (BIPOP, restart.go: pycma's maxiter, countiter ≥ maxiter).
+// (BIPOP, restart.go: pycma's maxiter, countiter ≥ maxiter), which spares
+// a small run that found the best point with Restarts.SpareBestSmall.
 func (e *ES) stopLimits() {
 	t := e.term
 	if t.MaxEvaluations > 0 && e.s.Evaluations >= t.MaxEvaluations {
@@ -88,9 +89,17 @@ func (e *ES) stopLimits() {
 	if t.HasTarget && e.s.HasBest && e.s.Best.F <= t.TargetFitness {
 		e.addStop(StopTargetFitness, e.s.Best.F)
 	}
-	if e.s.GenLimit > 0 && e.s.T >= e.s.GenLimit {
+	if e.s.GenLimit > 0 && e.s.T >= e.s.GenLimit && !e.spareBestSmall() {
 		e.addStop(StopMaxIter, float64(e.s.T))
 	}
+}
+
+// spareBestSmall reports whether Restarts.SpareBestSmall keeps a small
+// run past its generation limit: it found the best point so far, and
+// maxiter0, the large runs' limit, is not reached.
+func (e *ES) spareBestSmall() bool {
+	return e.s.Config.Restarts.SpareBestSmall && e.s.Regime == RegimeSmall && e.s.HasBest && !e.bestOfEarlierRun() &&
+		e.s.T < maxIter0(e.p.N, e.popsize0())
 }
 
 // stopTolFun: range of the best values of the last 10 + ⌈30n/λ⌉

@@ -109,24 +109,30 @@ import (
 //     Termination.TolWorseDelta (δ of TolWorse, 0 for cmaes's default). A
 //     state of version 1 to 14 decodes with 0: δ = 10^-3
 //     (cmaes.DefaultTolWorseDelta), as it ran.
+//   - Version 16 (versionSpareBestSmall): a flag at the end,
+//     Restarts.SpareBestSmall (a small BIPOP run that found the best point
+//     outlives its generation limit, cmaes's stop.go). A state of version
+//     1 to 15 decodes with false: every small run ends at its limit, as it
+//     ran.
 const (
-	cmaesMagic           = "selfcma/cmaes"
-	cmaesVersion         = 15
-	versionInject        = 2
-	versionNumerics      = 3
-	versionPacked        = 4
-	versionRecompute     = 5
-	versionStepDerived   = 6
-	versionRestarts      = 7
-	versionActiveStep    = 7 // a Step's active part (step.go)
-	versionLazy          = 8
-	versionFlatFitness   = 9
-	versionLoshchilov    = 10
-	versionUpSigma       = 11
-	versionMirrored      = 12
-	versionMeanRate      = 13
-	versionTolWorse      = 14
-	versionTolWorseDelta = 15
+	cmaesMagic            = "selfcma/cmaes"
+	cmaesVersion          = 16
+	versionInject         = 2
+	versionNumerics       = 3
+	versionPacked         = 4
+	versionRecompute      = 5
+	versionStepDerived    = 6
+	versionRestarts       = 7
+	versionActiveStep     = 7 // a Step's active part (step.go)
+	versionLazy           = 8
+	versionFlatFitness    = 9
+	versionLoshchilov     = 10
+	versionUpSigma        = 11
+	versionMirrored       = 12
+	versionMeanRate       = 13
+	versionTolWorse       = 14
+	versionTolWorseDelta  = 15
+	versionSpareBestSmall = 16
 )
 
 // AppendCMAES appends the encoding of s, the whole state of a CMA-ES (the

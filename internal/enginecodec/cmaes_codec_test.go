@@ -197,7 +197,7 @@ func TestUnmarshalStepRejectsWrittenCMu(t *testing.T) {
 // flag more in version 6, 29 bytes more in version 7, 8 more in version
 // 8, one flag more in version 9, 16 in version 10, 9 in version 11, two
 // flags in version 12, three flags and two floats in version 13, two
-// floats in version 14 and one in version 15); and a version-3 blob of
+// floats in version 14, one in version 15 and a flag in version 16); and a version-3 blob of
 // the same state (C in full) decodes to the same state.
 func TestEncodingSizes(t *testing.T) {
 	for _, c := range []struct{ n, lambda int }{{1, 2}, {10, 10}, {40, 8}} {
@@ -213,8 +213,9 @@ func TestEncodingSizes(t *testing.T) {
 		// version 8's EigenT, version 9's flag, version 10's two floats,
 		// version 11's flag and float, version 12's two flags, version
 		// 13's three flags, α and the smallest η, version 14's TolWorse
-		// and RunStartF, and version 15's TolWorseDelta.
-		if got, want := len(v4)-len(blob), 8*(c.n*c.n+c.n+c.lambda*c.n)+14-1-(5+3*8)-8-1-16-9-2-19-16-8; got != want {
+		// and RunStartF, version 15's TolWorseDelta and version 16's
+		// SpareBestSmall.
+		if got, want := len(v4)-len(blob), 8*(c.n*c.n+c.n+c.lambda*c.n)+14-1-(5+3*8)-8-1-16-9-2-19-16-8-1; got != want {
 			t.Errorf("n=%d: the current version saves %d bytes on version 4, want %d", c.n, got, want)
 		}
 		v3 := asVersion3(t, blob)

@@ -105,6 +105,9 @@ func decodeCMAES(r *binenc.Reader, version uint32, given *cmaes.Step) (*decodedC
 	if version >= versionTolWorseDelta {
 		st.Config.Termination.TolWorseDelta = r.Float()
 	}
+	if version >= versionSpareBestSmall {
+		st.Config.Restarts.SpareBestSmall = r.Bool() // cmaes.Restore checks it needs BIPOP
+	}
 	if err := r.Err(); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,7 @@ func encodeCMAES(w *binenc.Writer, s *cmaes.State, given *cmaes.Step) {
 	w.Float(s.Config.Termination.TolWorse) // version 14
 	w.Float(s.RunStartF)
 	w.Float(s.Config.Termination.TolWorseDelta) // version 15
+	w.Bool(s.Config.Restarts.SpareBestSmall)    // version 16
 }
 
 // writeMeanRate writes version 13's block: Config.MeanRateSmallRuns,

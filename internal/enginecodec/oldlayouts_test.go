@@ -79,6 +79,9 @@ func encodeAsVersion(w *binenc.Writer, version uint32, s *cmaes.State, given *cm
 		w.Float(s.Config.Termination.TolWorse)
 		w.Float(s.RunStartF)
 	}
+	if version >= versionTolWorseDelta {
+		w.Float(s.Config.Termination.TolWorseDelta)
+	}
 }
 
 // encodeAs returns the blob of e in the layout of the given version.

@@ -38,10 +38,11 @@ import (
 // (Config.MeanRateSmallRuns, MeanRateLargeRuns, MeanRateAlpha and
 // State.MeanRate: the mean's learning rate in restarts), its own layout as
 // 16's; 18 in 14 (Termination.TolWorse, State.RunStartF), its own layout
-// as 17's; 19 in 15 (Termination.TolWorseDelta), its own layout as 18's.
+// as 17's; 19 in 15 (Termination.TolWorseDelta), its own layout as 18's;
+// 20 in 16 (Restarts.SpareBestSmall), its own layout as 19's.
 const (
 	selfcmaMagic   = "selfcma/selfcma"
-	selfcmaVersion = 19
+	selfcmaVersion = 20
 	// versionStepFirst is the first version that writes the kept step
 	// before the two CMA-ES.
 	versionStepFirst = 6
@@ -76,11 +77,14 @@ const (
 	// versionTolWorseDeltaSelf is the first version that embeds cmaes's
 	// encoding 15 (Termination.TolWorseDelta).
 	versionTolWorseDeltaSelf = 19
+	// versionSpareBestSmallSelf is the first version that embeds cmaes's
+	// encoding 16 (Restarts.SpareBestSmall).
+	versionSpareBestSmallSelf = 20
 )
 
 // esEncoding is the cmaes encoding version embedded by each selfcma
 // version (esEncoding[selfcmaVersion] must be cmaesVersion: tested).
-var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11, 15: 12, 16: 12, 17: 13, 18: 14, 19: 15}
+var esEncoding = [...]uint32{1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7, 8: 7, 9: 8, 10: 9, 11: 9, 12: 9, 13: 10, 14: 11, 15: 12, 16: 12, 17: 13, 18: 14, 19: 15, 20: 16}
 
 // AppendSelfCMA appends the encoding of s, the whole state of a
 // self-CMA-ES (both CMA-ES, the step h_t replays, the auxiliary's run

@@ -54,8 +54,9 @@ func readOldSessions(tb testing.TB) []oldSession {
 
 // A session created before active CMA-ES, BIPOP, incpopsize and restart
 // points is answered as before, with the new fields saying what it runs:
-// active false, mirrored false, mean_rate false, point x0, incpopsize 2 (λ doubled) with
-// ipop, and the regimes: the first run default, every IPOP restart large;
+// active false, mirrored false, mean_rate false, point x0,
+// spare_best_small false, incpopsize 2 (λ doubled) with ipop, and the
+// regimes: the first run default, every IPOP restart large;
 // a self-CMA-ES snr false; and it goes on.
 func TestSessionsFromBeforeBIPOP(t *testing.T) {
 	meanInBounds := regexp.MustCompile(`,"mean_in_bounds":\[[^\]]*\]`)
@@ -71,10 +72,10 @@ func TestSessionsFromBeforeBIPOP(t *testing.T) {
 			t.Fatalf("GET: %d %s", got.status, got.body)
 		}
 		// What the view adds, each the first of its kind in the body.
-		added := []string{`,"active":false`, `,"mirrored":false`, `,"mean_rate":false`, `,"point":"x0"`, `,"regime":"default"`}
+		added := []string{`,"active":false`, `,"mirrored":false`, `,"mean_rate":false`, `,"point":"x0"`, `,"spare_best_small":false`, `,"regime":"default"`}
 		switch {
 		case bytes.Contains(old.view, []byte(`"count":1,`)): // one IPOP restart: the current run large, the first default
-			added = []string{`,"active":false`, `,"mirrored":false`, `,"mean_rate":false`, `,"incpopsize":2`, `,"point":"x0"`, `,"regime":"large"`, `,"regime":"default"`}
+			added = []string{`,"active":false`, `,"mirrored":false`, `,"mean_rate":false`, `,"incpopsize":2`, `,"point":"x0"`, `,"spare_best_small":false`, `,"regime":"large"`, `,"regime":"default"`}
 		case bytes.Contains(old.view, []byte(`"strategy":"ipop"`)):
 			added = append(added, `,"incpopsize":2`)
 		}

@@ -55,6 +55,7 @@ type restartsRequest struct {
 	IncPopSize *float64    `json:"incpopsize"`
 	Point      string      `json:"point"`
 	Region     *boundsJSON `json:"region"`
+	SpareBest  *bool       `json:"spare_best_small"`
 }
 
 type terminationJSON struct {
@@ -235,7 +236,7 @@ func decodeCreate(r io.Reader) (session.CreateParams, error) {
 		return session.CreateParams{}, err
 	}
 	if rs := req.Restarts; rs != nil {
-		p.Restarts = session.Restarts{Strategy: rs.Strategy, Max: rs.Max, IncPopSize: rs.IncPopSize, Point: rs.Point}
+		p.Restarts = session.Restarts{Strategy: rs.Strategy, Max: rs.Max, IncPopSize: rs.IncPopSize, Point: rs.Point, SpareBestSmall: rs.SpareBest}
 		if p.Restarts.Region, err = boxOf("restarts.region", rs.Region); err != nil {
 			return session.CreateParams{}, err
 		}

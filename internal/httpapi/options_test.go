@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"net/http"
 	"reflect"
 	"strings"
@@ -175,5 +176,42 @@ func TestTolWorseInTheContract(t *testing.T) {
 	r = ts.do(t, call{method: "POST", path: "/v1/sessions", body: map[string]any{"x0": []float64{1}, "sigma0": 1, "termination": map[string]any{"tol_worse_delta": -1}}, invalid: true})
 	if e := decode[errorView](t, r); r.status != http.StatusUnprocessableEntity || e.Error.Code != "out_of_range" || !strings.Contains(e.Error.Message, "termination.tol_worse_delta") {
 		t.Errorf("tol_worse_delta -1: %d %s", r.status, r.body)
+	}
+}
+
+// restarts.spare_best_small: a new cma-es session with nbipop reports the
+// default, one that asks for true or false reports it, one with ipop
+// false, and asking for it with ipop is a 422 naming the field that
+// creates nothing.
+func TestSpareBestSmallInTheContract(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	type view struct {
+		ID       string `json:"id"`
+		Restarts struct {
+			Strategy       string `json:"strategy"`
+			SpareBestSmall bool   `json:"spare_best_small"`
+		} `json:"restarts"`
+	}
+	for _, c := range []struct {
+		restarts map[string]any
+		want     bool
+	}{
+		{map[string]any{"strategy": "nbipop"}, defaults.For(defaults.CMAES).SpareBestSmall},
+		{map[string]any{"strategy": "nbipop", "spare_best_small": true}, true},
+		{map[string]any{"strategy": "bipop", "spare_best_small": false}, false},
+		{map[string]any{"strategy": "ipop"}, false},
+	} {
+		r := ts.do(t, call{method: "POST", path: "/v1/sessions", body: map[string]any{"x0": []float64{1, 2}, "sigma0": 1, "algorithm": "cma-es", "restarts": c.restarts}})
+		if v := decode[view](t, r); r.status != http.StatusCreated || v.Restarts.SpareBestSmall != c.want {
+			t.Errorf("restarts %v: %d, spare_best_small %t, want %t", c.restarts, r.status, v.Restarts.SpareBestSmall, c.want)
+		}
+	}
+	before := ts.do(t, call{method: "GET", path: "/v1/sessions"}).body
+	r := ts.do(t, call{method: "POST", path: "/v1/sessions", body: map[string]any{"x0": []float64{1}, "sigma0": 1, "restarts": map[string]any{"strategy": "ipop", "spare_best_small": true}}, invalid: true})
+	if e := decode[errorView](t, r); r.status != http.StatusUnprocessableEntity || e.Error.Code != "out_of_range" || !strings.Contains(e.Error.Message, "restarts.spare_best_small") {
+		t.Errorf("ipop with spare_best_small: %d %s", r.status, r.body)
+	}
+	if after := ts.do(t, call{method: "GET", path: "/v1/sessions"}).body; !bytes.Equal(before, after) {
+		t.Error("the refused create changed the sessions listed")
 	}
 }

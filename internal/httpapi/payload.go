@@ -72,6 +72,7 @@ type restartsJSON struct {
 	IncPopSize num          `json:"incpopsize,omitempty"` // none: left out
 	Point      string       `json:"point"`
 	Region     *boxJSON     `json:"region,omitempty"` // uniform only
+	SpareBest  bool         `json:"spare_best_small"`
 	Count      int          `json:"count"`
 	Regime     string       `json:"regime"`
 	Runs       []runEndJSON `json:"runs"`
@@ -141,7 +142,7 @@ func toSessionJSON(s session.Session) sessionJSON {
 		},
 		Restarts: restartsJSON{
 			Strategy: s.Restarts.Strategy, Max: s.Restarts.Max, IncPopSize: num(s.Restarts.IncPopSize), Point: s.Restarts.Point,
-			Count: s.Restarts.Count, Regime: s.Restarts.Regime, Runs: []runEndJSON{},
+			SpareBest: s.Restarts.SpareBestSmall, Count: s.Restarts.Count, Regime: s.Restarts.Regime, Runs: []runEndJSON{},
 		},
 		Injected:  toInjectedJSON(s.Injected),
 		Metadata:  json.RawMessage(s.Metadata),

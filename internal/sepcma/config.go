@@ -37,9 +37,12 @@ func (c *Config) validate() error {
 		return fmt.Errorf("sepcma: unknown rates %d", c.Rates)
 	}
 	// Its restarts know IPOP and BIPOP only (restart.go), not NIPOP's and
-	// NBIPOP's rules: refused rather than ignored.
+	// NBIPOP's rules nor SpareBestSmall: refused rather than ignored.
 	if rs := c.Restarts; rs.SigmaDec > 1 || rs.Budget > 1 {
 		return fmt.Errorf("sepcma: restarts: NIPOP and NBIPOP (sigma decrease %v, budget ratio %v) are not sep-CMA-ES's", rs.SigmaDec, rs.Budget)
+	}
+	if c.Restarts.SpareBestSmall {
+		return fmt.Errorf("sepcma: restarts: sparing the best small run is not sep-CMA-ES's")
 	}
 	// x0, σ0, λ, the bounds, the termination criteria, the restarts and the
 	// injected points mean what they mean to cmaes: its checks.

@@ -158,7 +158,7 @@ func restartsView(cfg cmaes.Config) RestartsView {
 	if v.Strategy == RestartsNone {
 		return v
 	}
-	v.Max, v.IncPopSize = r.Max, r.IncPopSize
+	v.Max, v.IncPopSize, v.SpareBestSmall = r.Max, r.IncPopSize, r.SpareBestSmall
 	if v.IncPopSize == 0 {
 		v.IncPopSize = cmaes.DefaultIncPopSize
 	}

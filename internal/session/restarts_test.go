@@ -63,6 +63,8 @@ func TestCreateDefaults(t *testing.T) {
 				want := session.RestartsView{Strategy: session.RestartsNone, Point: session.PointX0}
 				if k := defaultMax(def, lambda, 2, session.DefaultLimits()); def.Restarts != session.RestartsNone && k > 0 {
 					want = session.RestartsView{Strategy: def.Restarts, Max: k, IncPopSize: def.IncPopSize, Point: def.RestartPoint}
+					bipop := def.Restarts == session.RestartsBIPOP || def.Restarts == session.RestartsNBIPOP
+					want.SpareBestSmall = def.SpareBestSmall && bipop
 					if def.RestartPoint == session.PointUniform {
 						if b == nil {
 							want.Point = session.PointX0
@@ -109,9 +111,13 @@ func TestCreateRestartsEchoed(t *testing.T) {
 		{"ipop", nil, nil, session.Restarts{Strategy: "ipop", Max: &three, IncPopSize: &inc, Point: "x0"},
 			session.RestartsView{Strategy: "ipop", Max: 3, IncPopSize: 1.5, Point: "x0"}},
 		{"bipop in a region", nil, nil, session.Restarts{Strategy: "bipop", Max: &two, IncPopSize: new(3.0), Point: "uniform", Region: box(-1, 4)},
-			session.RestartsView{Strategy: "bipop", Max: 2, IncPopSize: 3, Point: "uniform", Region: box(-1, 4)}},
+			session.RestartsView{Strategy: "bipop", Max: 2, IncPopSize: 3, Point: "uniform", Region: box(-1, 4), SpareBestSmall: def.SpareBestSmall}},
 		{"uniform in the bounds", nil, box(-2, 3), session.Restarts{Strategy: "bipop", Max: &two, Point: "uniform"},
-			session.RestartsView{Strategy: "bipop", Max: 2, IncPopSize: def.IncPopSize, Point: "uniform", Region: box(-2, 3)}},
+			session.RestartsView{Strategy: "bipop", Max: 2, IncPopSize: def.IncPopSize, Point: "uniform", Region: box(-2, 3), SpareBestSmall: def.SpareBestSmall}},
+		{"bipop sparing no small run", nil, nil, session.Restarts{Strategy: "bipop", Max: &two, SpareBestSmall: &no},
+			session.RestartsView{Strategy: "bipop", Max: 2, IncPopSize: def.IncPopSize, Point: "x0"}},
+		{"nbipop sparing the best small run", nil, nil, session.Restarts{Strategy: "nbipop", Max: &two, SpareBestSmall: &yes},
+			session.RestartsView{Strategy: "nbipop", Max: 2, IncPopSize: def.IncPopSize, Point: "x0", SpareBestSmall: true}},
 		{"region inside the bounds", nil, box(-2, 3), session.Restarts{Strategy: "ipop", Max: &two, Point: "uniform", Region: box(0, 3)},
 			session.RestartsView{Strategy: "ipop", Max: 2, IncPopSize: def.IncPopSize, Point: "uniform", Region: box(0, 3)}},
 		{"ipop with defaults", nil, nil, session.Restarts{Strategy: "ipop"},

@@ -93,6 +93,11 @@ type Restarts struct {
 	// Region is the box PointUniform draws in: n finite lower < upper,
 	// inside the bounds when both are given; nil = the bounds.
 	Region *Bounds `json:",omitempty"`
+	// SpareBestSmall: a small BIPOP run that found the best point so far
+	// outlives its generation limit (cmaes.Restarts.SpareBestSmall); true
+	// only with RestartsBIPOP or RestartsNBIPOP, and not for sep-CMA-ES;
+	// nil = the default (defaults.For's, with those strategies).
+	SpareBestSmall *bool `json:",omitempty"`
 }
 
 // The restart strategies and points, by the names of the API.
@@ -170,9 +175,12 @@ type RestartsView struct {
 	IncPopSize float64 // λ factor at a (large) restart; 0 for RestartsNone
 	Point      string  // PointX0 or PointUniform; PointX0 for RestartsNone
 	Region     *Bounds // PointUniform: the box restart means are drawn in (the request's region, else the bounds); else nil
-	Count      int     // restarts so far
-	Regime     string  // the current run's: RegimeDefault (the first run), RegimeLarge or RegimeSmall (BIPOP)
-	Runs       []RunEnd
+	// SpareBestSmall: a small BIPOP run that found the best point
+	// outlives its generation limit (false for a session created before).
+	SpareBestSmall bool
+	Count          int    // restarts so far
+	Regime         string // the current run's: RegimeDefault (the first run), RegimeLarge or RegimeSmall (BIPOP)
+	Runs           []RunEnd
 }
 
 // The regimes of a run (cmaes's): the first run, an IPOP or large BIPOP

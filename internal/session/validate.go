@@ -99,6 +99,9 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 		return "", selfParams{}, cfg, errorf(CodeOutOfRange, "restarts.strategy %q applies to %q and %q, not %q",
 			p.Restarts.Strategy, AlgorithmCMAES, AlgorithmSelfCMAES, alg)
 	}
+	if alg == AlgorithmSepCMAES && cfg.Restarts.SpareBestSmall {
+		return "", selfParams{}, cfg, errorf(CodeOutOfRange, "restarts.spare_best_small applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+	}
 	cfg.Active = def.Active
 	cfg.Numerics = defaults.Numerics(alg, n)
 	if p.Active != nil {
@@ -294,6 +297,8 @@ func (l Limits) checkRestarts(r Restarts, def defaults.Settings, cfg cmaes.Confi
 			return c, errorf(CodeOutOfRange, "restarts.point %s", needs)
 		case r.Region != nil:
 			return c, errorf(CodeOutOfRange, "restarts.region %s", needs)
+		case r.SpareBestSmall != nil && *r.SpareBestSmall:
+			return c, errorf(CodeOutOfRange, "restarts.spare_best_small %s", needs)
 		}
 		return c, nil
 	default:
@@ -309,6 +314,15 @@ func (l Limits) checkRestarts(r Restarts, def defaults.Settings, cfg cmaes.Confi
 		if !finite(c.IncPopSize) || !(c.IncPopSize > 1) {
 			return c, errorf(CodeOutOfRange, "restarts.incpopsize %v, want a finite number > 1", c.IncPopSize)
 		}
+	}
+
+	// BIPOP's small runs only: the default where the strategy has them.
+	c.SpareBestSmall = def.SpareBestSmall && c.BIPOP
+	if r.SpareBestSmall != nil {
+		if *r.SpareBestSmall && !c.BIPOP {
+			return c, errorf(CodeOutOfRange, "restarts.spare_best_small needs restarts.strategy %q or %q (small runs), not %q", RestartsBIPOP, RestartsNBIPOP, strategy)
+		}
+		c.SpareBestSmall = *r.SpareBestSmall
 	}
 
 	var err error

@@ -52,6 +52,10 @@ func TestConfigNamesTheField(t *testing.T) {
 		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", IncPopSize: &nan}}), "restarts.incpopsize"},
 		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", IncPopSize: &inf}}), "restarts.incpopsize"},
 		{ok(CreateParams{Restarts: Restarts{Strategy: "none", IncPopSize: new(3.0)}}), "restarts.incpopsize"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "none", SpareBestSmall: new(true)}}), "restarts.spare_best_small"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", SpareBestSmall: new(true)}}), "restarts.spare_best_small"},
+		{ok(CreateParams{Restarts: Restarts{Strategy: "nipop", SpareBestSmall: new(true)}}), "restarts.spare_best_small"},
+		{ok(CreateParams{Algorithm: AlgorithmSepCMAES, Restarts: Restarts{Strategy: "bipop", SpareBestSmall: new(true)}}), "restarts.spare_best_small"},
 		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Max: new(4), IncPopSize: new(1e3)}}), "restarts.max"},
 		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Point: "random"}}), "restarts.point"},
 		{ok(CreateParams{Restarts: Restarts{Strategy: "ipop", Point: "uniform"}}), "restarts.point"},
@@ -103,6 +107,7 @@ func TestCheckRestartsDefaults(t *testing.T) {
 	l := Limits{MaxDimension: 10, MaxPopulation: 1000, MaxBatch: 2000, MaxNameBytes: 10, MaxMetadataLen: 10}
 	bipop := defaults.Settings{Restarts: RestartsBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointUniform}
 	none := defaults.Settings{Restarts: RestartsNone, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointX0}
+	spare := defaults.Settings{Restarts: RestartsNBIPOP, MaxRestarts: 9, IncPopSize: 2, RestartPoint: PointX0, SpareBestSmall: true}
 	bounds := &cmaes.Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}
 	two, three := 2, 3
 	tests := []struct {
@@ -131,6 +136,14 @@ func TestCheckRestartsDefaults(t *testing.T) {
 			cmaes.Restarts{BIPOP: true, Max: 2, IncPopSize: 2, SigmaDec: defaults.SigmaDec, Budget: defaults.BudgetRatio}, ""},
 		{"nipop: ρ_σdec", Restarts{Strategy: RestartsNIPOP, Max: &two}, none, 10, nil,
 			cmaes.Restarts{IPOP: true, Max: 2, IncPopSize: 2, SigmaDec: defaults.SigmaDec}, ""},
+		{"sparing the best small run by default", Restarts{Strategy: RestartsNBIPOP, Max: &two}, spare, 10, nil,
+			cmaes.Restarts{BIPOP: true, Max: 2, IncPopSize: 2, SigmaDec: defaults.SigmaDec, Budget: defaults.BudgetRatio, SpareBestSmall: true}, ""},
+		{"the default sparing needs small runs", Restarts{Strategy: RestartsIPOP, Max: &two}, spare, 10, nil,
+			cmaes.Restarts{IPOP: true, Max: 2, IncPopSize: 2}, ""},
+		{"sparing turned off", Restarts{Strategy: RestartsBIPOP, Max: &two, SpareBestSmall: new(false)}, spare, 10, nil,
+			cmaes.Restarts{BIPOP: true, Max: 2, IncPopSize: 2}, ""},
+		{"no sparing, turned off without small runs", Restarts{Strategy: RestartsIPOP, Max: &two, SpareBestSmall: new(false)}, spare, 10, nil,
+			cmaes.Restarts{IPOP: true, Max: 2, IncPopSize: 2}, ""},
 		{"region with the default x0", Restarts{Strategy: RestartsIPOP, Region: &Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}, none, 10, nil, cmaes.Restarts{}, "restarts.region"},
 		{"region with the default uniform", Restarts{Region: &Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}, bipop, 10, nil,
 			cmaes.Restarts{BIPOP: true, Max: 6, IncPopSize: 2, Point: cmaes.RestartPoint{Uniform: true, Region: &cmaes.Bounds{Lower: []float64{0, 0}, Upper: []float64{1, 1}}}}, ""},

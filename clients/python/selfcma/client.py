@@ -180,8 +180,12 @@ class Client:
                 or ``"ipop"``/``"bipop"`` (the server's number of
                 restarts); or the server's object ``{"strategy": "ipop",
                 "max": k, "incpopsize": 2, "point": "x0" or "uniform",
-                "region": [lower, upper]}`` (region: where uniform restart
-                points are drawn, pycma's form or {"lower", "upper"}).
+                "region": [lower, upper], "spare_best_small": bool}``
+                (region: where uniform restart points are drawn, pycma's
+                form or {"lower", "upper"}; spare_best_small: with bipop
+                and nbipop, a small run that found the best point outlives
+                its generation limit, the server's default; pycma has no
+                such option).
             bipop: pycma's: True selects BIPOP-CMA-ES restarts (with
                 restarts, or alone: the server's number of restarts).
             incpopsize: pycma's: the factor λ grows by at each restart
