@@ -95,12 +95,8 @@ func (l Limits) config(p CreateParams) (string, selfParams, cmaes.Config, error)
 	if cfg.Restarts, err = l.checkRestarts(p.Restarts, def, cfg, lambda); err != nil {
 		return "", selfParams{}, cfg, err
 	}
-	if rs := cfg.Restarts; alg == AlgorithmSepCMAES && (rs.SigmaDec != 0 || rs.Budget != 0) {
-		return "", selfParams{}, cfg, errorf(CodeOutOfRange, "restarts.strategy %q applies to %q and %q, not %q",
-			p.Restarts.Strategy, AlgorithmCMAES, AlgorithmSelfCMAES, alg)
-	}
-	if alg == AlgorithmSepCMAES && cfg.Restarts.SpareBestSmall {
-		return "", selfParams{}, cfg, errorf(CodeOutOfRange, "restarts.spare_best_small applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+	if err := checkSepRestarts(alg, cfg.Restarts, p.Restarts.Strategy); err != nil {
+		return "", selfParams{}, cfg, err
 	}
 	cfg.Active = def.Active
 	cfg.Numerics = defaults.Numerics(alg, n)
@@ -357,6 +353,21 @@ func (l Limits) checkRestarts(r Restarts, def defaults.Settings, cfg cmaes.Confi
 		return cmaes.Restarts{}, errorf(CodeOutOfRange, "restarts: population size %d times %v is over the limits (%d, and %d numbers per batch): no restart fits", lambda, c.IncPopSize, l.MaxPopulation, l.MaxBatch)
 	}
 	return c, nil
+}
+
+// checkSepRestarts refuses for sep-CMA-ES what its restarts do not know:
+// NIPOP's and NBIPOP's rules (strategy names them) and the spared small
+// run.
+func checkSepRestarts(alg string, rs cmaes.Restarts, strategy string) error {
+	switch {
+	case alg != AlgorithmSepCMAES:
+		return nil
+	case rs.SigmaDec != 0 || rs.Budget != 0:
+		return errorf(CodeOutOfRange, "restarts.strategy %q applies to %q and %q, not %q", strategy, AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+	case rs.SpareBestSmall:
+		return errorf(CodeOutOfRange, "restarts.spare_best_small applies to %q and %q, not %q", AlgorithmCMAES, AlgorithmSelfCMAES, alg)
+	}
+	return nil
 }
 
 // checkRestartPoint checks restarts.point and restarts.region in dimension
