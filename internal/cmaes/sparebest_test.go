@@ -5,8 +5,9 @@ import "testing"
 // Restarts.SpareBestSmall: the generation limit of a BIPOP run ends it at
 // the first generation t ≥ GenLimit, unless the run is small, found the
 // best point so far and t is below maxiter0 (the large runs' limit), and
-// the flag is set. Without the flag no run outlives its limit; with it some
-// small run does on Rastrigin (else the test could not fail).
+// the flag is set. Without the flag no run outlives its limit; with it, on
+// Rastrigin, a small run does and another one, which did not find the
+// best point, ends at its limit (else the test could not fail).
 func TestSpareBestSmall(t *testing.T) {
 	const n = 4
 	for _, spare := range []bool{false, true} {

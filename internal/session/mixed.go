@@ -128,7 +128,7 @@ func checkMixedUnsupported(p CreateParams) error {
 	case p.MeanRate != nil:
 		return errorf(CodeOutOfRange, "mean_rate %s", na)
 	case p.Restarts.Strategy != "" && p.Restarts.Strategy != RestartsNone || p.Restarts.Max != nil && *p.Restarts.Max != 0 ||
-		p.Restarts.IncPopSize != nil || p.Restarts.Point != "" || p.Restarts.Region != nil:
+		p.Restarts.IncPopSize != nil || p.Restarts.Point != "" || p.Restarts.Region != nil || p.Restarts.SpareBestSmall != nil:
 		return errorf(CodeOutOfRange, "restarts %s", na)
 	}
 	return nil

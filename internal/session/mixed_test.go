@@ -131,6 +131,7 @@ func TestMixedValidation(t *testing.T) {
 		{"too many", "categories", func(p *session.CreateParams) { p.Categories = make([]int, 3000) }},
 		{"algorithm", "algorithm", func(p *session.CreateParams) { p.Algorithm = session.AlgorithmCMAES }},
 		{"restarts", "restarts", func(p *session.CreateParams) { p.Restarts.Strategy = session.RestartsIPOP }},
+		{"spared small run", "restarts", func(p *session.CreateParams) { p.Restarts.SpareBestSmall = new(false) }},
 		{"tolerance", "termination", func(p *session.CreateParams) { v := 1e-9; p.Termination.TolFun = &v }},
 		{"x0 outside", "x0[1]", func(p *session.CreateParams) { p.X0[1] = 9 }},
 		{"lambda", "population_size", func(p *session.CreateParams) { p.PopulationSize = 1 }},
