@@ -694,7 +694,7 @@ func (o options) label(c algConfig) string {
 			parts = append(parts, "restart-point="+c.RestartPoint)
 		}
 	}
-	if bipop := c.Restarts == defaults.RestartsBIPOP || c.Restarts == defaults.RestartsNBIPOP; bipop && c.SpareBest != base.SpareBest {
+	if rs, _ := defaults.Restarts(c.Restarts); rs.BIPOP && c.SpareBest != base.SpareBest {
 		parts = append(parts, map[bool]string{true: "spare-best-small", false: "no-spare-best-small"}[c.SpareBest])
 	}
 	if c.Lambda != 0 {
